@@ -8,44 +8,58 @@ package graph
 import (
 	"barberd/ent"
 	"context"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 )
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
-	panic(fmt.Errorf("not implemented: Node - node"))
+	return r.node(ctx, id)
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	panic(fmt.Errorf("not implemented: Nodes - nodes"))
+	return r.nodes(ctx, ids)
 }
 
 // Appointments is the resolver for the appointments field.
 func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	panic(fmt.Errorf("not implemented: Appointments - appointments"))
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.DB.Appointment.Query().Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(orderBy), ent.WithAppointmentFilter(where.Filter))
 }
 
 // Barbers is the resolver for the barbers field.
 func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) (*ent.BarberConnection, error) {
-	panic(fmt.Errorf("not implemented: Barbers - barbers"))
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.DB.Barber.Query().Paginate(ctx, after, first, before, last, ent.WithBarberOrder(orderBy), ent.WithBarberFilter(where.Filter))
 }
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error) {
-	panic(fmt.Errorf("not implemented: Customers - customers"))
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.DB.Customer.Query().Paginate(ctx, after, first, before, last, ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
 }
 
 // Services is the resolver for the services field.
 func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) (*ent.ServiceConnection, error) {
-	panic(fmt.Errorf("not implemented: Services - services"))
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.DB.Service.Query().Paginate(ctx, after, first, before, last, ent.WithServiceOrder(orderBy), ent.WithServiceFilter(where.Filter))
 }
 
 // Units is the resolver for the units field.
 func (r *queryResolver) Units(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) (*ent.UnitConnection, error) {
-	panic(fmt.Errorf("not implemented: Units - units"))
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))
 }
 
 // Query returns QueryResolver implementation.

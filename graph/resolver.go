@@ -1,8 +1,45 @@
 package graph
 
-// This file will not be regenerated automatically.
-//
-// It serves as dependency injection for your app, add any dependencies you require
-// here.
+import (
+	"log/slog"
+	"time"
 
-type Resolver struct{}
+	"barberd/ent/schema"
+	"barberd/graph/store"
+)
+
+// Resolver is the root of every domain operation. GraphQL reaches it through
+// gqlgen; the REST adapter calls the same methods directly. Each operation
+// owns its transaction, so it works the same from either side.
+type Resolver struct {
+	DB     *store.DB
+	Log    *slog.Logger
+	Limits Limits
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// Limits bound what a caller may ask for.
+type Limits struct {
+	HoldTTLDefault, HoldTTLMin, HoldTTLMax time.Duration
+	NotificationsDefault, NotificationsMax int
+}
+
+// DefaultLimits are the limits of rest-v1.md.
+var DefaultLimits = Limits{
+	HoldTTLDefault:       300 * time.Second,
+	HoldTTLMin:           10 * time.Second,
+	HoldTTLMax:           1800 * time.Second,
+	NotificationsDefault: 50,
+	NotificationsMax:     200,
+}
+
+// NewResolver returns a resolver over db with the default limits.
+func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Resolver{DB: db, Log: log, Limits: DefaultLimits, Now: schema.Now}
+}
+
+func (r *Resolver) now() time.Time { return r.Now().UTC().Truncate(time.Microsecond) }

@@ -7,79 +7,79 @@ package graph
 
 import (
 	"barberd/ent"
+	"barberd/ent/appointment"
 	"barberd/graph/model"
 	"context"
-	"fmt"
 )
 
 // HoldSlot is the resolver for the holdSlot field.
 func (r *mutationResolver) HoldSlot(ctx context.Context, input model.HoldSlotInput) (*ent.Hold, error) {
-	panic(fmt.Errorf("not implemented: HoldSlot - holdSlot"))
+	return r.holdSlot(ctx, input)
 }
 
 // ReleaseHold is the resolver for the releaseHold field.
 func (r *mutationResolver) ReleaseHold(ctx context.Context, id string) (*ent.Hold, error) {
-	panic(fmt.Errorf("not implemented: ReleaseHold - releaseHold"))
+	return r.releaseHold(ctx, id)
 }
 
 // CreateAppointment is the resolver for the createAppointment field.
 func (r *mutationResolver) CreateAppointment(ctx context.Context, input model.CreateAppointmentInput) (*model.CreateAppointmentPayload, error) {
-	panic(fmt.Errorf("not implemented: CreateAppointment - createAppointment"))
+	return r.createAppointment(ctx, input, appointment.SourceAPI)
 }
 
 // CancelAppointment is the resolver for the cancelAppointment field.
 func (r *mutationResolver) CancelAppointment(ctx context.Context, id string, reason string) (*ent.Appointment, error) {
-	panic(fmt.Errorf("not implemented: CancelAppointment - cancelAppointment"))
+	return r.cancelAppointment(ctx, id, reason, appointment.SourceAPI)
 }
 
 // RescheduleAppointment is the resolver for the rescheduleAppointment field.
 func (r *mutationResolver) RescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error) {
-	panic(fmt.Errorf("not implemented: RescheduleAppointment - rescheduleAppointment"))
+	return r.rescheduleAppointment(ctx, id, input, appointment.SourceAPI)
 }
 
 // TakeNotifications is the resolver for the takeNotifications field.
 func (r *mutationResolver) TakeNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error) {
-	panic(fmt.Errorf("not implemented: TakeNotifications - takeNotifications"))
+	return r.pendingNotifications(ctx, limit, true)
 }
 
 // AckNotifications is the resolver for the ackNotifications field.
 func (r *mutationResolver) AckNotifications(ctx context.Context, through string) (*model.AckNotificationsPayload, error) {
-	panic(fmt.Errorf("not implemented: AckNotifications - ackNotifications"))
+	return r.ackNotifications(ctx, through)
 }
 
 // Context is the resolver for the context field.
 func (r *queryResolver) Context(ctx context.Context) (*model.BookingContext, error) {
-	panic(fmt.Errorf("not implemented: Context - context"))
+	return r.bookingContext(ctx)
 }
 
 // BookableUnits is the resolver for the bookableUnits field.
 func (r *queryResolver) BookableUnits(ctx context.Context) ([]*ent.Unit, error) {
-	panic(fmt.Errorf("not implemented: BookableUnits - bookableUnits"))
+	return r.bookableUnits(ctx)
 }
 
 // BookableServices is the resolver for the bookableServices field.
 func (r *queryResolver) BookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error) {
-	panic(fmt.Errorf("not implemented: BookableServices - bookableServices"))
+	return r.bookableServices(ctx, unitID)
 }
 
 // BookableBarbers is the resolver for the bookableBarbers field.
 func (r *queryResolver) BookableBarbers(ctx context.Context, unitID *string, serviceID *string) ([]*ent.Barber, error) {
-	panic(fmt.Errorf("not implemented: BookableBarbers - bookableBarbers"))
+	return r.bookableBarbers(ctx, unitID, serviceID)
 }
 
 // Availability is the resolver for the availability field.
 func (r *queryResolver) Availability(ctx context.Context, unitID string, serviceID string, barberID *string, date string) (*model.Availability, error) {
-	panic(fmt.Errorf("not implemented: Availability - availability"))
+	return r.availability(ctx, unitID, serviceID, barberID, date)
 }
 
 // Appointment is the resolver for the appointment field.
 func (r *queryResolver) Appointment(ctx context.Context, id string) (*ent.Appointment, error) {
-	panic(fmt.Errorf("not implemented: Appointment - appointment"))
+	return r.getAppointment(ctx, id)
 }
 
 // PendingNotifications is the resolver for the pendingNotifications field.
 func (r *queryResolver) PendingNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error) {
-	panic(fmt.Errorf("not implemented: PendingNotifications - pendingNotifications"))
+	return r.pendingNotifications(ctx, limit, false)
 }
 
 // Mutation returns MutationResolver implementation.

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/schema/index"
 	"entgo.io/ent/schema/mixin"
 
+	"barberd/ent/intercept"
 	"barberd/ent/schema/tenant"
 )
 
@@ -64,9 +65,9 @@ func (TenantMixin) Interceptors() []ent.Interceptor {
 			if !ok {
 				return ErrNoTenant
 			}
-			w, ok := q.(interface{ WhereP(...func(*sql.Selector)) })
-			if !ok {
-				return fmt.Errorf("tenant filter: query %T cannot take a predicate", q)
+			w, err := intercept.NewQuery(q)
+			if err != nil {
+				return fmt.Errorf("tenant filter: %w", err)
 			}
 			w.WhereP(sql.FieldEQ("account_id", id))
 			return nil

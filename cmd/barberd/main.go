@@ -1,0 +1,197 @@
+// Command barberd is the booking integration service for barbershops: REST
+// v1 for chatbots and CRMs, GraphQL for dashboards, over SQLite or
+// PostgreSQL. Run "barberd help" for its subcommands.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	_ "time/tzdata" // unit time zones must resolve even where the system has no zone database
+
+	"barberd/graph"
+	"barberd/graph/store"
+)
+
+const usage = `barberd: booking integration service for barbershops
+
+Usage:
+  barberd demo [--addr :8080]       migrate, seed a demo account if there is none, print a key, serve
+  barberd serve [--addr :8080]      run the server (migrates first)
+  barberd migrate                   bring the database schema up to date
+  barberd seed-demo                 create a new demo account; print its keys as one JSON line
+  barberd apikey create --account ID --name NAME --scopes a,b,c
+                                    create an API key; print the key alone
+
+Every subcommand takes --database-url (or DATABASE_URL): postgres://... for
+PostgreSQL, sqlite:PATH for an SQLite file; default sqlite:barberd.db.
+Run "barberd serve --help" for every server setting.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		err = serveCmd(ctx, rest, stdout, stderr, false)
+	case "demo":
+		err = serveCmd(ctx, rest, stdout, stderr, true)
+	case "migrate":
+		err = migrateCmd(ctx, rest, stderr)
+	case "seed-demo":
+		err = seedDemoCmd(ctx, rest, stdout, stderr)
+	case "apikey":
+		if len(rest) == 0 || rest[0] != "create" {
+			fmt.Fprint(stderr, "usage: barberd apikey create --account ID --name NAME --scopes a,b,c\n")
+			return 2
+		}
+		err = apikeyCreateCmd(ctx, rest[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "barberd: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "barberd %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// dbFlags are the flags every database subcommand has.
+type dbFlags struct {
+	url      string
+	logLevel string
+}
+
+func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &dbFlags{}
+	fs.StringVar(&f.url, "database-url", envOr("DATABASE_URL", store.DefaultURL),
+		"database: postgres://... or sqlite:PATH (env DATABASE_URL)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("BARBERD_LOG_LEVEL", "info"),
+		"log level: debug, info, warn, error (env BARBERD_LOG_LEVEL)")
+	return fs, f
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// open opens and migrates the database and returns a resolver over it.
+func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*graph.Resolver, *store.DB, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	db, err := store.Open(f.url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return graph.NewResolver(db, log), db, nil
+}
+
+func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, f := newFlagSet("migrate", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	res, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res.Log.Info("schema up to date", "database", store.Redact(f.url))
+	return nil
+}
+
+func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newFlagSet("seed-demo", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	res, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	keys, err := res.SeedDemo(ctx)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(keys)
+}
+
+func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newFlagSet("apikey create", stderr)
+	account := fs.String("account", "", "account id (required)")
+	name := fs.String("name", "", "a name telling what the key is for (required)")
+	scopes := fs.String("scopes", strings.Join(graph.BookingScopes, ","), "comma-separated scopes: "+strings.Join(graph.AllScopes, ", "))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *account == "" || *name == "" {
+		return errors.New("--account and --name are required")
+	}
+	res, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var list []string
+	for _, s := range strings.Split(*scopes, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	secret, _, err := res.CreateAPIKey(ctx, *account, *name, list)
+	if err != nil {
+		return describe(err)
+	}
+	_, err = fmt.Fprintln(stdout, secret)
+	return err
+}
+
+// describe turns a domain error into a message for a person at a terminal.
+func describe(err error) error {
+	if e, ok := graph.AsError(err); ok {
+		msg := e.Message
+		for _, f := range e.Fields {
+			msg += fmt.Sprintf("\n  %s: %s", f.Field, f.Message)
+		}
+		return errors.New(msg)
+	}
+	return err
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/go-chi/chi/v5"
+
+	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/rest"
+)
+
+// serverConfig holds the settings of serve and demo.
+type serverConfig struct {
+	addr            string
+	readTimeout     time.Duration
+	writeTimeout    time.Duration
+	idleTimeout     time.Duration
+	shutdownTimeout time.Duration
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
+	name := "serve"
+	if demo {
+		name = "demo"
+	}
+	fs, f := newFlagSet(name, stderr)
+	var c serverConfig
+	fs.StringVar(&c.addr, "addr", envOr("BARBERD_ADDR", ":8080"), "listen address (env BARBERD_ADDR)")
+	fs.DurationVar(&c.readTimeout, "read-timeout", 15*time.Second, "longest time to read a request")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "longest time to write a response")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection stays open")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long a stop waits for requests in flight")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	res, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	if demo {
+		if err := introduceDemo(ctx, res, stdout, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	return serve(ctx, ln, c, res, db)
+}
+
+// introduceDemo seeds the demo account when the database has none and
+// prints a working key with a first command to try. On later starts a
+// fresh key is made for the same account: secrets are stored only hashed.
+func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, addr net.Addr) error {
+	accountID, err := res.DemoAccount(ctx)
+	if err != nil {
+		return err
+	}
+	var key, admin string
+	if accountID == "" {
+		keys, err := res.SeedDemo(ctx)
+		if err != nil {
+			return err
+		}
+		accountID, key, admin = keys.AccountID, keys.APIKey, keys.AdminAPIKey
+	} else if key, _, err = res.CreateAPIKey(ctx, accountID, "Demo chatbot", graph.BookingScopes); err != nil {
+		return err
+	}
+	base := "http://localhost" + portOf(addr)
+	fmt.Fprintf(stdout, "barberd demo account %s\n\n", accountID)
+	fmt.Fprintf(stdout, "API key (booking scopes): %s\n", key)
+	if admin != "" {
+		fmt.Fprintf(stdout, "Admin API key (GraphQL):  %s\n", admin)
+	}
+	fmt.Fprintf(stdout, "\nTry:\n  curl -H 'X-Service-Api-Key: %s' %s%s/units\n\n", key, base, rest.BasePath)
+	fmt.Fprintf(stdout, "GraphQL playground: %s/playground  (send the key in header X-Service-Api-Key)\n\n", base)
+	return nil
+}
+
+func portOf(addr net.Addr) string {
+	s := addr.String()
+	return s[strings.LastIndex(s, ":"):]
+}
+
+// serve runs the HTTP server on ln until ctx ends, then drains requests in
+// flight for up to the shutdown timeout.
+func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB) error {
+	srv := &http.Server{
+		Handler:           newRouter(res, db),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       c.readTimeout,
+		WriteTimeout:      c.writeTimeout,
+		IdleTimeout:       c.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(res.Log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	res.Log.Info("listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	res.Log.Info("shutting down", "timeout", c.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	res.Log.Info("stopped")
+	return nil
+}
+
+// newRouter assembles every route of the server.
+func newRouter(res *graph.Resolver, db *store.DB) http.Handler {
+	r := chi.NewRouter()
+	r.Use(rest.RequestID(res.Log), rest.KeyHolder, rest.AccessLog, rest.Recover)
+	r.NotFound(rest.New(res).ServeHTTP) // unknown routes get a problem+json 404
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := db.Ping(ctx); err != nil {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "database unreachable\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	r.Mount(rest.BasePath, rest.New(res))
+	gql := graph.NewHandler(res)
+	r.Handle("/graphql", rest.Authenticate(res, false, func(w http.ResponseWriter, r *http.Request, err error) {
+		writeGraphQLError(w, err)
+	})(gql))
+	r.Handle("/playground", playground.Handler("barberd GraphQL", "/graphql"))
+	return r
+}

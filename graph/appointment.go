@@ -1,0 +1,391 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/customer"
+	"barberd/ent/notification"
+	"barberd/ent/reservation"
+	"barberd/graph/model"
+	"barberd/graph/slots"
+	"barberd/graph/store"
+)
+
+// Notification types.
+const (
+	EventCreated     = "appointment.created"
+	EventCancelled   = "appointment.cancelled"
+	EventRescheduled = "appointment.rescheduled"
+)
+
+// loadAppointment returns an appointment with its unit, service, barber and
+// customer. Errors: appointment_not_found.
+func loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
+	a, err := c.Appointment.Query().Where(appointment.ID(id)).
+		WithUnit().WithService().WithBarber().WithCustomer().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
+	}
+	return a, err
+}
+
+// getAppointment returns one appointment of the caller's account.
+// Errors: appointment_not_found.
+func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointment, error) {
+	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+		return nil, err
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id)
+	return a, r.dbError(err)
+}
+
+// inWindow checks the unit's booking window for the offer's start.
+// Errors: outside_booking_window.
+func (r *Resolver) inWindow(o *offer, now time.Time) error {
+	err := o.policy().Admits(now, o.start, o.loc)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, slots.ErrInPast):
+		return Errorf(CodeOutsideWindow, "%s has already passed.", slots.Local(o.start, o.loc))
+	case errors.Is(err, slots.ErrTooSoon):
+		return Errorf(CodeOutsideWindow, "Bookings must start at least %d minutes from now.", o.unit.MinLeadMinutes)
+	default:
+		return Errorf(CodeOutsideWindow, "Bookings can be made at most %d days ahead.", o.unit.HorizonDays)
+	}
+}
+
+// pickBarber returns the barber to book the offer with: the one asked for,
+// or the first eligible barber free at that time. It locks the barber, frees
+// their expired holds and checks the slot under the lock, so the caller may
+// insert the reservation. ignore names reservations (of the appointment
+// being moved) that do not count as busy.
+// Errors: slot_unavailable.
+func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (string, error) {
+	c := tx.Client()
+	candidates, err := o.candidates(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	if len(candidates) > 1 {
+		// Read first, lock only barbers that look free.
+		d, err := o.day(ctx, c, now, candidates, ignore...)
+		if err != nil {
+			return "", err
+		}
+		free := map[string]bool{}
+		for _, s := range slots.FreeSlots(d) {
+			if s.Start.Equal(o.start) {
+				free[s.BarberID] = true
+			}
+		}
+		candidates = filter(candidates, func(b *ent.Barber) bool { return free[b.ID] })
+	}
+	for _, b := range candidates {
+		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
+			return "", err
+		}
+		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
+			return "", err
+		}
+		d, err := o.day(ctx, c, now, []*ent.Barber{b}, ignore...)
+		if err != nil {
+			return "", err
+		}
+		if offers(d, b.ID, o.start) {
+			return b.ID, nil
+		}
+	}
+	return "", Errorf(CodeSlotUnavailable, "The slot is not free.")
+}
+
+func filter[T any](xs []T, keep func(T) bool) []T {
+	out := xs[:0:0]
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// appointmentByReference returns the appointment a key created with an
+// external reference, or nil.
+func appointmentByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.Appointment, error) {
+	a, err := c.Appointment.Query().
+		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	return a, err
+}
+
+// createAppointment books an appointment, consuming a hold when one is
+// given. A repeated external_reference of the same key returns the
+// appointment created then, whatever its state now, and creates nothing.
+// Errors: validation_failed, unit_not_found, service_not_found,
+// barber_not_found, hold_not_found, service_not_bookable,
+// barber_not_eligible, invalid_local_time, outside_booking_window,
+// slot_unavailable, hold_expired, hold_already_used, hold_mismatch.
+func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppointmentInput, source appointment.Source) (*model.CreateAppointmentPayload, error) {
+	v, err := require(ctx, ScopeAppointmentsWrite)
+	if err != nil {
+		return nil, err
+	}
+	ref := in.ExternalReference
+	if ref != nil && *ref != "" {
+		if a, err := appointmentByReference(ctx, r.DB.Client, v.KeyID, *ref); a != nil || err != nil {
+			return r.replay(ctx, a, err)
+		}
+	}
+	if err := CheckCreateAppointment(in).Err(); err != nil {
+		return nil, err
+	}
+	o, err := resolveCatalog(ctx, r.DB.Client, in.UnitID, in.ServiceID, in.BarberID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if err := o.at(in.StartsAt); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	if in.HoldID == nil {
+		if err := r.inWindow(o, now); err != nil {
+			return nil, err
+		}
+	}
+	var id string
+	var replayed bool
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		var barberID string
+		var err error
+		if in.HoldID != nil {
+			barberID, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
+		} else {
+			barberID, err = r.pickBarber(ctx, tx, o, now)
+		}
+		// Under the barber's lock a racing create with the same reference
+		// has committed or not started; look again, also when the slot or
+		// hold now seems taken (by that very create).
+		if ref != nil {
+			prior, perr := appointmentByReference(ctx, tx.Client(), v.KeyID, *ref)
+			if perr != nil {
+				return perr
+			}
+			if prior != nil {
+				id, replayed = prior.ID, true
+				return errReplay
+			}
+		}
+		if err != nil {
+			return err
+		}
+		customerID, err := upsertCustomer(ctx, tx, v.AccountID, in.Client)
+		if err != nil {
+			return err
+		}
+		end := o.start.Add(o.duration())
+		a, err := tx.Appointment.Create().SetAccountID(v.AccountID).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(barberID).SetCustomerID(customerID).
+			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
+			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
+		if err != nil {
+			return err
+		}
+		id = a.ID
+		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(barberID).
+			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(a.ID).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		return r.notify(ctx, tx, a.ID, EventCreated, notification.Source(source), nil)
+	})
+	switch {
+	case errors.Is(err, errReplay):
+		a, err := loadAppointment(ctx, r.DB.Client, id)
+		return r.replay(ctx, a, err)
+	case store.Classify(err) == store.Unique && ref != nil:
+		// Lost the race for the reference to a create that committed first.
+		a, err := appointmentByReference(ctx, r.DB.Client, v.KeyID, *ref)
+		if a == nil && err == nil {
+			err = errors.New("unique violation without a prior appointment")
+		}
+		return r.replay(ctx, a, err)
+	case ErrorCode(err) == CodeSlotUnavailable:
+		return nil, r.unavailable(ctx, o)
+	case err != nil:
+		return nil, r.dbError(err)
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return &model.CreateAppointmentPayload{Appointment: a, Replayed: replayed}, nil
+}
+
+// errReplay ends a create's transaction when its reference was used before.
+var errReplay = errors.New("external reference used before")
+
+// replay answers a repeated create with the appointment created first.
+func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*model.CreateAppointmentPayload, error) {
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if a.Edges.Unit == nil {
+		if a, err = loadAppointment(ctx, r.DB.Client, a.ID); err != nil {
+			return nil, r.dbError(err)
+		}
+	}
+	return &model.CreateAppointmentPayload{Appointment: a, Replayed: true}, nil
+}
+
+// upsertCustomer returns the account's customer with the client's phone,
+// creating it or bringing its name (and e-mail, when given) up to date.
+func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.ClientInput) (string, error) {
+	create := tx.Customer.Create().SetAccountID(accountID).
+		SetName(strings.TrimSpace(c.Name)).SetPhone(c.Phone)
+	if c.Email != nil && *c.Email != "" {
+		create.SetEmail(*c.Email)
+	}
+	up := create.OnConflictColumns(customer.FieldAccountID, customer.FieldPhone).UpdateName().UpdateUpdatedAt()
+	if c.Email != nil && *c.Email != "" {
+		up.UpdateEmail()
+	}
+	if err := up.Exec(ctx); err != nil {
+		return "", err
+	}
+	return tx.Customer.Query().Where(customer.Phone(c.Phone)).OnlyID(ctx)
+}
+
+// cancelAppointment cancels a confirmed appointment that has not started.
+// Cancelling a cancelled appointment returns it unchanged and tells nobody.
+// Errors: validation_failed, appointment_not_found, appointment_not_cancellable.
+func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, source appointment.Source) (*ent.Appointment, error) {
+	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+		return nil, err
+	}
+	if err := CheckCancel(reason).Err(); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
+		if ent.IsNotFound(err) {
+			return Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case a.Status == appointment.StatusCancelled:
+			return nil
+		case a.Status != appointment.StatusConfirmed:
+			return Errorf(CodeNotCancellable, "The appointment is %s and can no longer be cancelled.", strings.ReplaceAll(string(a.Status), "_", "-"))
+		case !a.StartsAt.After(now):
+			return Errorf(CodeNotCancellable, "The appointment has already started.")
+		}
+		err = tx.Appointment.UpdateOne(a).SetStatus(appointment.StatusCancelled).SetCancelledAt(now).
+			SetCancellationReason(strings.TrimSpace(reason)).AddVersion(1).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Reservation.Delete().Where(reservation.AppointmentID(a.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		return r.notify(ctx, tx, a.ID, EventCancelled, notification.Source(source), nil)
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id)
+	return a, r.dbError(err)
+}
+
+// rescheduleAppointment moves a confirmed appointment that has not started
+// to another time (and barber), keeping its id. Its own current time does
+// not count as busy. Without a barber or hold, the barber stays.
+// Errors: validation_failed, appointment_not_found, barber_not_found,
+// hold_not_found, barber_not_eligible, service_not_bookable,
+// invalid_local_time, outside_booking_window, slot_unavailable,
+// hold_expired, hold_already_used, hold_mismatch,
+// appointment_not_reschedulable.
+func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in model.RescheduleAppointmentInput, source appointment.Source) (*ent.Appointment, error) {
+	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+		return nil, err
+	}
+	if err := CheckReschedule(in).Err(); err != nil {
+		return nil, err
+	}
+	current, err := loadAppointment(ctx, r.DB.Client, id)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	barberID := in.BarberID
+	if barberID == nil && in.HoldID == nil {
+		barberID = &current.BarberID
+	}
+	o, err := resolveCatalog(ctx, r.DB.Client, current.UnitID, current.ServiceID, barberID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if err := o.at(in.StartsAt); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
+		if err != nil {
+			return err
+		}
+		if a.Status != appointment.StatusConfirmed {
+			return Errorf(CodeNotReschedulable, "Only a confirmed appointment can be rescheduled; this one is %s.", a.Status)
+		}
+		if !a.StartsAt.After(now) {
+			return Errorf(CodeNotReschedulable, "The appointment has already started.")
+		}
+		var barber string
+		if in.HoldID != nil {
+			barber, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
+		} else if err = r.inWindow(o, now); err == nil {
+			barber, err = r.pickBarber(ctx, tx, o, now, a.ID)
+		}
+		if err != nil {
+			return err
+		}
+		end := o.start.Add(o.duration())
+		n, err := tx.Reservation.Update().Where(reservation.AppointmentID(a.ID)).
+			SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(barber).
+				SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(a.ID).Exec(ctx)
+			if err != nil {
+				return err
+			}
+		}
+		upd := tx.Appointment.UpdateOne(a).SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end).AddVersion(1)
+		if in.HoldID != nil {
+			upd.SetHoldID(*in.HoldID)
+		}
+		if err := upd.Exec(ctx); err != nil {
+			return err
+		}
+		previous := a.StartsAt
+		return r.notify(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+	})
+	if ErrorCode(err) == CodeSlotUnavailable {
+		return nil, r.unavailable(ctx, o)
+	}
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id)
+	return a, r.dbError(err)
+}

@@ -1,0 +1,106 @@
+package graph
+
+import (
+	"context"
+
+	"barberd/ent"
+	"barberd/ent/barber"
+	"barberd/ent/service"
+	"barberd/ent/unit"
+)
+
+// Catalog rules, shared by every operation that names a unit, service or
+// barber: an id of another account behaves exactly like an unknown one
+// (the tenant filter sees to that), and a deactivated unit is closed for
+// booking, so it is "not found" to chatbots.
+
+// withBookableUnits loads the ids of the active units of a service or barber.
+func withBookableUnits(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(unit.FieldID) }
+
+// withBookableServices loads the ids of the bookable services of a barber.
+func withBookableServices(q *ent.ServiceQuery) {
+	q.Where(service.Active(true), service.BookableOnline(true)).Select(service.FieldID)
+}
+
+// activeUnit returns the active unit with the given id.
+// Errors: unit_not_found.
+func activeUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
+	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeUnitNotFound, "No unit %q.", id)
+	}
+	return u, err
+}
+
+// findService returns the service with the given id, bookable or not.
+// Errors: service_not_found.
+func findService(ctx context.Context, c *ent.Client, id string) (*ent.Service, error) {
+	s, err := c.Service.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeServiceNotFound, "No service %q.", id)
+	}
+	return s, err
+}
+
+// findBarber returns the barber with the given id, active or not.
+// Errors: barber_not_found.
+func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, error) {
+	b, err := c.Barber.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeBarberNotFound, "No barber %q.", id)
+	}
+	return b, err
+}
+
+// bookableUnits lists the active units, by name.
+func (r *Resolver) bookableUnits(ctx context.Context) ([]*ent.Unit, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, err
+	}
+	us, err := r.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).All(ctx)
+	return us, r.dbError(err)
+}
+
+// bookableServices lists the active, online-bookable services, by name;
+// with unitID only those offered at that unit, with their active unit ids
+// loaded. Errors: unit_not_found.
+func (r *Resolver) bookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, err
+	}
+	q := r.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
+	if unitID != nil {
+		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
+			return nil, r.dbError(err)
+		}
+		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
+	}
+	ss, err := q.WithUnits(withBookableUnits).Order(service.ByName(), service.ByID()).All(ctx)
+	return ss, r.dbError(err)
+}
+
+// bookableBarbers lists the active barbers, by name; with unitID those who
+// work there, with serviceID those who perform it. Their active unit ids and
+// bookable service ids are loaded.
+// Errors: unit_not_found, service_not_found.
+func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string) ([]*ent.Barber, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, err
+	}
+	q := r.DB.Barber.Query().Where(barber.Active(true))
+	if unitID != nil {
+		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
+			return nil, r.dbError(err)
+		}
+		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
+	}
+	if serviceID != nil {
+		if _, err := findService(ctx, r.DB.Client, *serviceID); err != nil {
+			return nil, r.dbError(err)
+		}
+		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
+	}
+	bs, err := q.WithUnits(withBookableUnits).WithServices(withBookableServices).
+		Order(barber.ByName(), barber.ByID()).All(ctx)
+	return bs, r.dbError(err)
+}

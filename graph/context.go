@@ -1,0 +1,36 @@
+package graph
+
+import (
+	"context"
+
+	"barberd/graph/model"
+)
+
+// bookingContext describes the calling key, its account and its limits.
+func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, error) {
+	v, err := require(ctx, ScopeContextRead)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := r.DB.Account.Get(ctx, v.AccountID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	key, err := r.DB.APIKey.Get(ctx, v.KeyID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	l := r.Limits
+	return &model.BookingContext{
+		Account:    acc,
+		APIKey:     key,
+		ServerTime: r.now(),
+		Limits: &model.Limits{
+			HoldTTLDefaultSeconds:     int(l.HoldTTLDefault.Seconds()),
+			HoldTTLMinSeconds:         int(l.HoldTTLMin.Seconds()),
+			HoldTTLMaxSeconds:         int(l.HoldTTLMax.Seconds()),
+			NotificationsLimitDefault: l.NotificationsDefault,
+			NotificationsLimitMax:     l.NotificationsMax,
+		},
+	}, nil
+}

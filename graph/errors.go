@@ -1,0 +1,114 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"barberd/graph/model"
+)
+
+// Error codes: stable, machine-readable, shared by REST (as "code") and
+// GraphQL (as extensions.code). rest/ maps each to an HTTP status in one table.
+const (
+	CodeInvalidJSON          = "invalid_json"
+	CodeValidationFailed     = "validation_failed"
+	CodeMissingAPIKey        = "missing_api_key"
+	CodeInvalidAPIKey        = "invalid_api_key"
+	CodeInsufficientScope    = "insufficient_scope"
+	CodeNotFound             = "not_found"
+	CodeUnitNotFound         = "unit_not_found"
+	CodeServiceNotFound      = "service_not_found"
+	CodeBarberNotFound       = "barber_not_found"
+	CodeHoldNotFound         = "hold_not_found"
+	CodeAppointmentNotFound  = "appointment_not_found"
+	CodeNotificationNotFound = "notification_not_found"
+	CodeSlotUnavailable      = "slot_unavailable"
+	CodeHoldExpired          = "hold_expired"
+	CodeHoldAlreadyUsed      = "hold_already_used"
+	CodeHoldMismatch         = "hold_mismatch"
+	CodeNotCancellable       = "appointment_not_cancellable"
+	CodeNotReschedulable     = "appointment_not_reschedulable"
+	CodeBarberNotEligible    = "barber_not_eligible"
+	CodeServiceNotBookable   = "service_not_bookable"
+	CodeOutsideWindow        = "outside_booking_window"
+	CodeInvalidLocalTime     = "invalid_local_time"
+	CodeInternal             = "internal_error"
+	CodeUnavailable          = "unavailable"
+)
+
+// Error is a domain error: a stable code and a message safe to show to the
+// caller (and the person behind it). Anything that is not an *Error is
+// internal: logged, and shown only as internal_error.
+type Error struct {
+	Code    string
+	Message string
+	// Fields names every bad input field of a validation_failed error.
+	Fields []FieldError
+	// Alternatives are the nearest free slots of a slot_unavailable error.
+	Alternatives []*model.Slot
+	// Err is the cause, for logs only.
+	Err error
+}
+
+// FieldError names one bad input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or internal_error when err is not a
+// domain error.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// AsError returns err's domain error, if it has one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Problems collects field errors so a caller is told about every bad field
+// at once.
+type Problems []FieldError
+
+// Add records a bad field.
+func (p *Problems) Add(field, format string, args ...any) {
+	*p = append(*p, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err returns a validation_failed error naming every recorded field, or nil.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	names := make([]string, len(p))
+	for i, f := range p {
+		names[i] = f.Field
+	}
+	return &Error{
+		Code:    CodeValidationFailed,
+		Message: "The request has invalid fields: " + strings.Join(names, ", ") + ".",
+		Fields:  p,
+	}
+}

@@ -1,0 +1,183 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/hold"
+	"barberd/ent/reservation"
+	"barberd/graph/model"
+)
+
+// effectiveStatus is a hold's status at instant now: an active hold past its
+// expiry is expired, whether or not a writer has recorded it yet.
+func effectiveStatus(h *ent.Hold, now time.Time) hold.Status {
+	if h.Status == hold.StatusActive && !now.Before(h.ExpiresAt) {
+		return hold.StatusExpired
+	}
+	return h.Status
+}
+
+// loadHold returns a hold with its unit, its status as of now.
+// Errors: hold_not_found.
+func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
+	h, err := r.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	h.Status = effectiveStatus(h, r.now())
+	return h, nil
+}
+
+// holdSlot keeps a slot for a while; without a barber, the first eligible
+// barber free then is chosen.
+// Errors: validation_failed, unit_not_found, service_not_found,
+// barber_not_found, service_not_bookable, barber_not_eligible,
+// invalid_local_time, outside_booking_window, slot_unavailable.
+func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.Hold, error) {
+	v, err := require(ctx, ScopeHoldsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.CheckHoldSlot(in).Err(); err != nil {
+		return nil, err
+	}
+	o, err := resolveCatalog(ctx, r.DB.Client, in.UnitID, in.ServiceID, in.BarberID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if err := o.at(in.StartsAt); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	if err := r.inWindow(o, now); err != nil {
+		return nil, err
+	}
+	ttl := r.Limits.HoldTTLDefault
+	if in.TTLSeconds != nil {
+		ttl = time.Duration(*in.TTLSeconds) * time.Second
+	}
+	var id string
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		b, err := r.pickBarber(ctx, tx, o, now)
+		if err != nil {
+			return err
+		}
+		end := o.start.Add(o.duration())
+		h, err := tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b).
+			SetStartsAt(o.start).SetEndsAt(end).SetExpiresAt(now.Add(ttl)).Save(ctx)
+		if err != nil {
+			return err
+		}
+		id = h.ID
+		return tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b).
+			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(h.ExpiresAt).
+			SetHoldID(h.ID).Exec(ctx)
+	})
+	if ErrorCode(err) == CodeSlotUnavailable {
+		return nil, r.unavailable(ctx, o)
+	}
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return r.loadHold(ctx, id)
+}
+
+// releaseHold frees an active hold at once; releasing a released hold again
+// changes nothing.
+// Errors: hold_not_found, hold_already_used, hold_expired.
+func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error) {
+	if _, err := require(ctx, ScopeHoldsWrite); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		h, err := r.lockHold(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		switch effectiveStatus(h, now) {
+		case hold.StatusReleased:
+			return nil
+		case hold.StatusConsumed:
+			return Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+		case hold.StatusExpired:
+			return Errorf(CodeHoldExpired, "The hold has expired.")
+		}
+		if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusReleased).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return r.loadHold(ctx, id)
+}
+
+// lockHold reads a hold after locking its barber, under whose lock every
+// change to the barber's holds and reservations happens.
+// Errors: hold_not_found.
+func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+	h, err := tx.Hold.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.lockBarber(ctx, tx, h.BarberID); err != nil {
+		return nil, err
+	}
+	return tx.Hold.Get(ctx, id) // again, now that no writer can change it
+}
+
+// takeHold consumes an active hold that matches the offer and frees its
+// reservation for the appointment that replaces it. It returns the hold's
+// barber. Errors: hold_not_found, hold_expired, hold_already_used,
+// hold_mismatch, outside_booking_window.
+func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer, now time.Time) (string, error) {
+	h, err := r.lockHold(ctx, tx, id)
+	if err != nil {
+		return "", err
+	}
+	switch effectiveStatus(h, now) {
+	case hold.StatusConsumed:
+		return "", Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+	case hold.StatusReleased:
+		return "", Errorf(CodeHoldExpired, "The hold was released.")
+	case hold.StatusExpired:
+		return "", Errorf(CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
+	}
+	if h.UnitID != o.unit.ID || h.ServiceID != o.service.ID || !h.StartsAt.Equal(o.start) ||
+		(o.barber != nil && h.BarberID != o.barber.ID) {
+		return "", Errorf(CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
+	}
+	// A hold keeps its slot even if the lead time has passed meanwhile, but
+	// a slot in the past cannot be booked.
+	if !o.start.After(now) {
+		return "", Errorf(CodeOutsideWindow, "The held time has already passed.")
+	}
+	if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusConsumed).Exec(ctx); err != nil {
+		return "", err
+	}
+	if _, err := tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx); err != nil {
+		return "", err
+	}
+	return h.BarberID, nil
+}
+
+// expireHolds records active holds as expired.
+func expireHolds(ctx context.Context, tx *ent.Tx, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return tx.Hold.Update().Where(hold.IDIn(ids...), hold.StatusEQ(hold.StatusActive)).
+		SetStatus(hold.StatusExpired).Exec(ctx)
+}

@@ -1,0 +1,33 @@
+package graph
+
+import (
+	"context"
+
+	"barberd/ent"
+)
+
+// node resolves a Relay node id of the caller's account; another account's
+// id, like an unknown one, resolves to null. Scope admin.
+func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	n, err := r.DB.Noder(ctx, id, ent.WithNodeType(ent.TableOfID))
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	return n, r.dbError(err)
+}
+
+// nodes resolves several node ids; unknown ones are null.
+func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
+	out := make([]ent.Noder, len(ids))
+	for i, id := range ids {
+		n, err := r.node(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}

@@ -1,0 +1,167 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"barberd/ent"
+	"barberd/ent/apikey"
+	"barberd/ent/delivery"
+	"barberd/ent/notification"
+	"barberd/graph/model"
+	"barberd/graph/slots"
+)
+
+// notify records an event about an appointment, inside the transaction that
+// made the change, and owes it to every key of the account that may read
+// notifications.
+func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) error {
+	a, err := loadAppointment(ctx, tx.Client(), appointmentID)
+	if err != nil {
+		return err
+	}
+	view, err := ViewAppointment(a)
+	if err != nil {
+		return err
+	}
+	snapshot, err := asMap(view)
+	if err != nil {
+		return err
+	}
+	n, err := tx.Notification.Create().SetAccountID(a.AccountID).SetType(typ).
+		SetAppointmentID(a.ID).SetSource(source).SetAppointment(snapshot).
+		SetNillablePreviousStartsAt(previous).Save(ctx)
+	if err != nil {
+		return err
+	}
+	keys, err := tx.APIKey.Query().Where(apikey.RevokedAtIsNil()).All(ctx)
+	if err != nil {
+		return err
+	}
+	var owed []*ent.DeliveryCreate
+	for _, k := range keys {
+		if slices.Contains(k.Scopes, ScopeNotificationsRead) {
+			owed = append(owed, tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k.ID).SetNotificationID(n.ID))
+		}
+	}
+	if len(owed) == 0 {
+		return nil
+	}
+	return tx.Delivery.CreateBulk(owed...).Exec(ctx)
+}
+
+func asMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+// PreviousStartsAt returns the local and UTC forms of a rescheduled
+// appointment's previous start, in the unit's zone recorded in the snapshot.
+func PreviousStartsAt(n *ent.Notification) (local, utc string, ok bool) {
+	if n.PreviousStartsAt == nil {
+		return "", "", false
+	}
+	tz, _ := n.Appointment["timezone"].(string)
+	loc, err := Zone(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	return slots.Local(*n.PreviousStartsAt, loc), UTC(*n.PreviousStartsAt), true
+}
+
+// pendingNotifications returns up to limit notifications still owed to the
+// calling key, oldest first. With consume they are then no longer pending
+// for the key: two concurrent callers never get the same one.
+// Errors: validation_failed.
+func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume bool) ([]*ent.Notification, error) {
+	v, err := require(ctx, ScopeNotificationsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.CheckNotificationsLimit(limit).Err(); err != nil {
+		return nil, err
+	}
+	n := r.Limits.NotificationsDefault
+	if limit != nil {
+		n = *limit
+	}
+	pending := func(c *ent.Client) *ent.DeliveryQuery {
+		return c.Delivery.Query().
+			Where(delivery.APIKeyID(v.KeyID), delivery.DeliveredAtIsNil()).
+			Order(delivery.ByNotificationID()).Limit(n).WithNotification()
+	}
+	if !consume {
+		ds, err := pending(r.DB.Client).All(ctx)
+		return notificationsOf(ds), r.dbError(err)
+	}
+	var ds []*ent.Delivery
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		q := pending(tx.Client())
+		if r.DB.Dialect == dialect.Postgres {
+			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		}
+		var err error
+		if ds, err = q.All(ctx); err != nil || len(ds) == 0 {
+			return err
+		}
+		ids := make([]string, len(ds))
+		for i, d := range ds {
+			ids[i] = d.ID
+		}
+		return tx.Delivery.Update().Where(delivery.IDIn(ids...)).SetDeliveredAt(r.now()).Exec(ctx)
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return notificationsOf(ds), nil
+}
+
+func notificationsOf(ds []*ent.Delivery) []*ent.Notification {
+	out := make([]*ent.Notification, len(ds))
+	for i, d := range ds {
+		out[i] = d.Edges.Notification
+	}
+	return out
+}
+
+// ackNotifications consumes every notification owed to the calling key up
+// to and including the given one, and says how many that was.
+// Errors: notification_not_found.
+func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model.AckNotificationsPayload, error) {
+	v, err := require(ctx, ScopeNotificationsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAck(through).Err(); err != nil {
+		return nil, err
+	}
+	owed, err := r.DB.Delivery.Query().
+		Where(delivery.APIKeyID(v.KeyID), delivery.NotificationID(through)).Exist(ctx)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if !owed {
+		return nil, Errorf(CodeNotificationNotFound, "No notification %q for this API key.", through)
+	}
+	var count int
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		count, err = tx.Delivery.Update().
+			Where(delivery.APIKeyID(v.KeyID), delivery.DeliveredAtIsNil(), delivery.NotificationIDLTE(through)).
+			SetDeliveredAt(r.now()).Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return &model.AckNotificationsPayload{Acknowledged: count}, nil
+}

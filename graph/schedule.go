@@ -1,0 +1,273 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent"
+	"barberd/ent/barber"
+	"barberd/ent/predicate"
+	"barberd/ent/reservation"
+	"barberd/ent/service"
+	"barberd/ent/timeoff"
+	"barberd/ent/unit"
+	"barberd/ent/workinghours"
+	"barberd/graph/slots"
+)
+
+// offer is what a booking request asks for, resolved against the catalog:
+// a service at a unit, at an instant, with a barber or with any eligible one.
+type offer struct {
+	unit    *ent.Unit
+	loc     *time.Location
+	service *ent.Service
+	barber  *ent.Barber // nil: any eligible barber
+	start   time.Time
+	date    slots.Date
+}
+
+func (o *offer) policy() slots.Policy {
+	return slots.Policy{
+		Step:        time.Duration(o.unit.SlotStepMinutes) * time.Minute,
+		MinLead:     time.Duration(o.unit.MinLeadMinutes) * time.Minute,
+		HorizonDays: o.unit.HorizonDays,
+	}
+}
+
+func (o *offer) duration() time.Duration {
+	return time.Duration(o.service.DurationMinutes) * time.Minute
+}
+
+func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMinutes) * time.Minute }
+
+// resolveCatalog finds the unit, the service and (when given) the barber of
+// a request and checks that they go together.
+// Errors: unit_not_found, service_not_found, barber_not_found,
+// service_not_bookable, barber_not_eligible.
+func resolveCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string, barberID *string) (*offer, error) {
+	u, err := activeUnit(ctx, c, unitID)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := mustZone(u.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	s, err := findService(ctx, c, serviceID)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Active || !s.BookableOnline {
+		return nil, Errorf(CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
+	}
+	offered, err := s.QueryUnits().Where(unit.ID(u.ID)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !offered {
+		return nil, Errorf(CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
+	}
+	o := &offer{unit: u, loc: loc, service: s}
+	if barberID != nil {
+		b, err := findBarber(ctx, c, *barberID)
+		if err != nil {
+			return nil, err
+		}
+		eligible, err := c.Barber.Query().Where(eligibleBarbers(u.ID, s.ID), barber.ID(b.ID)).Exist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !eligible {
+			return nil, Errorf(CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, s.Name, u.Name)
+		}
+		o.barber = b
+	}
+	return o, nil
+}
+
+// eligibleBarbers selects the active barbers who work at a unit and perform
+// a service.
+func eligibleBarbers(unitID, serviceID string) predicate.Barber {
+	return barber.And(barber.Active(true), barber.HasUnitsWith(unit.ID(unitID)), barber.HasServicesWith(service.ID(serviceID)))
+}
+
+// at resolves the requested local start time of the offer.
+// Errors: invalid_local_time (a wall time skipped by a daylight saving change).
+func (o *offer) at(startsAt string) error {
+	w, err := slots.ParseWallTime(startsAt)
+	if err != nil {
+		return (&Problems{{Field: "starts_at", Message: wallTimeForm}}).Err()
+	}
+	start, err := w.In(o.loc)
+	if err != nil {
+		return Errorf(CodeInvalidLocalTime, "%s does not exist in %s: the clocks skip it for daylight saving time.", startsAt, o.unit.Timezone)
+	}
+	o.start, o.date = start.UTC(), w.Date
+	return nil
+}
+
+// candidates returns the barbers the offer may be booked with: the one asked
+// for, or every eligible barber.
+func (o *offer) candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, error) {
+	if o.barber != nil {
+		return []*ent.Barber{o.barber}, nil
+	}
+	return c.Barber.Query().Where(eligibleBarbers(o.unit.ID, o.service.ID)).Order(barber.ByName(), barber.ByID()).All(ctx)
+}
+
+// day loads everything the slot engine needs to compute the offer's day for
+// the given barbers: their hours and breaks at the unit, their time off, and
+// the reservations that block them (but those of the appointment or hold
+// being moved, listed in ignore).
+func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
+	d := slots.Day{
+		Date: o.date, Location: o.loc, Now: now, Policy: o.policy(),
+		Duration: o.duration(), Buffer: o.buffer(),
+	}
+	if len(barbers) == 0 {
+		return d, nil
+	}
+	ids := make([]string, len(barbers))
+	byID := make(map[string]*slots.Barber, len(barbers))
+	d.Barbers = make([]slots.Barber, len(barbers))
+	for i, b := range barbers {
+		ids[i] = b.ID
+		d.Barbers[i].ID = b.ID
+		byID[b.ID] = &d.Barbers[i]
+	}
+	hours, err := c.WorkingHours.Query().
+		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...), workinghours.Weekday(int(o.date.Weekday()))).
+		All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, h := range hours {
+		work, breaks, err := spansOf(h)
+		if err != nil {
+			return d, err
+		}
+		b := byID[h.BarberID]
+		b.Hours = append(b.Hours, work)
+		b.Breaks = append(b.Breaks, breaks...)
+	}
+	// Anything that can touch a slot of this local day lies within a day and
+	// a half either side of its midnight, whatever the zone's offset.
+	midnight := time.Date(o.date.Year, o.date.Month, o.date.Day, 0, 0, 0, 0, o.loc).UTC()
+	from, to := midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour)
+	offs, err := c.TimeOff.Query().
+		Where(timeoff.BarberIDIn(ids...), timeoff.StartsAtLT(to), timeoff.EndsAtGT(from)).All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, t := range offs {
+		b := byID[t.BarberID]
+		b.TimeOff = append(b.TimeOff, slots.Interval{Start: t.StartsAt, End: t.EndsAt})
+	}
+	busy, err := c.Reservation.Query().
+		Where(
+			reservation.BarberIDIn(ids...), reservation.StartsAtLT(to), reservation.EndsAtGT(from),
+			reservation.Or(reservation.ExpiresAtIsNil(), reservation.ExpiresAtGT(now)),
+		).All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, rv := range busy {
+		if ignored(rv, ignore) {
+			continue
+		}
+		b := byID[rv.BarberID]
+		b.Busy = append(b.Busy, slots.Interval{Start: rv.StartsAt, End: rv.EndsAt})
+	}
+	return d, nil
+}
+
+func ignored(rv *ent.Reservation, ids []string) bool {
+	for _, id := range ids {
+		if (rv.AppointmentID != nil && *rv.AppointmentID == id) || (rv.HoldID != nil && *rv.HoldID == id) {
+			return true
+		}
+	}
+	return false
+}
+
+// spansOf reads a working-hours row into wall-clock spans.
+func spansOf(h *ent.WorkingHours) (slots.Span, []slots.Span, error) {
+	work, err := parseSpan(h.OpensAt, h.ClosesAt)
+	if err != nil {
+		return work, nil, fmt.Errorf("working hours %s: %w", h.ID, err)
+	}
+	breaks := make([]slots.Span, 0, len(h.Breaks))
+	for _, b := range h.Breaks {
+		from, to, _ := strings.Cut(b, "-")
+		s, err := parseSpan(from, to)
+		if err != nil {
+			return work, nil, fmt.Errorf("working hours %s: break: %w", h.ID, err)
+		}
+		breaks = append(breaks, s)
+	}
+	return work, breaks, nil
+}
+
+func parseSpan(from, to string) (slots.Span, error) {
+	f, err := slots.ParseClock(strings.TrimSpace(from))
+	if err != nil {
+		return slots.Span{}, err
+	}
+	t, err := slots.ParseClock(strings.TrimSpace(to))
+	if err != nil {
+		return slots.Span{}, err
+	}
+	if t <= f {
+		return slots.Span{}, fmt.Errorf("%s-%s: end before start", from, to)
+	}
+	return slots.Span{From: f, To: t}, nil
+}
+
+// lockBarber serialises writers of one barber's time until the transaction
+// ends. On SQLite every write transaction already holds the database's write
+// lock from its start.
+func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error {
+	if r.DB.Dialect != dialect.Postgres {
+		return nil
+	}
+	_, err := tx.Barber.Query().Where(barber.ID(id)).ForUpdate().Only(ctx)
+	return err
+}
+
+// freeExpiredHolds removes the reservations of a barber's expired holds and
+// marks the holds expired. Readers already ignore them; this lets a new
+// reservation take their place without tripping the no-overlap constraint.
+// The caller holds the barber's lock.
+func freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) error {
+	expired, err := tx.Reservation.Query().
+		Where(reservation.BarberID(barberID), reservation.ExpiresAtLTE(now)).All(ctx)
+	if err != nil || len(expired) == 0 {
+		return err
+	}
+	holdIDs := make([]string, 0, len(expired))
+	rsvIDs := make([]string, 0, len(expired))
+	for _, rv := range expired {
+		rsvIDs = append(rsvIDs, rv.ID)
+		if rv.HoldID != nil {
+			holdIDs = append(holdIDs, *rv.HoldID)
+		}
+	}
+	if _, err := tx.Reservation.Delete().Where(reservation.IDIn(rsvIDs...)).Exec(ctx); err != nil {
+		return err
+	}
+	return expireHolds(ctx, tx, holdIDs)
+}
+
+// offers reports whether the day offers a slot at start with the barber.
+func offers(d slots.Day, barberID string, start time.Time) bool {
+	for _, s := range slots.FreeSlots(d) {
+		if s.BarberID == barberID && s.Start.Equal(start) {
+			return true
+		}
+	}
+	return false
+}

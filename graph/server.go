@@ -1,0 +1,86 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// maxComplexity bounds the cost of one GraphQL operation.
+const maxComplexity = 1000
+
+// NewHandler returns the GraphQL HTTP handler. Authentication happens
+// before it (the API key becomes the context's viewer); every error carries
+// its domain code in extensions.code.
+func NewHandler(r *Resolver) *handler.Server {
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.FixedComplexityLimit(maxComplexity))
+	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
+		return r.presentError(ctx, err)
+	})
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		r.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
+	})
+	return srv
+}
+
+// presentError is the one GraphQL error presenter: a domain error keeps its
+// safe message and puts its code (and bad fields, and alternatives) in
+// extensions; anything else is logged and shown as internal_error.
+func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error {
+	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+	e, ok := AsError(err)
+	if !ok {
+		var ge *gqlerror.Error
+		if errors.As(err, &ge) && ge.Unwrap() == nil {
+			return gqlErr // gqlgen's own error about the query: safe to show
+		}
+		e = &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
+	}
+	if e.Code == CodeInternal || e.Code == CodeUnavailable {
+		r.Log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
+	}
+	gqlErr.Message = e.Message
+	if e.Code == CodeInternal {
+		gqlErr.Message = "Something went wrong on our side."
+	}
+	gqlErr.Extensions = map[string]any{"code": e.Code}
+	if len(e.Fields) > 0 {
+		gqlErr.Extensions["fields"] = e.Fields
+	}
+	if len(e.Alternatives) > 0 {
+		alts := make([]map[string]any, len(e.Alternatives))
+		for i, s := range e.Alternatives {
+			alts[i] = map[string]any{
+				"startsAt": s.StartsAt, "endsAt": s.EndsAt,
+				"startsAtUtc": s.StartsAtUtc.Format(time.RFC3339), "endsAtUtc": s.EndsAtUtc.Format(time.RFC3339),
+				"barberId": s.BarberID,
+			}
+		}
+		gqlErr.Extensions["alternatives"] = alts
+	}
+	return gqlErr
+}
+
+// AuthError renders an authentication failure in GraphQL's response form.
+func AuthError(err error) *gqlerror.Error {
+	e, ok := AsError(err)
+	if !ok {
+		e = &Error{Code: CodeInternal, Message: "Something went wrong on our side."}
+	}
+	return &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
+}
+

@@ -1,0 +1,137 @@
+package slots
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Barber is one barber's input for one day.
+type Barber struct {
+	ID      string
+	Hours   []Span     // working spans of this weekday at this unit (e.g. 09:00-12:00, 13:00-19:00)
+	Breaks  []Span     // wall-clock breaks to subtract from Hours (e.g. 12:00-13:00); may overlap Hours partially
+	TimeOff []Interval // instants when the barber is away (holidays, sick, ...)
+	Busy    []Interval // existing blocking bookings (confirmed appointments, active holds), each already including its own buffer
+}
+
+// Day is everything needed to compute one local day's slots.
+type Day struct {
+	Date     Date
+	Location *time.Location
+	Now      time.Time
+	Policy   Policy
+	Duration time.Duration // service duration
+	Buffer   time.Duration // cleanup time after the service; blocks the barber but may spill past the end of a working span
+	Barbers  []Barber
+}
+
+// Slot is a bookable appointment: one barber, one service interval.
+type Slot struct {
+	Start, End time.Time // End = Start + Duration (elapsed time)
+	BarberID   string
+}
+
+// Block is the time the slot keeps the barber from other bookings: the
+// service plus the cleanup buffer after it.
+func (s Slot) Block(buffer time.Duration) Interval {
+	return Interval{Start: s.Start, End: s.End.Add(buffer)}
+}
+
+// FreeSlots returns the free slots of the day, sorted by start, then barber
+// id. It returns nil when there are none, including for a day in the past,
+// beyond the horizon, without working hours, and when Policy.Step or
+// Duration is not positive. Step counts in whole seconds; a negative Buffer
+// counts as zero.
+//
+// A slot is offered when:
+//   - its start lies on the wall-clock grid From, From+Step, ... of a working
+//     span (Hours minus Breaks) and exists on that day; an ambiguous start is
+//     taken at its first occurrence only;
+//   - its service [Start, Start+Duration), in elapsed time, ends by the end of
+//     the span, so across a daylight saving change a shift may hold one hour
+//     more or less of slots than its wall-clock length suggests;
+//   - the service does not overlap the barber's time off, and the service plus
+//     Buffer does not overlap the barber's busy intervals;
+//   - Policy.Admits accepts its start.
+func FreeSlots(d Day) []Slot {
+	step := d.Policy.Step / time.Second * time.Second
+	if step <= 0 || d.Duration <= 0 || d.Location == nil {
+		return nil
+	}
+	if !d.withinWindow() {
+		return nil
+	}
+	buffer := max(d.Buffer, 0)
+	grid := newGrid(d.Date, d.Location, step)
+
+	var out []Slot
+	for _, b := range d.Barbers {
+		timeOff, busy := newBlockers(b.TimeOff), newBlockers(b.Busy)
+		for _, span := range workingSpans(b.Hours, b.Breaks) {
+			resolved := grid.resolve(span)
+			for _, start := range resolved.starts {
+				s := Slot{Start: start, End: start.Add(d.Duration), BarberID: b.ID}
+				if s.End.After(resolved.end) ||
+					timeOff.hit(Interval{Start: s.Start, End: s.End}) ||
+					busy.hit(s.Block(buffer)) ||
+					d.Policy.Admits(d.Now, s.Start, d.Location) != nil {
+					continue
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortFunc(out, compareSlots)
+	return out
+}
+
+// withinWindow is a shortcut for whole days the policy rules out: every
+// slot start lies on d.Date, so a past day or one beyond the horizon has none.
+func (d Day) withinWindow() bool {
+	today := DateOf(d.Now, d.Location)
+	return d.Date.Compare(today) >= 0 && d.Date.Compare(d.Policy.lastDay(d.Now, d.Location)) <= 0
+}
+
+func compareSlots(a, b Slot) int {
+	if c := a.Start.Compare(b.Start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.BarberID, b.BarberID)
+}
+
+// grid resolves the wall-clock slot starts of working spans on one day to
+// instants. Barbers of a unit mostly share their hours, so each span is
+// resolved once per call.
+type grid struct {
+	date  Date
+	loc   *time.Location
+	step  int // seconds
+	spans map[Span]resolvedSpan
+}
+
+type resolvedSpan struct {
+	starts []time.Time // existing grid times, in order
+	end    time.Time
+}
+
+func newGrid(date Date, loc *time.Location, step time.Duration) *grid {
+	return &grid{date: date, loc: loc, step: int(step / time.Second), spans: map[Span]resolvedSpan{}}
+}
+
+// resolve lists the grid times of span that exist on the day, leaving out
+// those skipped by a spring-forward gap, and the instant the span ends.
+func (g *grid) resolve(span Span) resolvedSpan {
+	if r, ok := g.spans[span]; ok {
+		return r
+	}
+	r := resolvedSpan{end: span.bounds(g.date, g.loc).End}
+	for sec := int(span.From) * 60; sec < int(span.To)*60; sec += g.step {
+		w := WallTime{Date: g.date, Hour: sec / 3600, Minute: sec / 60 % 60, Second: sec % 60}
+		if t, err := w.In(g.loc); err == nil {
+			r.starts = append(r.starts, t)
+		}
+	}
+	g.spans[span] = r
+	return r
+}

@@ -1,0 +1,75 @@
+package slots
+
+import (
+	"slices"
+	"time"
+)
+
+// Span is a wall-clock range within a day, [From, To).
+type Span struct {
+	From, To Clock
+}
+
+// workingSpans is hours minus breaks, clipped to the day, merged and sorted.
+// Adjacent spans merge, so the slot grid runs on across a seam in the rota
+// (09:00-12:00 plus 12:00-15:00 is one span from 09:00).
+func workingSpans(hours, breaks []Span) []Span {
+	work := mergeSpans(hours)
+	for _, b := range mergeSpans(breaks) {
+		var next []Span
+		for _, w := range work {
+			if b.To <= w.From || w.To <= b.From {
+				next = append(next, w)
+				continue
+			}
+			if w.From < b.From {
+				next = append(next, Span{w.From, b.From})
+			}
+			if b.To < w.To {
+				next = append(next, Span{b.To, w.To})
+			}
+		}
+		work = next
+	}
+	return work
+}
+
+func mergeSpans(in []Span) []Span {
+	var spans []Span
+	for _, s := range in {
+		s.From, s.To = max(s.From, 0), min(s.To, EndOfDay)
+		if s.From < s.To {
+			spans = append(spans, s)
+		}
+	}
+	slices.SortFunc(spans, func(a, b Span) int { return int(a.From - b.From) })
+	var out []Span
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.From <= out[n-1].To {
+			out[n-1].To = max(out[n-1].To, s.To)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// wallAt is the wall time at c on day d; 24:00 is midnight of the next day.
+func wallAt(d Date, c Clock) WallTime {
+	if c >= EndOfDay {
+		return WallTime{Date: d.AddDays(1)}
+	}
+	return WallTime{Date: d, Hour: int(c) / 60, Minute: int(c) % 60}
+}
+
+// bounds resolves a working span to instants. Every bound takes the first
+// occurrence of an ambiguous wall time, and a bound inside a spring-forward
+// gap moves to where the gap ends. One rule for both ends keeps shifts that
+// straddle a change easy to predict; the price is that a shift ending at
+// 01:30 on a fall-back night ends at the first 01:30.
+func (s Span) bounds(d Date, loc *time.Location) Interval {
+	return Interval{
+		Start: wallAt(d, s.From).atOrAfterGap(loc),
+		End:   wallAt(d, s.To).atOrAfterGap(loc),
+	}
+}

@@ -1,0 +1,110 @@
+// Package store opens barberd's database (embedded SQLite or PostgreSQL),
+// brings its schema up to date, and classifies database errors, so the rest
+// of the code can stay unaware of which of the two it runs on.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/lib/pq" // PostgreSQL driver
+	_ "modernc.org/sqlite" // embedded SQLite driver, pure Go
+
+	"barberd/ent"
+	_ "barberd/ent/runtime" // schema defaults, hooks and the tenant interceptor
+)
+
+// DefaultURL is the database used when none is configured: an SQLite file in
+// the working directory, so nothing needs installing to start.
+const DefaultURL = "sqlite:barberd.db"
+
+// DB is an open database with its ent client.
+type DB struct {
+	*ent.Client
+	SQL     *sql.DB
+	Dialect string // dialect.SQLite or dialect.Postgres
+}
+
+// Open connects to the database named by rawURL: "postgres://..." (or
+// "postgresql://...") for PostgreSQL, "sqlite:PATH" for an SQLite file.
+// It does not migrate; call Migrate.
+func Open(rawURL string) (*DB, error) {
+	driver, dsn, dia, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	switch dia {
+	case dialect.Postgres:
+		db.SetMaxOpenConns(20)
+		db.SetMaxIdleConns(20)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+	case dialect.SQLite:
+		// One writer at a time is SQLite's nature; a few connections let
+		// readers proceed beside it under WAL.
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
+	}
+	drv := entsql.OpenDB(dia, db)
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia}, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.Client.Close() }
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+
+func parseURL(raw string) (driver, dsn, dia string, err error) {
+	switch {
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		return "postgres", raw, dialect.Postgres, nil
+	case strings.HasPrefix(raw, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//")
+		if path == "" {
+			return "", "", "", errors.New("database url: sqlite: needs a file path, e.g. sqlite:barberd.db")
+		}
+		q := url.Values{}
+		for _, p := range []string{
+			"foreign_keys(1)",    // ent's migration requires them
+			"busy_timeout(10000)", // wait for the write lock instead of failing at once
+			"journal_mode(WAL)",   // readers do not block the writer
+			"synchronous(NORMAL)",
+		} {
+			q.Add("_pragma", p)
+		}
+		// Every transaction takes the write lock at BEGIN, so check-then-insert
+		// is atomic across connections and processes.
+		q.Set("_txlock", "immediate")
+		// Store instants in SQLite's own text form, so SQL comparisons work.
+		q.Set("_time_format", "sqlite")
+		return "sqlite", "file:" + path + "?" + q.Encode(), dialect.SQLite, nil
+	default:
+		return "", "", "", fmt.Errorf("database url %q: want postgres://... or sqlite:PATH", redact(raw))
+	}
+}
+
+// redact hides a password in a database URL, for messages and logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Redact hides the password of a database URL.
+func Redact(raw string) string { return redact(raw) }

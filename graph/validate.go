@@ -1,0 +1,144 @@
+package graph
+
+import (
+	"net/mail"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"barberd/graph/model"
+	"barberd/graph/slots"
+)
+
+// Input checks shared by GraphQL and REST. Field names are those of the
+// REST v1 interface, so a client of either learns which field to fix.
+
+// e164 is a phone number in E.164: "+" then 8 to 15 digits, the first not 0.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+
+const wallTimeForm = "must be a local time in the form YYYY-MM-DDTHH:MM:SS, without offset or Z"
+
+func required(p *Problems, field, v string) bool {
+	if strings.TrimSpace(v) == "" {
+		p.Add(field, "is required")
+		return false
+	}
+	return true
+}
+
+func checkWallTime(p *Problems, field, v string) {
+	if !required(p, field, v) {
+		return
+	}
+	if _, err := slots.ParseWallTime(v); err != nil {
+		p.Add(field, wallTimeForm)
+	}
+}
+
+func checkLength(p *Problems, field, v string, lo, hi int) {
+	if n := utf8.RuneCountInString(strings.TrimSpace(v)); n < lo || n > hi {
+		p.Add(field, "must be %d to %d characters", lo, hi)
+	}
+}
+
+func checkOptionalID(p *Problems, field string, v *string) {
+	if v != nil && strings.TrimSpace(*v) == "" {
+		p.Add(field, "must not be empty when given")
+	}
+}
+
+// CheckAvailability checks an availability query.
+func CheckAvailability(unitID, serviceID string, barberID *string, date string) Problems {
+	var p Problems
+	required(&p, "unit_id", unitID)
+	required(&p, "service_id", serviceID)
+	checkOptionalID(&p, "barber_id", barberID)
+	if required(&p, "date", date) {
+		if _, err := slots.ParseDate(date); err != nil {
+			p.Add("date", "must be a day in the form YYYY-MM-DD")
+		}
+	}
+	return p
+}
+
+// CheckHoldSlot checks a hold request.
+func (r *Resolver) CheckHoldSlot(in model.HoldSlotInput) Problems {
+	var p Problems
+	required(&p, "unit_id", in.UnitID)
+	required(&p, "service_id", in.ServiceID)
+	checkOptionalID(&p, "barber_id", in.BarberID)
+	checkWallTime(&p, "starts_at", in.StartsAt)
+	if in.TTLSeconds != nil {
+		lo, hi := int(r.Limits.HoldTTLMin.Seconds()), int(r.Limits.HoldTTLMax.Seconds())
+		if *in.TTLSeconds < lo || *in.TTLSeconds > hi {
+			p.Add("ttl_seconds", "must be between %d and %d", lo, hi)
+		}
+	}
+	return p
+}
+
+// CheckCreateAppointment checks an appointment request.
+func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
+	var p Problems
+	required(&p, "unit_id", in.UnitID)
+	required(&p, "service_id", in.ServiceID)
+	checkOptionalID(&p, "barber_id", in.BarberID)
+	checkOptionalID(&p, "hold_id", in.HoldID)
+	checkWallTime(&p, "starts_at", in.StartsAt)
+	c := in.Client
+	if c == nil {
+		c = &model.ClientInput{}
+	}
+	if required(&p, "client.name", c.Name) {
+		checkLength(&p, "client.name", c.Name, 1, 200)
+	}
+	if required(&p, "client.phone", c.Phone) && !e164.MatchString(c.Phone) {
+		p.Add("client.phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +5511987654321")
+	}
+	if c.Email != nil && *c.Email != "" && !validEmail(*c.Email) {
+		p.Add("client.email", "must be a valid e-mail address")
+	}
+	if in.ExternalReference != nil {
+		checkLength(&p, "external_reference", *in.ExternalReference, 1, 255)
+	}
+	return p
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == "" && len(s) <= 254 && strings.Contains(s[strings.LastIndex(s, "@"):], ".")
+}
+
+// CheckReschedule checks a reschedule request.
+func CheckReschedule(in model.RescheduleAppointmentInput) Problems {
+	var p Problems
+	checkWallTime(&p, "starts_at", in.StartsAt)
+	checkOptionalID(&p, "barber_id", in.BarberID)
+	checkOptionalID(&p, "hold_id", in.HoldID)
+	return p
+}
+
+// CheckCancel checks a cancellation reason.
+func CheckCancel(reason string) Problems {
+	var p Problems
+	if required(&p, "reason", reason) {
+		checkLength(&p, "reason", reason, 1, 500)
+	}
+	return p
+}
+
+// CheckNotificationsLimit checks the limit of a notifications request.
+func (r *Resolver) CheckNotificationsLimit(limit *int) Problems {
+	var p Problems
+	if limit != nil && (*limit < 1 || *limit > r.Limits.NotificationsMax) {
+		p.Add("limit", "must be between 1 and %d", r.Limits.NotificationsMax)
+	}
+	return p
+}
+
+// CheckAck checks a notifications acknowledgement.
+func CheckAck(through string) Problems {
+	var p Problems
+	required(&p, "through", through)
+	return p
+}

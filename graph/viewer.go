@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"barberd/ent/schema/tenant"
+)
+
+// Scopes an API key can hold.
+const (
+	ScopeContextRead       = "context:read"
+	ScopeCatalogRead       = "catalog:read"
+	ScopeAvailabilityRead  = "availability:read"
+	ScopeHoldsWrite        = "holds:write"
+	ScopeAppointmentsRead  = "appointments:read"
+	ScopeAppointmentsWrite = "appointments:write"
+	ScopeNotificationsRead = "notifications:read"
+	ScopeAdmin             = "admin"
+)
+
+// BookingScopes are every scope but admin: what a chatbot needs.
+var BookingScopes = []string{
+	ScopeContextRead, ScopeCatalogRead, ScopeAvailabilityRead, ScopeHoldsWrite,
+	ScopeAppointmentsRead, ScopeAppointmentsWrite, ScopeNotificationsRead,
+}
+
+// AllScopes are the scopes a key may hold.
+var AllScopes = append(slices.Clone(BookingScopes), ScopeAdmin)
+
+// Viewer is the authenticated API key a request acts as.
+type Viewer struct {
+	AccountID string
+	KeyID     string
+	KeyName   string
+	KeyPrefix string
+	Scopes    []string
+	// KeyCreatedAt bounds which notifications the key receives.
+	KeyCreatedAt time.Time
+}
+
+type viewerKey struct{}
+
+// WithViewer returns a context acting as v, scoped to v's account.
+func WithViewer(ctx context.Context, v *Viewer) context.Context {
+	ctx = tenant.WithAccount(ctx, v.AccountID)
+	return context.WithValue(ctx, viewerKey{}, v)
+}
+
+// ViewerFrom returns the viewer of ctx, if any.
+func ViewerFrom(ctx context.Context) (*Viewer, bool) {
+	v, ok := ctx.Value(viewerKey{}).(*Viewer)
+	return v, ok
+}
+
+// HasScope reports whether the viewer holds scope.
+func (v *Viewer) HasScope(scope string) bool { return slices.Contains(v.Scopes, scope) }
+
+// require returns the viewer of ctx when it holds scope; otherwise
+// missing_api_key (no viewer) or insufficient_scope.
+func require(ctx context.Context, scope string) (*Viewer, error) {
+	v, ok := ViewerFrom(ctx)
+	if !ok {
+		return nil, Errorf(CodeMissingAPIKey, "This operation needs an API key in header X-Service-Api-Key.")
+	}
+	if !v.HasScope(scope) {
+		return nil, Errorf(CodeInsufficientScope, "This API key lacks the scope %q that this operation needs.", scope)
+	}
+	return v, nil
+}

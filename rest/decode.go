@@ -1,0 +1,171 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"barberd/graph"
+)
+
+// maxBody is the largest request body accepted.
+const maxBody = 64 << 10
+
+// fields reads a JSON object (a body, or a nested object of one) field by
+// field, recording every wrongly typed field, so a client hears of all its
+// mistakes at once. Absent fields and nulls read as nil.
+type fields struct {
+	prefix   string
+	raw      map[string]json.RawMessage
+	problems *graph.Problems
+	query    bool // query parameters carry every value as a string
+}
+
+// decodeBody reads a POST body that must be a JSON object. A body may be
+// left out only when optional is true.
+// Errors: unsupported_media_type, payload_too_large, invalid_json.
+func decodeBody(w http.ResponseWriter, r *http.Request, optional bool) (*fields, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, graph.Errorf(codePayloadTooLarge, "The request body is larger than %d KiB.", maxBody>>10)
+	}
+	if err != nil {
+		return nil, graph.Errorf(graph.CodeInvalidJSON, "The request body could not be read.")
+	}
+	f := &fields{raw: map[string]json.RawMessage{}, problems: new(graph.Problems)}
+	if optional && len(bytes.TrimSpace(body)) == 0 {
+		return f, nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, graph.Errorf(codeUnsupportedMediaType, "Send the request body as JSON, with Content-Type: application/json.")
+	}
+	if err := json.Unmarshal(body, &f.raw); err != nil || f.raw == nil {
+		return nil, graph.Errorf(graph.CodeInvalidJSON, "The request body must be a JSON object.")
+	}
+	return f, nil
+}
+
+// queryFields reads query parameters as fields.
+func queryFields(r *http.Request) *fields {
+	f := &fields{raw: map[string]json.RawMessage{}, problems: new(graph.Problems), query: true}
+	for k, vs := range r.URL.Query() {
+		if len(vs) > 0 {
+			b, _ := json.Marshal(vs[0])
+			f.raw[k] = b
+		}
+	}
+	return f
+}
+
+func (f *fields) name(n string) string { return f.prefix + n }
+
+func (f *fields) get(n string) (json.RawMessage, bool) {
+	v, ok := f.raw[n]
+	if !ok || string(v) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+// str returns the string field n, or nil.
+func (f *fields) str(n string) *string {
+	v, ok := f.get(n)
+	if !ok {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		f.problems.Add(f.name(n), "must be a string")
+		return nil
+	}
+	return &s
+}
+
+// text returns the string field n, or "" (which the domain reports as
+// missing when the field is required).
+func (f *fields) text(n string) string {
+	if s := f.str(n); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// integer returns the integer field n, or nil. In query parameters the
+// integer is written as a decimal string.
+func (f *fields) integer(n string) *int {
+	v, ok := f.get(n)
+	if !ok {
+		return nil
+	}
+	var i int
+	if err := json.Unmarshal(v, &i); err == nil {
+		return &i
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil && f.isQuery() {
+		if i, err := strconv.Atoi(s); err == nil {
+			return &i
+		}
+	}
+	f.problems.Add(f.name(n), "must be an integer")
+	return nil
+}
+
+// boolean returns the boolean field n ("true"/"false" in a query), or nil.
+func (f *fields) boolean(n string) *bool {
+	v, ok := f.get(n)
+	if !ok {
+		return nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err == nil {
+		return &b
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil && f.isQuery() {
+		if b, err := strconv.ParseBool(s); err == nil {
+			return &b
+		}
+	}
+	f.problems.Add(f.name(n), "must be true or false")
+	return nil
+}
+
+// object returns the nested object n; when it is absent or of another type
+// the result reads as empty.
+func (f *fields) object(n string) *fields {
+	sub := &fields{prefix: f.name(n) + ".", raw: map[string]json.RawMessage{}, problems: f.problems, query: f.query}
+	v, ok := f.get(n)
+	if !ok {
+		return sub
+	}
+	if err := json.Unmarshal(v, &sub.raw); err != nil {
+		f.problems.Add(f.name(n), "must be an object")
+	}
+	return sub
+}
+
+func (f *fields) isQuery() bool { return f.query }
+
+// check returns nil when every field had the right type, leaving the rules
+// to the resolver. Otherwise it returns a validation_failed error naming the
+// wrongly typed fields and whatever the domain's check finds wrong with the
+// others.
+func (f *fields) check(domain graph.Problems) error {
+	if len(*f.problems) == 0 {
+		return nil
+	}
+	all := slices.Clone(*f.problems)
+	for _, p := range domain {
+		if !slices.ContainsFunc(all, func(q graph.FieldError) bool { return q.Field == p.Field }) {
+			all = append(all, p)
+		}
+	}
+	return all.Err()
+}

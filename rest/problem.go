@@ -1,0 +1,123 @@
+package rest
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"barberd/graph"
+)
+
+// statusOf is the one table from domain error codes to HTTP statuses.
+var statusOf = map[string]int{
+	graph.CodeInvalidJSON:          http.StatusBadRequest,
+	graph.CodeValidationFailed:     http.StatusBadRequest,
+	graph.CodeMissingAPIKey:        http.StatusUnauthorized,
+	graph.CodeInvalidAPIKey:        http.StatusUnauthorized,
+	graph.CodeInsufficientScope:    http.StatusForbidden,
+	graph.CodeNotFound:             http.StatusNotFound,
+	graph.CodeUnitNotFound:         http.StatusNotFound,
+	graph.CodeServiceNotFound:      http.StatusNotFound,
+	graph.CodeBarberNotFound:       http.StatusNotFound,
+	graph.CodeHoldNotFound:         http.StatusNotFound,
+	graph.CodeAppointmentNotFound:  http.StatusNotFound,
+	graph.CodeNotificationNotFound: http.StatusNotFound,
+	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
+	graph.CodeSlotUnavailable:      http.StatusConflict,
+	graph.CodeHoldExpired:          http.StatusConflict,
+	graph.CodeHoldAlreadyUsed:      http.StatusConflict,
+	graph.CodeHoldMismatch:         http.StatusConflict,
+	graph.CodeNotCancellable:       http.StatusConflict,
+	graph.CodeNotReschedulable:     http.StatusConflict,
+	codePayloadTooLarge:            http.StatusRequestEntityTooLarge,
+	codeUnsupportedMediaType:       http.StatusUnsupportedMediaType,
+	graph.CodeBarberNotEligible:    http.StatusUnprocessableEntity,
+	graph.CodeServiceNotBookable:   http.StatusUnprocessableEntity,
+	graph.CodeOutsideWindow:        http.StatusUnprocessableEntity,
+	graph.CodeInvalidLocalTime:     http.StatusUnprocessableEntity,
+	codeRateLimited:                http.StatusTooManyRequests,
+	graph.CodeInternal:             http.StatusInternalServerError,
+	graph.CodeUnavailable:          http.StatusServiceUnavailable,
+}
+
+// Codes that only the HTTP layer produces.
+const (
+	codeMethodNotAllowed     = "method_not_allowed"
+	codePayloadTooLarge      = "payload_too_large"
+	codeUnsupportedMediaType = "unsupported_media_type"
+	codeRateLimited          = "rate_limited"
+)
+
+// retryAfterSeconds is what a 503 tells the client to wait.
+const retryAfterSeconds = 2
+
+// problemTypeBase prefixes the code to form the problem's type URI.
+const problemTypeBase = "https://barberd.dev/problems/"
+
+// Problem is an RFC 9457 problem detail, barberd's one error body.
+type Problem struct {
+	Type         string             `json:"type"`
+	Title        string             `json:"title"`
+	Status       int                `json:"status"`
+	Detail       string             `json:"detail"`
+	Code         string             `json:"code"`
+	RequestID    string             `json:"request_id"`
+	Errors       []graph.FieldError `json:"errors,omitempty"`
+	Alternatives []Slot             `json:"alternatives,omitempty"`
+}
+
+// writeError renders err as problem+json. Errors that are not domain errors
+// are logged with the request id and shown as internal_error, so nothing
+// internal reaches the client.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := graph.AsError(err)
+	if !ok {
+		e = &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side.", Err: err}
+	}
+	status, known := statusOf[e.Code]
+	if !known {
+		status = http.StatusInternalServerError
+	}
+	if status >= 500 {
+		logger(r).ErrorContext(r.Context(), "request failed", "code", e.Code, "err", e.Err)
+	}
+	p := Problem{
+		Type:      problemTypeBase + e.Code,
+		Title:     http.StatusText(status),
+		Status:    status,
+		Detail:    e.Message,
+		Code:      e.Code,
+		RequestID: requestID(r.Context()),
+		Errors:    e.Fields,
+	}
+	if status == http.StatusInternalServerError {
+		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, "Something went wrong on our side."
+	}
+	for _, s := range e.Alternatives {
+		p.Alternatives = append(p.Alternatives, slotOf(s))
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// logger returns the request's logger.
+func logger(r *http.Request) *slog.Logger {
+	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+type loggerKey struct{}
+
+// writeJSON renders v with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,215 @@
+package rest
+
+import (
+	"barberd/ent"
+	"barberd/graph"
+	"barberd/graph/model"
+	"barberd/graph/slots"
+)
+
+// The v1 resources of rest-v1.md. Appointments render through
+// graph.AppointmentView, which notifications keep as their snapshot.
+
+type list[T any] struct {
+	Data []T `json:"data"`
+}
+
+func listOf[E, T any](es []E, render func(E) T) list[T] {
+	out := make([]T, len(es))
+	for i, e := range es {
+		out[i] = render(e)
+	}
+	return list[T]{Data: out}
+}
+
+// Context is the answer of GET /context.
+type Context struct {
+	Account struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"account"`
+	APIKey struct {
+		ID     string   `json:"id"`
+		Name   string   `json:"name"`
+		Prefix string   `json:"prefix"`
+		Scopes []string `json:"scopes"`
+	} `json:"api_key"`
+	ServerTime string `json:"server_time"`
+	Limits     struct {
+		HoldTTLSeconds     limit `json:"hold_ttl_seconds"`
+		NotificationsLimit limit `json:"notifications_limit"`
+	} `json:"limits"`
+}
+
+type limit struct {
+	Default int  `json:"default"`
+	Min     *int `json:"min,omitempty"`
+	Max     int  `json:"max"`
+}
+
+func contextOf(c *model.BookingContext) Context {
+	var out Context
+	out.Account.ID, out.Account.Name = c.Account.ID, c.Account.Name
+	out.APIKey.ID, out.APIKey.Name, out.APIKey.Prefix, out.APIKey.Scopes = c.APIKey.ID, c.APIKey.Name, c.APIKey.Prefix, c.APIKey.Scopes
+	out.ServerTime = graph.UTC(c.ServerTime)
+	l := c.Limits
+	out.Limits.HoldTTLSeconds = limit{Default: l.HoldTTLDefaultSeconds, Min: &l.HoldTTLMinSeconds, Max: l.HoldTTLMaxSeconds}
+	out.Limits.NotificationsLimit = limit{Default: l.NotificationsLimitDefault, Max: l.NotificationsLimitMax}
+	return out
+}
+
+// Unit is a barbershop location.
+type Unit struct {
+	ID            string        `json:"id"`
+	Name          string        `json:"name"`
+	Timezone      string        `json:"timezone"`
+	Address       string        `json:"address"`
+	Phone         string        `json:"phone"`
+	BookingPolicy BookingPolicy `json:"booking_policy"`
+}
+
+// BookingPolicy tells a chatbot which times a unit accepts.
+type BookingPolicy struct {
+	SlotStepMinutes int `json:"slot_step_minutes"`
+	MinLeadMinutes  int `json:"min_lead_minutes"`
+	HorizonDays     int `json:"horizon_days"`
+}
+
+func unitOf(u *ent.Unit) Unit {
+	return Unit{
+		ID: u.ID, Name: u.Name, Timezone: u.Timezone, Address: u.Address, Phone: u.Phone,
+		BookingPolicy: BookingPolicy{SlotStepMinutes: u.SlotStepMinutes, MinLeadMinutes: u.MinLeadMinutes, HorizonDays: u.HorizonDays},
+	}
+}
+
+// Service is something that can be booked.
+type Service struct {
+	ID              string      `json:"id"`
+	Name            string      `json:"name"`
+	Description     string      `json:"description"`
+	DurationMinutes int         `json:"duration_minutes"`
+	BufferMinutes   int         `json:"buffer_minutes"`
+	Price           graph.Price `json:"price"`
+	UnitIDs         []string    `json:"unit_ids"`
+}
+
+func serviceOf(s *ent.Service) Service {
+	return Service{
+		ID: s.ID, Name: s.Name, Description: s.Description,
+		DurationMinutes: s.DurationMinutes, BufferMinutes: s.BufferMinutes,
+		Price:   graph.Price{Amount: s.PriceAmount, Currency: s.PriceCurrency},
+		UnitIDs: idsOf(s.Edges.Units, func(u *ent.Unit) string { return u.ID }),
+	}
+}
+
+// Barber is a member of staff.
+type Barber struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	UnitIDs    []string `json:"unit_ids"`
+	ServiceIDs []string `json:"service_ids"`
+}
+
+func barberOf(b *ent.Barber) Barber {
+	return Barber{
+		ID: b.ID, Name: b.Name,
+		UnitIDs:    idsOf(b.Edges.Units, func(u *ent.Unit) string { return u.ID }),
+		ServiceIDs: idsOf(b.Edges.Services, func(s *ent.Service) string { return s.ID }),
+	}
+}
+
+func idsOf[E any](es []E, id func(E) string) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = id(e)
+	}
+	return out
+}
+
+// Slot is a free time.
+type Slot struct {
+	StartsAt    string `json:"starts_at"`
+	EndsAt      string `json:"ends_at"`
+	StartsAtUTC string `json:"starts_at_utc"`
+	EndsAtUTC   string `json:"ends_at_utc"`
+	BarberID    string `json:"barber_id"`
+}
+
+func slotOf(s *model.Slot) Slot {
+	return Slot{
+		StartsAt: s.StartsAt, EndsAt: s.EndsAt,
+		StartsAtUTC: graph.UTC(s.StartsAtUtc), EndsAtUTC: graph.UTC(s.EndsAtUtc),
+		BarberID: s.BarberID,
+	}
+}
+
+// Availability is one day's free slots.
+type Availability struct {
+	UnitID    string  `json:"unit_id"`
+	ServiceID string  `json:"service_id"`
+	BarberID  *string `json:"barber_id"`
+	Date      string  `json:"date"`
+	Timezone  string  `json:"timezone"`
+	Slots     []Slot  `json:"slots"`
+}
+
+func availabilityOf(a *model.Availability) Availability {
+	return Availability{
+		UnitID: a.UnitID, ServiceID: a.ServiceID, BarberID: a.BarberID,
+		Date: a.Date, Timezone: a.Timezone, Slots: listOf(a.Slots, slotOf).Data,
+	}
+}
+
+// Hold is a slot kept for a while.
+type Hold struct {
+	HoldID      string `json:"hold_id"`
+	Status      string `json:"status"`
+	UnitID      string `json:"unit_id"`
+	ServiceID   string `json:"service_id"`
+	BarberID    string `json:"barber_id"`
+	StartsAt    string `json:"starts_at"`
+	EndsAt      string `json:"ends_at"`
+	StartsAtUTC string `json:"starts_at_utc"`
+	EndsAtUTC   string `json:"ends_at_utc"`
+	Timezone    string `json:"timezone"`
+	ExpiresAt   string `json:"expires_at"`
+	CreatedAt   string `json:"created_at"`
+}
+
+func holdOf(h *ent.Hold) (Hold, error) {
+	loc, err := graph.Zone(h.Edges.Unit.Timezone)
+	if err != nil {
+		return Hold{}, err
+	}
+	return Hold{
+		HoldID: h.ID, Status: string(h.Status),
+		UnitID: h.UnitID, ServiceID: h.ServiceID, BarberID: h.BarberID,
+		StartsAt: slots.Local(h.StartsAt, loc), EndsAt: slots.Local(h.EndsAt, loc),
+		StartsAtUTC: graph.UTC(h.StartsAt), EndsAtUTC: graph.UTC(h.EndsAt),
+		Timezone:  h.Edges.Unit.Timezone,
+		ExpiresAt: graph.UTC(h.ExpiresAt), CreatedAt: graph.UTC(h.CreatedAt),
+	}, nil
+}
+
+// Notification is an event of the account.
+type Notification struct {
+	ID                  string         `json:"id"`
+	Type                string         `json:"type"`
+	CreatedAt           string         `json:"created_at"`
+	AppointmentID       string         `json:"appointment_id"`
+	Appointment         map[string]any `json:"appointment"`
+	Source              string         `json:"source"`
+	PreviousStartsAt    *string        `json:"previous_starts_at,omitempty"`
+	PreviousStartsAtUTC *string        `json:"previous_starts_at_utc,omitempty"`
+}
+
+func notificationOf(n *ent.Notification) Notification {
+	out := Notification{
+		ID: n.ID, Type: n.Type, CreatedAt: graph.UTC(n.CreatedAt),
+		AppointmentID: n.AppointmentID, Appointment: n.Appointment, Source: string(n.Source),
+	}
+	if local, utc, ok := graph.PreviousStartsAt(n); ok {
+		out.PreviousStartsAt, out.PreviousStartsAtUTC = &local, &utc
+	}
+	return out
+}

@@ -1,0 +1,261 @@
+// Package rest is the REST v1 adapter of barberd (rest-v1.md): it decodes a
+// request, checks its shape, calls the GraphQL resolver that implements the
+// operation, and renders the v1 JSON or a problem+json error. It holds no
+// SQL and no booking rule.
+package rest
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"barberd/ent"
+	"barberd/graph"
+	"barberd/graph/model"
+)
+
+// OpenAPI is the OpenAPI 3.1 document of the v1 interface.
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+// BasePath is where the v1 interface is mounted.
+const BasePath = "/api/integrations/v1"
+
+type api struct {
+	res *graph.Resolver
+	q   graph.QueryResolver
+	m   graph.MutationResolver
+}
+
+// New returns the v1 handler, to be mounted at BasePath. It expects the
+// RequestID middleware to run before it.
+func New(res *graph.Resolver) http.Handler {
+	a := &api{res: res, q: res.Query(), m: res.Mutation()}
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, graph.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
+	})
+	r.Get("/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(Authenticate(res, true, writeError))
+		r.Get("/context", a.context)
+		r.Get("/units", a.units)
+		r.Get("/services", a.services)
+		r.Get("/barbers", a.barbers)
+		r.Get("/availability", a.availability)
+		r.Post("/slots/hold", a.holdSlot)
+		r.Post("/slots/hold/{id}/release", a.releaseHold)
+		r.Post("/appointments", a.createAppointment)
+		r.Get("/appointments/{id}", a.appointment)
+		r.Post("/appointments/{id}/cancel", a.cancelAppointment)
+		r.Post("/appointments/{id}/reschedule", a.rescheduleAppointment)
+		r.Get("/notifications/pending", a.pendingNotifications)
+		r.Post("/notifications/ack", a.ackNotifications)
+	})
+	return r
+}
+
+// respond renders a resolver's result with render, or its error.
+func respond[T, V any](w http.ResponseWriter, r *http.Request, status int, v T, err error, render func(T) V) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, render(v))
+}
+
+// respondAppointment renders an appointment, or an error.
+func respondAppointment(w http.ResponseWriter, r *http.Request, status int, a *ent.Appointment, err error) {
+	if err == nil {
+		var view graph.AppointmentView
+		if view, err = graph.ViewAppointment(a); err == nil {
+			writeJSON(w, status, view)
+			return
+		}
+	}
+	writeError(w, r, err)
+}
+
+// respondHold renders a hold, or an error.
+func respondHold(w http.ResponseWriter, r *http.Request, status int, h *ent.Hold, err error) {
+	if err == nil {
+		var view Hold
+		if view, err = holdOf(h); err == nil {
+			writeJSON(w, status, view)
+			return
+		}
+	}
+	writeError(w, r, err)
+}
+
+func (a *api) context(w http.ResponseWriter, r *http.Request) {
+	c, err := a.q.Context(r.Context())
+	respond(w, r, http.StatusOK, c, err, contextOf)
+}
+
+func (a *api) units(w http.ResponseWriter, r *http.Request) {
+	us, err := a.q.BookableUnits(r.Context())
+	respond(w, r, http.StatusOK, us, err, func(us []*ent.Unit) list[Unit] { return listOf(us, unitOf) })
+}
+
+func (a *api) services(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	unitID := f.str("unit_id")
+	if err := f.check(nil); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ss, err := a.q.BookableServices(r.Context(), unitID)
+	respond(w, r, http.StatusOK, ss, err, func(ss []*ent.Service) list[Service] { return listOf(ss, serviceOf) })
+}
+
+func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	unitID, serviceID := f.str("unit_id"), f.str("service_id")
+	if err := f.check(nil); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID)
+	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) list[Barber] { return listOf(bs, barberOf) })
+}
+
+func (a *api) availability(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	unitID, serviceID, barberID, date := f.text("unit_id"), f.text("service_id"), f.str("barber_id"), f.text("date")
+	av, err := a.q.Availability(r.Context(), unitID, serviceID, barberID, date)
+	respond(w, r, http.StatusOK, av, err, availabilityOf)
+}
+
+func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeBody(w, r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	in := model.HoldSlotInput{
+		UnitID: f.text("unit_id"), ServiceID: f.text("service_id"), BarberID: f.str("barber_id"),
+		StartsAt: f.text("starts_at"), TTLSeconds: f.integer("ttl_seconds"),
+	}
+	if err := f.check(a.res.CheckHoldSlot(in)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h, err := a.m.HoldSlot(r.Context(), in)
+	respondHold(w, r, http.StatusCreated, h, err)
+}
+
+func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
+	if _, err := decodeBody(w, r, true); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h, err := a.m.ReleaseHold(r.Context(), chi.URLParam(r, "id"))
+	respondHold(w, r, http.StatusOK, h, err)
+}
+
+func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeBody(w, r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	c := f.object("client")
+	in := model.CreateAppointmentInput{
+		UnitID: f.text("unit_id"), ServiceID: f.text("service_id"), BarberID: f.str("barber_id"),
+		HoldID: f.str("hold_id"), StartsAt: f.text("starts_at"), ExternalReference: f.str("external_reference"),
+		Client: &model.ClientInput{Name: c.text("name"), Phone: c.text("phone"), Email: c.str("email")},
+	}
+	if err := f.check(graph.CheckCreateAppointment(in)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	p, err := a.m.CreateAppointment(r.Context(), in)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if p.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+		status = http.StatusOK
+	}
+	respondAppointment(w, r, status, p.Appointment, nil)
+}
+
+func (a *api) appointment(w http.ResponseWriter, r *http.Request) {
+	ap, err := a.q.Appointment(r.Context(), chi.URLParam(r, "id"))
+	respondAppointment(w, r, http.StatusOK, ap, err)
+}
+
+func (a *api) cancelAppointment(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeBody(w, r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	reason := f.text("reason")
+	if err := f.check(graph.CheckCancel(reason)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ap, err := a.m.CancelAppointment(r.Context(), chi.URLParam(r, "id"), reason)
+	respondAppointment(w, r, http.StatusOK, ap, err)
+}
+
+func (a *api) rescheduleAppointment(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeBody(w, r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	in := model.RescheduleAppointmentInput{StartsAt: f.text("starts_at"), BarberID: f.str("barber_id"), HoldID: f.str("hold_id")}
+	if err := f.check(graph.CheckReschedule(in)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ap, err := a.m.RescheduleAppointment(r.Context(), chi.URLParam(r, "id"), in)
+	respondAppointment(w, r, http.StatusOK, ap, err)
+}
+
+func (a *api) pendingNotifications(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	limit, peek := f.integer("limit"), f.boolean("peek")
+	if err := f.check(a.res.CheckNotificationsLimit(limit)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var ns []*ent.Notification
+	var err error
+	if peek != nil && *peek {
+		ns, err = a.q.PendingNotifications(r.Context(), limit)
+	} else {
+		ns, err = a.m.TakeNotifications(r.Context(), limit)
+	}
+	respond(w, r, http.StatusOK, ns, err, func(ns []*ent.Notification) list[Notification] { return listOf(ns, notificationOf) })
+}
+
+func (a *api) ackNotifications(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeBody(w, r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	through := f.text("through")
+	if err := f.check(graph.CheckAck(through)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ack, err := a.m.AckNotifications(r.Context(), through)
+	respond(w, r, http.StatusOK, ack, err, func(a *model.AckNotificationsPayload) map[string]int {
+		return map[string]int{"acknowledged": a.Acknowledged}
+	})
+}
