@@ -83,4 +83,3 @@ func AuthError(err error) *gqlerror.Error {
 	}
 	return &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 }
-

@@ -17,6 +17,12 @@ import (
 	"barberd/graph"
 )
 
+// Middleware is the chain every route of the server runs behind: request
+// id, room for the key id, the access log, and panic recovery.
+func Middleware(log *slog.Logger) []func(http.Handler) http.Handler {
+	return []func(http.Handler) http.Handler{RequestID(log), KeyHolder, AccessLog, Recover}
+}
+
 type requestIDKey struct{}
 
 // wellFormedRequestID is what an incoming X-Request-Id must look like to be

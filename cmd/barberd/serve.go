@@ -130,7 +130,7 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 // newRouter assembles every route of the server.
 func newRouter(res *graph.Resolver, db *store.DB) http.Handler {
 	r := chi.NewRouter()
-	r.Use(rest.RequestID(res.Log), rest.KeyHolder, rest.AccessLog, rest.Recover)
+	r.Use(rest.Middleware(res.Log)...)
 	r.NotFound(rest.New(res).ServeHTTP) // unknown routes get a problem+json 404
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"entgo.io/ent/dialect"
 )
+
+var migrating sync.Mutex
 
 // migrationLock is the PostgreSQL advisory lock key that serialises schema
 // migrations of replicas starting at once.
@@ -15,6 +18,10 @@ const migrationLock = 0x62617262 // "barb"
 // database-level guarantee that no two reservations of one barber overlap.
 // It is safe to run from several processes at once.
 func (db *DB) Migrate(ctx context.Context) error {
+	// ent's migration writes to package-level table descriptors: one at a
+	// time per process.
+	migrating.Lock()
+	defer migrating.Unlock()
 	if db.Dialect == dialect.Postgres {
 		conn, err := db.SQL.Conn(ctx)
 		if err != nil {

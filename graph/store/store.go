@@ -14,7 +14,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/lib/pq" // PostgreSQL driver
+	_ "github.com/lib/pq"  // PostgreSQL driver
 	_ "modernc.org/sqlite" // embedded SQLite driver, pure Go
 
 	"barberd/ent"
@@ -76,7 +76,7 @@ func parseURL(raw string) (driver, dsn, dia string, err error) {
 		}
 		q := url.Values{}
 		for _, p := range []string{
-			"foreign_keys(1)",    // ent's migration requires them
+			"foreign_keys(1)",     // ent's migration requires them
 			"busy_timeout(10000)", // wait for the write lock instead of failing at once
 			"journal_mode(WAL)",   // readers do not block the writer
 			"synchronous(NORMAL)",

@@ -1,0 +1,129 @@
+// Package storetest gives integration tests real databases: every test runs
+// against SQLite and against PostgreSQL, each on a fresh database of its own,
+// so tests can run in parallel. Nothing is mocked.
+//
+// PostgreSQL is reached at BARBERD_TEST_POSTGRES_URL (default
+// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable). When it is
+// unreachable the PostgreSQL half is skipped, unless CI=true or
+// BARBERD_REQUIRE_POSTGRES=1, when it fails.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/graph/store"
+)
+
+// Dialects are the databases every integration test runs against.
+var Dialects = []string{dialect.SQLite, dialect.Postgres}
+
+// Each runs fn as a subtest per database, each with a fresh, migrated one.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, d := range Dialects {
+		t.Run(d, func(t *testing.T) {
+			fn(t, Open(t, d))
+		})
+	}
+}
+
+// Open returns a fresh, migrated database of the given dialect, removed when
+// the test ends.
+func Open(t testing.TB, d string) *store.DB {
+	t.Helper()
+	db, err := store.Open(URL(t, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// URL creates a fresh, empty database of the given dialect and returns its
+// URL; it is dropped when the test ends.
+func URL(t testing.TB, d string) string {
+	t.Helper()
+	if d == dialect.SQLite {
+		return "sqlite:" + filepath.Join(t.TempDir(), "barberd.db")
+	}
+	admin := adminDB(t)
+	name := "barberd_test_" + randomHex(6)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	u, _ := url.Parse(postgresURL())
+	u.Path = "/" + name
+	return u.String()
+}
+
+func postgresURL() string {
+	if v := os.Getenv("BARBERD_TEST_POSTGRES_URL"); v != "" {
+		return v
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// PostgresRequired reports whether an unreachable PostgreSQL fails tests
+// rather than skipping them.
+func PostgresRequired() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("BARBERD_REQUIRE_POSTGRES") == "1"
+}
+
+var (
+	adminOnce sync.Once
+	admin     *sql.DB
+	adminErr  error
+)
+
+// adminDB is the shared connection that creates and drops test databases.
+func adminDB(t testing.TB) *sql.DB {
+	t.Helper()
+	adminOnce.Do(func() {
+		admin, adminErr = sql.Open("postgres", postgresURL())
+		if adminErr == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			adminErr = admin.PingContext(ctx)
+		}
+	})
+	if adminErr != nil {
+		msg := fmt.Sprintf("PostgreSQL unreachable at %s: %v", store.Redact(postgresURL()), adminErr)
+		if PostgresRequired() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg + " (set CI=true or BARBERD_REQUIRE_POSTGRES=1 to fail instead)")
+	}
+	return admin
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

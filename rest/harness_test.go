@@ -1,0 +1,284 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"barberd/ent"
+	"barberd/ent/barber"
+	"barberd/ent/schema/tenant"
+	"barberd/ent/service"
+	"barberd/ent/unit"
+	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+	"barberd/rest"
+	"barberd/rest/openapitest"
+)
+
+// testNow is the clock of every test: Monday 2027-03-01 06:00 UTC, i.e.
+// 03:00 in São Paulo and 06:00 in Lisbon, so the demo shops open in hours.
+var testNow = time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC)
+
+// Demo unit, service and barber names (see graph/demo.go).
+const (
+	lisbon       = "Barbearia Chiado"
+	saoPaulo     = "Barbearia Paulista"
+	haircut      = "Haircut"           // 30 min, every Lisbon barber
+	beardTrim    = "Beard trim"        // 45 min
+	cutAndBeard  = "Haircut and beard" // 60 min, not Miguel
+	hotTowel     = "Hot towel shave"   // inactive
+	wedding      = "Wedding package"   // not bookable online
+	joao         = "João Silva"
+	miguel       = "Miguel Costa"
+	pedro        = "Pedro Santos" // inactive
+	corte        = "Corte de cabelo"
+	rafael       = "Rafael Souza"
+	tuesday      = "2027-03-02"
+	tuesdayAt10  = "2027-03-02T10:00:00"
+	tuesdayAt11  = "2027-03-02T11:00:00"
+	validPhone   = "+351912345678"
+	otherPhone   = "+5511987654321"
+	clientName   = "Ana Costa"
+	problemMedia = "application/problem+json"
+)
+
+// clock is a test clock that can be moved forward.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time { return testNow.Add(time.Duration(c.offset.Load())) }
+
+// advance moves the clock forward by d.
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// env is one test's barberd: a fresh database with the demo account, a
+// server in front of it, and its keys.
+type env struct {
+	t     *testing.T
+	db    *store.DB
+	res   *graph.Resolver
+	srv   *httptest.Server
+	clock *clock
+	keys  *graph.DemoKeys
+	ctx   context.Context // acting for the demo account, for direct reads
+}
+
+var (
+	validatorOnce sync.Once
+	validator     *openapitest.Validator
+)
+
+func openAPI(t testing.TB) *openapitest.Validator {
+	validatorOnce.Do(func() {
+		v, err := openapitest.New(rest.OpenAPI)
+		if err != nil {
+			t.Fatalf("openapi.json: %v", err)
+		}
+		validator = v
+	})
+	if validator == nil {
+		t.Fatal("openapi.json did not load")
+	}
+	return validator
+}
+
+// each runs fn against SQLite and PostgreSQL, each with a fresh env.
+func each(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	storetest.Each(t, func(t *testing.T, db *store.DB) { fn(t, newEnv(t, db)) })
+}
+
+func newEnv(t *testing.T, db *store.DB) *env {
+	t.Helper()
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	if os.Getenv("BARBERD_TEST_LOG") != "" {
+		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	c := &clock{}
+	res := graph.NewResolver(db, log)
+	res.Now = c.now
+	keys, err := res.SeedDemo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	r.Use(rest.Middleware(log)...)
+	r.Mount(rest.BasePath, rest.New(res))
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return &env{
+		t: t, db: db, res: res, srv: srv, clock: c, keys: keys,
+		ctx: tenant.WithAccount(context.Background(), keys.AccountID),
+	}
+}
+
+// response is one checked exchange.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response body is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %T: %v: %s", v, err, r.Body)
+	}
+}
+
+// Code is the problem code of an error response.
+func (r *response) Code(t testing.TB) string {
+	t.Helper()
+	code, _ := r.JSON(t)["code"].(string)
+	return code
+}
+
+// do sends a request with the given key (none when "") and JSON body (none
+// when nil; a string or []byte is sent as is), and checks the exchange
+// against the OpenAPI document.
+func (e *env) do(method, path, key string, body any) *response {
+	e.t.Helper()
+	return doRequest(e.t, e.srv.URL, method, path, key, body, nil)
+}
+
+func doRequest(t testing.TB, base, method, path, key string, body any, header http.Header) *response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewBuffer(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewBuffer(buf)
+	}
+	req, err := http.NewRequest(method, base+rest.BasePath+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-Service-Api-Key", key)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := openAPI(t).Check(req, resp.StatusCode, resp.Header, b); err != nil {
+		t.Errorf("response does not match openapi.json: %v\nbody: %s", err, b)
+	}
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// expect fails the test unless the response has the given status (and, for
+// errors, problem code).
+func expect(t testing.TB, r *response, status int, code string) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	if code != "" {
+		if got := r.Code(t); got != code {
+			t.Fatalf("code %q, want %q: %s", got, code, r.Body)
+		}
+		if ct := r.Header.Get("Content-Type"); ct != problemMedia {
+			t.Fatalf("Content-Type %q, want %s", ct, problemMedia)
+		}
+	}
+}
+
+// unit returns the id of the demo unit with the given name.
+func (e *env) unit(name string) string {
+	e.t.Helper()
+	return e.db.Unit.Query().Where(unit.Name(name)).OnlyIDX(e.ctx)
+}
+
+// service returns the id of the demo service with the given name.
+func (e *env) service(name string) string {
+	e.t.Helper()
+	return e.db.Service.Query().Where(service.Name(name)).OnlyIDX(e.ctx)
+}
+
+// barber returns the id of the demo barber with the given name.
+func (e *env) barber(name string) string {
+	e.t.Helper()
+	return e.db.Barber.Query().Where(barber.Name(name)).OnlyIDX(e.ctx)
+}
+
+// key makes another key of the demo account with the given scopes.
+func (e *env) key(scopes ...string) string {
+	e.t.Helper()
+	secret, _, err := e.res.CreateAPIKey(context.Background(), e.keys.AccountID, "test key", scopes)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return secret
+}
+
+// otherAccount seeds a second, separate demo account and returns its keys.
+func (e *env) otherAccount() *graph.DemoKeys {
+	e.t.Helper()
+	keys, err := e.res.SeedDemo(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return keys
+}
+
+// booking is a create request body for the Lisbon demo unit.
+func (e *env) booking(service, startsAt string) map[string]any {
+	return map[string]any{
+		"unit_id":    e.unit(lisbon),
+		"service_id": e.service(service),
+		"starts_at":  startsAt,
+		"client":     map[string]any{"name": clientName, "phone": validPhone},
+	}
+}
+
+// appointment reads an appointment row directly.
+func (e *env) appointment(id string) *ent.Appointment {
+	e.t.Helper()
+	a, err := e.db.Appointment.Get(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
