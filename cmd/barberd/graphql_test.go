@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// gqlEnv is a server with the full router over a fresh database holding
+// the demo account.
+type gqlEnv struct {
+	srv  *httptest.Server
+	keys *graph.DemoKeys
+}
+
+func newGQLEnv(t *testing.T, db *store.DB) *gqlEnv {
+	t.Helper()
+	res := graph.NewResolver(db, nil)
+	res.Now = func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) }
+	keys, err := res.SeedDemo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newRouter(res, db))
+	t.Cleanup(srv.Close)
+	return &gqlEnv{srv: srv, keys: keys}
+}
+
+type gqlResponse struct {
+	Data   map[string]any `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+	status int
+}
+
+func (e *gqlEnv) query(t *testing.T, key, query string, vars map[string]any) *gqlResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest("POST", e.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("X-Service-Api-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out gqlResponse
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("graphql response: %v: %s", err, b)
+	}
+	out.status = resp.StatusCode
+	return &out
+}
+
+func (r *gqlResponse) code(t *testing.T) string {
+	t.Helper()
+	if len(r.Errors) == 0 {
+		t.Fatalf("no errors in response: %+v", r.Data)
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+func (r *gqlResponse) ok(t *testing.T) map[string]any {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("graphql errors: %+v", r.Errors)
+	}
+	return r.Data
+}
+
+func TestGraphQL(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newGQLEnv(t, db)
+		t.Run("introspection shows the domain types", func(t *testing.T) {
+			data := e.query(t, "", `{ __schema { types { name } } }`, nil).ok(t)
+			var names []string
+			for _, ty := range data["__schema"].(map[string]any)["types"].([]any) {
+				names = append(names, ty.(map[string]any)["name"].(string))
+			}
+			all := strings.Join(names, " ")
+			for _, want := range []string{"Unit", "Service", "Barber", "Appointment", "Notification", "Hold", "Availability"} {
+				if !strings.Contains(" "+all+" ", " "+want+" ") {
+					t.Errorf("type %s missing from the schema", want)
+				}
+			}
+		})
+		t.Run("bookable catalog with a booking key", func(t *testing.T) {
+			data := e.query(t, e.keys.APIKey, `{ bookableUnits { id name timezone } }`, nil).ok(t)
+			if n := len(data["bookableUnits"].([]any)); n != 2 {
+				t.Fatalf("%d units, want 2", n)
+			}
+		})
+		t.Run("relay connections with an admin key", func(t *testing.T) {
+			data := e.query(t, e.keys.AdminAPIKey, `{ barbers(first: 10, where: {active: true}) { totalCount edges { node { id name units { name } } } } }`, nil).ok(t)
+			if n := data["barbers"].(map[string]any)["totalCount"].(float64); n != 4 {
+				t.Fatalf("%v active barbers, want 4", n)
+			}
+		})
+		t.Run("admin queries need the admin scope", func(t *testing.T) {
+			if c := e.query(t, e.keys.APIKey, `{ units(first: 1) { totalCount } }`, nil).code(t); c != graph.CodeInsufficientScope {
+				t.Fatalf("code %q", c)
+			}
+		})
+		t.Run("missing key", func(t *testing.T) {
+			if c := e.query(t, "", `{ bookableUnits { id } }`, nil).code(t); c != graph.CodeMissingAPIKey {
+				t.Fatalf("code %q", c)
+			}
+		})
+		t.Run("invalid key", func(t *testing.T) {
+			r := e.query(t, "bk_nope", `{ bookableUnits { id } }`, nil)
+			if r.status != http.StatusUnauthorized || r.code(t) != graph.CodeInvalidAPIKey {
+				t.Fatalf("status %d code %q", r.status, r.code(t))
+			}
+		})
+		t.Run("node of another account is null", func(t *testing.T) {
+			other := e.query(t, e.keys.AdminAPIKey, `{ units(first: 1) { edges { node { id } } } }`, nil).ok(t)
+			id := other["units"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any)["id"]
+			e2 := newGQLEnv(t, db) // a second demo account on the same database
+			data := e2.query(t, e2.keys.AdminAPIKey, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}).ok(t)
+			if data["node"] != nil {
+				t.Fatalf("node of another account: %v", data["node"])
+			}
+			mine := e.query(t, e.keys.AdminAPIKey, `query($id: ID!) { node(id: $id) { id ... on Unit { name } } }`, map[string]any{"id": id}).ok(t)
+			if mine["node"] == nil {
+				t.Fatal("own node not found")
+			}
+		})
+		t.Run("booking through GraphQL, conflict code in extensions", func(t *testing.T) {
+			units := e.query(t, e.keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).ok(t)
+			var unitID, serviceID string
+			for _, u := range units["bookableUnits"].([]any) {
+				if u.(map[string]any)["name"] == "Barbearia Chiado" {
+					unitID = u.(map[string]any)["id"].(string)
+				}
+			}
+			for _, s := range units["bookableServices"].([]any) {
+				if s.(map[string]any)["name"] == "Haircut" {
+					serviceID = s.(map[string]any)["id"].(string)
+				}
+			}
+			const create = `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment { id status barber { name } customer { phone } } } }`
+			in := map[string]any{"unitId": unitID, "serviceId": serviceID, "startsAt": "2027-03-02T10:00:00",
+				"client": map[string]any{"name": "Ana", "phone": "+351912345678"}}
+			for i := 0; i < 2; i++ {
+				e.query(t, e.keys.APIKey, create, map[string]any{"in": in}).ok(t)
+			}
+			r := e.query(t, e.keys.APIKey, create, map[string]any{"in": in})
+			if c := r.code(t); c != graph.CodeSlotUnavailable {
+				t.Fatalf("third create at a time with two barbers: code %q", c)
+			}
+			if alts, _ := r.Errors[0].Extensions["alternatives"].([]any); len(alts) == 0 {
+				t.Fatal("slot_unavailable without alternatives")
+			}
+			in["client"].(map[string]any)["phone"] = "12"
+			if c := e.query(t, e.keys.APIKey, create, map[string]any{"in": in}).code(t); c != graph.CodeValidationFailed {
+				t.Fatalf("bad phone: code %q", c)
+			}
+		})
+		t.Run("playground page", func(t *testing.T) {
+			resp, err := http.Get(e.srv.URL + "/playground")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Fatalf("playground: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		})
+	})
+}
