@@ -4,13 +4,20 @@ import (
 	"context"
 
 	"barberd/ent"
+	"barberd/ent/schema/pulid"
 )
 
 // node resolves a Relay node id of the caller's account; another account's
 // id, like an unknown one, resolves to null. Scope admin.
 func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
 		return nil, err
+	}
+	// Accounts are the tenants themselves, not filtered by tenant: only the
+	// caller's own is visible.
+	if pulid.Prefix(id) == "acc" && id != v.AccountID {
+		return nil, nil
 	}
 	n, err := r.DB.Noder(ctx, id, ent.WithNodeType(ent.TableOfID))
 	if ent.IsNotFound(err) {

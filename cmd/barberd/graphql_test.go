@@ -137,6 +137,10 @@ func TestGraphQL(t *testing.T) {
 			if data["node"] != nil {
 				t.Fatalf("node of another account: %v", data["node"])
 			}
+			acc := e2.query(t, e2.keys.AdminAPIKey, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": e.keys.AccountID}).ok(t)
+			if acc["node"] != nil {
+				t.Fatalf("another account's account node: %v", acc["node"])
+			}
 			mine := e.query(t, e.keys.AdminAPIKey, `query($id: ID!) { node(id: $id) { id ... on Unit { name } } }`, map[string]any{"id": id}).ok(t)
 			if mine["node"] == nil {
 				t.Fatal("own node not found")
