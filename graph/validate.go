@@ -98,8 +98,11 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
 	if c.Email != nil && *c.Email != "" && !validEmail(*c.Email) {
 		p.Add("client.email", "must be a valid e-mail address")
 	}
-	if in.ExternalReference != nil {
-		checkLength(&p, "external_reference", *in.ExternalReference, 1, 255)
+	if ref := in.ExternalReference; ref != nil {
+		// Stored as given, so its untrimmed length counts.
+		if strings.TrimSpace(*ref) == "" || utf8.RuneCountInString(*ref) > 255 {
+			p.Add("external_reference", "must be 1 to 255 characters")
+		}
 	}
 	return p
 }

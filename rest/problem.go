@@ -64,7 +64,7 @@ type Problem struct {
 	Code         string             `json:"code"`
 	RequestID    string             `json:"request_id"`
 	Errors       []graph.FieldError `json:"errors,omitempty"`
-	Alternatives []Slot             `json:"alternatives,omitempty"`
+	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable
 }
 
 // writeError renders err as problem+json. Errors that are not domain errors
@@ -93,6 +93,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusInternalServerError {
 		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, "Something went wrong on our side."
+	}
+	if e.Code == graph.CodeSlotUnavailable {
+		p.Alternatives = []Slot{}
 	}
 	for _, s := range e.Alternatives {
 		p.Alternatives = append(p.Alternatives, slotOf(s))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"barberd/ent"
 	"barberd/graph"
@@ -34,6 +35,7 @@ type api struct {
 func New(res *graph.Resolver) http.Handler {
 	a := &api{res: res, q: res.Query(), m: res.Mutation()}
 	r := chi.NewRouter()
+	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
 	})

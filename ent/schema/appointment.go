@@ -31,7 +31,7 @@ func (Appointment) Fields() []ent.Field {
 		field.String("api_key_id").Immutable().
 			Annotations(entgql.Skip()),
 		field.String("hold_id").Optional().Nillable(),
-		field.String("external_reference").Optional().Nillable().MaxLen(255).Immutable(),
+		field.String("external_reference").Optional().Nillable().MaxRuneLen(255).Immutable(),
 		field.Enum("status").Values("confirmed", "cancelled", "completed", "no_show").Default("confirmed").
 			Annotations(entgql.OrderField("STATUS")),
 		field.Time("starts_at").
@@ -39,7 +39,7 @@ func (Appointment) Fields() []ent.Field {
 		field.Time("ends_at"),
 		field.Enum("source").Values("api", "admin").Default("api").Immutable(),
 		field.Time("cancelled_at").Optional().Nillable(),
-		field.String("cancellation_reason").Optional().Nillable().MaxLen(500),
+		field.String("cancellation_reason").Optional().Nillable().MaxRuneLen(500),
 		// reminded_at is when the reminder notification was written, so each
 		// appointment is reminded exactly once.
 		field.Time("reminded_at").Optional().Nillable(),

@@ -21,7 +21,7 @@ func (Customer) Mixin() []ent.Mixin {
 // Fields of the Customer.
 func (Customer) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().MaxLen(200).
+		field.String("name").NotEmpty().MaxRuneLen(200).
 			Annotations(entgql.OrderField("NAME")),
 		// phone is E.164, e.g. "+5511987654321".
 		field.String("phone").NotEmpty().MaxLen(16),

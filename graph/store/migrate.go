@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 )
@@ -33,7 +35,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck // released with the session anyway
 	}
-	if err := db.Schema.Create(ctx); err != nil {
+	if err := db.createSchema(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	stmts := sqliteNoOverlap
@@ -46,6 +48,32 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// createSchema runs ent's migration. SQLite has no advisory lock, and ent
+// plans the changes before its transaction: when another process migrates
+// the same file at once, the plan can be stale by the time it is applied
+// ("table already exists"). The failed apply rolls back, and planning again
+// from the schema the other process committed succeeds.
+func (db *DB) createSchema(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := db.Schema.Create(ctx)
+		if err == nil || db.Dialect != dialect.SQLite || attempt == 5 || !stalePlan(err) {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// stalePlan reports whether an SQLite migration failed because another
+// process changed the schema (or held the write lock) meanwhile.
+func stalePlan(err error) bool {
+	msg := err.Error()
+	return Classify(err) == Retry || strings.Contains(msg, "already exists") || strings.Contains(msg, "duplicate column name")
 }
 
 // postgresNoOverlap is the last line of defence against double booking: an
