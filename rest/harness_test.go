@@ -66,7 +66,7 @@ func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 // env is one test's barberd: a fresh database with the demo account, a
 // server in front of it, and its keys.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	db    *store.DB
 	res   *graph.Resolver
 	srv   *httptest.Server
@@ -100,7 +100,7 @@ func each(t *testing.T, fn func(t *testing.T, e *env)) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) { fn(t, newEnv(t, db)) })
 }
 
-func newEnv(t *testing.T, db *store.DB) *env {
+func newEnv(t testing.TB, db *store.DB) *env {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if os.Getenv("BARBERD_TEST_LOG") != "" {
@@ -166,6 +166,18 @@ func (e *env) do(method, path, key string, body any) *response {
 
 func doRequest(t testing.TB, base, method, path, key string, body any, header http.Header) *response {
 	t.Helper()
+	req := newRequest(t, base, method, path, key, body, header)
+	r := send(t, http.DefaultClient, req)
+	if err := openAPI(t).Check(req, r.Status, r.Header, r.Body); err != nil {
+		t.Errorf("response does not match openapi.json: %v\nbody: %s", err, r.Body)
+	}
+	return r
+}
+
+// newRequest builds a request to the v1 interface with the given key (none
+// when "") and JSON body (none when nil; a string or []byte is sent as is).
+func newRequest(t testing.TB, base, method, path, key string, body any, header http.Header) *http.Request {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -193,7 +205,13 @@ func doRequest(t testing.TB, base, method, path, key string, body any, header ht
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// send performs a request and reads the whole response.
+func send(t testing.TB, c *http.Client, req *http.Request) *response {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,9 +219,6 @@ func doRequest(t testing.TB, base, method, path, key string, body any, header ht
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := openAPI(t).Check(req, resp.StatusCode, resp.Header, b); err != nil {
-		t.Errorf("response does not match openapi.json: %v\nbody: %s", err, b)
 	}
 	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }

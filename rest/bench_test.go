@@ -1,0 +1,143 @@
+package rest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/pulid"
+	"barberd/graph/slots"
+	"barberd/graph/storetest"
+)
+
+// The benchmarks compare barberd with floors measured in the same run on
+// the same machine, since absolute numbers on a shared machine mean little:
+//
+//   - BenchmarkCreateAppointment/<db> against BenchmarkFloorWrite/<db>: the
+//     essential write of a booking (one transaction inserting one row per
+//     appointment) run directly on the database at the same concurrency;
+//   - BenchmarkAvailability/<db> against BenchmarkFloorHTTP: an HTTP round
+//     trip through the same middleware to a handler that only writes a small
+//     JSON body (the not_found route), with the same client.
+//
+// Run: go test ./rest -run '^$' -bench . -benchtime 2s
+
+// benchClient keeps a connection per concurrent request alive.
+var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+// benchDo sends a request without the OpenAPI check, which would cost more
+// than the request itself.
+func benchDo(b *testing.B, e *env, method, path string, body any) *response {
+	return send(b, benchClient, newRequest(b, e.srv.URL, method, path, e.keys.APIKey, body, nil))
+}
+
+// bookableStarts lists distinct (barber, start) pairs of the demo Lisbon
+// unit for the 30-minute haircut, day after day from the test Tuesday.
+func bookableStarts(n int) []string {
+	starts := make([]string, 0, n)
+	d, _ := slots.ParseDate(tuesday)
+	for len(starts) < n {
+		if wd := d.Weekday(); wd != time.Sunday && wd != time.Saturday {
+			for _, h := range []int{9, 10, 11, 13, 14, 15, 16, 17, 18} {
+				for _, m := range []int{0, 30} {
+					starts = append(starts, fmt.Sprintf("%sT%02d:%02d:00", d, h, m))
+				}
+			}
+		}
+		d = d.AddDays(1)
+	}
+	return starts[:n]
+}
+
+func BenchmarkCreateAppointment(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			e := newEnv(b, storetest.Open(b, d))
+			barbers := []string{e.barber(joao), e.barber(miguel)}
+			starts := bookableStarts(b.N/len(barbers) + 1)
+			var next atomic.Int64
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(1) - 1)
+					body := e.booking(haircut, starts[i/len(barbers)])
+					body["barber_id"] = barbers[i%len(barbers)]
+					r := benchDo(b, e, "POST", "/appointments", body)
+					if r.Status != http.StatusCreated {
+						b.Fatalf("create: %d %s", r.Status, r.Body)
+					}
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkFloorWrite(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			db := storetest.Open(b, d)
+			e := newEnv(b, db)
+			barberID := e.barber(joao)
+			insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at) VALUES ($1, $2, $3, $4, $5)`
+			if d == dialect.SQLite {
+				insert = `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at) VALUES (?, ?, ?, ?, ?)`
+			}
+			base := testNow.Add(24 * time.Hour)
+			var next atomic.Int64
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					start := base.Add(time.Duration(next.Add(1)) * time.Hour)
+					tx, err := db.SQL.BeginTx(context.Background(), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := tx.Exec(insert, pulid.New("rsv"), e.keys.AccountID, barberID, start, start.Add(30*time.Minute)); err != nil {
+						b.Fatal(err)
+					}
+					if err := tx.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkAvailability(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			e := newEnv(b, storetest.Open(b, d))
+			path := fmt.Sprintf("/availability?unit_id=%s&service_id=%s&date=%s", e.unit(lisbon), e.service(haircut), tuesday)
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if r := benchDo(b, e, "GET", path, nil); r.Status != http.StatusOK {
+						b.Fatalf("availability: %d %s", r.Status, r.Body)
+					}
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkFloorHTTP(b *testing.B) {
+	e := newEnv(b, storetest.Open(b, dialect.SQLite))
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if r := benchDo(b, e, "GET", "/nope", nil); r.Status != http.StatusNotFound {
+				b.Fatalf("floor: %d", r.Status)
+			}
+		}
+	})
+}
