@@ -21,6 +21,7 @@ const (
 	EventCreated     = "appointment.created"
 	EventCancelled   = "appointment.cancelled"
 	EventRescheduled = "appointment.rescheduled"
+	EventReminder    = "appointment.reminder"
 )
 
 // loadAppointment returns an appointment with its unit, service, barber and
@@ -146,11 +147,8 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	if err := CheckCreateAppointment(in).Err(); err != nil {
 		return nil, err
 	}
-	o, err := resolveCatalog(ctx, r.DB.Client, in.UnitID, in.ServiceID, in.BarberID)
+	o, err := r.offerAt(ctx, in.UnitID, in.ServiceID, in.BarberID, in.StartsAt)
 	if err != nil {
-		return nil, r.dbError(err)
-	}
-	if err := o.at(in.StartsAt); err != nil {
 		return nil, err
 	}
 	now := r.now()
@@ -329,11 +327,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	if barberID == nil && in.HoldID == nil {
 		barberID = &current.BarberID
 	}
-	o, err := resolveCatalog(ctx, r.DB.Client, current.UnitID, current.ServiceID, barberID)
+	o, err := r.offerAt(ctx, current.UnitID, current.ServiceID, barberID, in.StartsAt)
 	if err != nil {
-		return nil, r.dbError(err)
-	}
-	if err := o.at(in.StartsAt); err != nil {
 		return nil, err
 	}
 	now := r.now()

@@ -46,11 +46,8 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if err := r.CheckHoldSlot(in).Err(); err != nil {
 		return nil, err
 	}
-	o, err := resolveCatalog(ctx, r.DB.Client, in.UnitID, in.ServiceID, in.BarberID)
+	o, err := r.offerAt(ctx, in.UnitID, in.ServiceID, in.BarberID, in.StartsAt)
 	if err != nil {
-		return nil, r.dbError(err)
-	}
-	if err := o.at(in.StartsAt); err != nil {
 		return nil, err
 	}
 	now := r.now()

@@ -95,6 +95,20 @@ func eligibleBarbers(unitID, serviceID string) predicate.Barber {
 	return barber.And(barber.Active(true), barber.HasUnitsWith(unit.ID(unitID)), barber.HasServicesWith(service.ID(serviceID)))
 }
 
+// offerAt resolves what a booking request names: its unit, service and
+// barber, and its local start time.
+// Errors: those of resolveCatalog and offer.at.
+func (r *Resolver) offerAt(ctx context.Context, unitID, serviceID string, barberID *string, startsAt string) (*offer, error) {
+	o, err := resolveCatalog(ctx, r.DB.Client, unitID, serviceID, barberID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if err := o.at(startsAt); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // at resolves the requested local start time of the offer.
 // Errors: invalid_local_time (a wall time skipped by a daylight saving change).
 func (o *offer) at(startsAt string) error {

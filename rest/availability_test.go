@@ -8,25 +8,14 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/rest"
 )
 
 // slotBody is a slot of an availability answer or of a problem's alternatives.
-type slotBody struct {
-	StartsAt    string `json:"starts_at"`
-	EndsAt      string `json:"ends_at"`
-	StartsAtUTC string `json:"starts_at_utc"`
-	EndsAtUTC   string `json:"ends_at_utc"`
-	BarberID    string `json:"barber_id"`
-}
+type slotBody = rest.Slot
 
-type availabilityBody struct {
-	UnitID    string     `json:"unit_id"`
-	ServiceID string     `json:"service_id"`
-	BarberID  *string    `json:"barber_id"`
-	Date      string     `json:"date"`
-	Timezone  string     `json:"timezone"`
-	Slots     []slotBody `json:"slots"`
-}
+// availabilityBody is an availability response.
+type availabilityBody = rest.Availability
 
 // availabilityPath is the availability query of a service at a unit on a
 // day, with extra key, value pairs (such as "barber_id", id).

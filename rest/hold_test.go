@@ -8,21 +8,11 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/rest"
 )
 
-type holdBody struct {
-	HoldID      string `json:"hold_id"`
-	Status      string `json:"status"`
-	UnitID      string `json:"unit_id"`
-	ServiceID   string `json:"service_id"`
-	BarberID    string `json:"barber_id"`
-	StartsAt    string `json:"starts_at"`
-	EndsAt      string `json:"ends_at"`
-	StartsAtUTC string `json:"starts_at_utc"`
-	EndsAtUTC   string `json:"ends_at_utc"`
-	Timezone    string `json:"timezone"`
-	ExpiresAt   string `json:"expires_at"`
-}
+// holdBody is a hold response.
+type holdBody = rest.Hold
 
 // holdRequest is a hold body for a service at Lisbon, with extra key, value
 // pairs (such as "barber_id", id or "ttl_seconds", 10).

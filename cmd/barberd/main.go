@@ -123,12 +123,18 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*graph.Resolver, 
 	return graph.NewResolver(db, log), db, nil
 }
 
+// parseAndOpen parses a subcommand's flags, then opens and migrates the
+// database they name.
+func (f *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) (*graph.Resolver, *store.DB, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	return f.open(ctx, stderr)
+}
+
 func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs, f := newFlagSet("migrate", stderr)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	res, db, err := f.open(ctx, stderr)
+	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -139,10 +145,7 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 
 func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := newFlagSet("seed-demo", stderr)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	res, db, err := f.open(ctx, stderr)
+	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
 	if err != nil {
 		return err
 	}
