@@ -365,7 +365,9 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 				return err
 			}
 		}
-		upd := tx.Appointment.UpdateOne(a).SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end).AddVersion(1)
+		// A moved appointment is reminded again before its new time.
+		upd := tx.Appointment.UpdateOne(a).SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end).
+			ClearRemindedAt().AddVersion(1)
 		if in.HoldID != nil {
 			upd.SetHoldID(*in.HoldID)
 		}

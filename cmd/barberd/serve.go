@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/playground"
@@ -26,6 +28,8 @@ type serverConfig struct {
 	writeTimeout    time.Duration
 	idleTimeout     time.Duration
 	shutdownTimeout time.Duration
+	jobsInterval    time.Duration // 0: no background jobs
+	reminderLead    time.Duration
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -40,8 +44,21 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "longest time to write a response")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long a stop waits for requests in flight")
+	jobsInterval, err := envDuration("BARBERD_JOBS_INTERVAL", 15*time.Second)
+	if err != nil {
+		return err
+	}
+	reminderLead, err := envDuration("BARBERD_REMINDER_LEAD", 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (expiring holds, reminders) run; 0 disables them (env BARBERD_JOBS_INTERVAL)")
+	fs.DurationVar(&c.reminderLead, "reminder-lead", reminderLead, "how long before an appointment its reminder notification is written (env BARBERD_REMINDER_LEAD)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if c.jobsInterval < 0 || c.reminderLead < 0 {
+		return errors.New("--jobs-interval and --reminder-lead must not be negative")
 	}
 	res, db, err := f.open(ctx, stderr)
 	if err != nil {
@@ -90,14 +107,35 @@ func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, a
 	return nil
 }
 
+// envDuration reads a duration from the environment, or returns def when
+// the variable is unset.
+func envDuration(key string, def time.Duration) (time.Duration, error) {
+	v, ok := os.LookupEnv(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return d, nil
+}
+
 func portOf(addr net.Addr) string {
 	s := addr.String()
 	return s[strings.LastIndex(s, ":"):]
 }
 
-// serve runs the HTTP server on ln until ctx ends, then drains requests in
-// flight for up to the shutdown timeout.
+// serve runs the HTTP server (and the background jobs) on ln until ctx
+// ends, then drains requests in flight for up to the shutdown timeout.
 func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB) error {
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	var jobs sync.WaitGroup
+	defer jobs.Wait()
+	defer stopJobs()
+	if c.jobsInterval > 0 {
+		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead) })
+	}
 	srv := &http.Server{
 		Handler:           newRouter(res, db),
 		ReadHeaderTimeout: 5 * time.Second,

@@ -1,0 +1,240 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/hold"
+	"barberd/ent/notification"
+	"barberd/ent/predicate"
+	"barberd/ent/schema/tenant"
+)
+
+// Background jobs. Every replica runs them at once (architecture.md,
+// "Scale"), so each takes the same locks as the booking writers it races
+// with, and none of them needs to be the only one running.
+
+// jobBatch is how many rows a background job takes per round.
+const jobBatch = 100
+
+// ExpireHolds records the active holds that have expired as expired and
+// removes their reservations, across all accounts, and returns how many it
+// expired. Readers already ignore expired holds, so this is tidiness, not
+// correctness.
+//
+// It works in rounds of up to limit due holds; their barbers are handled one
+// per transaction, under the barber's lock that every change to a barber's
+// holds and reservations takes, so it is safe beside booking writers and
+// beside other processes running it: a hold is counted by whichever of them
+// expired it.
+func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		limit = jobBatch
+	}
+	sys := tenant.System(ctx)
+	now := r.now()
+	total := 0
+	for {
+		batch, err := r.DB.Hold.Query().
+			Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
+			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
+			Select(hold.FieldID, hold.FieldBarberID).All(sys)
+		if err != nil {
+			return total, fmt.Errorf("expire holds: %w", r.dbError(err))
+		}
+		var barbers []string
+		seen := map[string]bool{}
+		for _, h := range batch {
+			if !seen[h.BarberID] {
+				seen[h.BarberID] = true
+				barbers = append(barbers, h.BarberID)
+			}
+		}
+		for _, b := range barbers {
+			n, err := r.expireBarberHolds(sys, b, now)
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("expire holds of barber %s: %w", b, err)
+			}
+		}
+		// Each round leaves none of its barbers' holds due, so the rounds
+		// end; a short round was the last.
+		if len(batch) < limit || ctx.Err() != nil {
+			return total, r.dbError(ctx.Err())
+		}
+	}
+}
+
+// expireBarberHolds expires every due hold of one barber, under the
+// barber's lock, and says how many it expired (none when another process
+// got there first).
+func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now time.Time) (int, error) {
+	var n int
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		n = 0
+		if err := r.lockBarber(ctx, tx, barberID); err != nil {
+			return err
+		}
+		// Under the lock nobody else changes these holds until we commit.
+		ids, err := tx.Hold.Query().
+			Where(hold.BarberID(barberID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
+			IDs(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if err := freeExpiredHolds(ctx, tx, barberID, now); err != nil {
+			return err
+		}
+		// A due hold that had somehow lost its reservation is expired too.
+		if err := expireHolds(ctx, tx, ids); err != nil {
+			return err
+		}
+		n = len(ids)
+		return nil
+	})
+	return n, err
+}
+
+// SendReminders writes one appointment.reminder notification for each
+// confirmed appointment that starts within lead from now (and has not
+// started) and has not been reminded of, and records reminded_at in the same
+// transaction. It returns how many it sent.
+//
+// Each appointment is reminded exactly once however many processes run it
+// at once: on PostgreSQL a round claims its appointments with SELECT ... FOR
+// UPDATE SKIP LOCKED, so concurrent rounds take disjoint rows, and each row
+// is updated only while reminded_at is still null; on SQLite every
+// transaction holds the write lock from its start, so the same re-check
+// inside the transaction suffices.
+//
+// A reminder tells of no change made by anyone, and notifications' source
+// is api or admin only: it carries the source of the appointment it reminds
+// of, like the appointment.created event before it.
+func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit int) (int, error) {
+	if limit <= 0 {
+		limit = jobBatch
+	}
+	if lead <= 0 {
+		return 0, nil
+	}
+	sys := tenant.System(ctx)
+	now := r.now()
+	total := 0
+	for {
+		var claimed, sent int
+		err := r.inTx(sys, func(tx *ent.Tx) error {
+			claimed, sent = 0, 0
+			q := tx.Appointment.Query().
+				Where(dueReminder(now, lead)...).
+				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)
+			if r.DB.Dialect == dialect.Postgres {
+				q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			as, err := q.All(sys)
+			if err != nil {
+				return err
+			}
+			claimed = len(as)
+			for _, a := range as {
+				// The account's own context, not the system one: notify
+				// owes the event to the keys it can see.
+				actx := tenant.WithAccount(ctx, a.AccountID)
+				n, err := tx.Appointment.Update().
+					Where(append(dueReminder(now, lead), appointment.ID(a.ID))...).
+					SetRemindedAt(now).Save(actx)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					continue // reminded (or changed) meanwhile
+				}
+				if err := r.notify(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
+					return err
+				}
+				sent++
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("send reminders: %w", err)
+		}
+		total += sent
+		// Every round reminds what it claimed, so the rounds end; a short
+		// round was the last.
+		if claimed < limit || sent == 0 || ctx.Err() != nil {
+			return total, r.dbError(ctx.Err())
+		}
+	}
+}
+
+// dueReminder selects the confirmed appointments not yet reminded of that
+// start after now and at most lead later.
+func dueReminder(now time.Time, lead time.Duration) []predicate.Appointment {
+	return []predicate.Appointment{
+		appointment.StatusEQ(appointment.StatusConfirmed),
+		appointment.RemindedAtIsNil(),
+		appointment.StartsAtGT(now),
+		appointment.StartsAtLTE(now.Add(lead)),
+	}
+}
+
+// RunJobs runs ExpireHolds and SendReminders about every interval (with
+// jitter, so replicas started together spread out) until ctx ends. It logs
+// what they did at debug level and their failures at warn, and never panics.
+func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duration) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTimer(jitter(every, true))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
+		t.Reset(jitter(every, false))
+	}
+}
+
+// runJob runs one job, logging its outcome; a panic is logged, not raised.
+func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, error)) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.Log.Error("background job panicked", "job", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	began := time.Now()
+	n, err := job()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopping: an interrupted job is no failure.
+	case err != nil:
+		r.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
+	default:
+		r.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
+	}
+}
+
+// jitter returns every give or take a fifth; the first wait is anywhere up
+// to every.
+func jitter(every time.Duration, first bool) time.Duration {
+	if first {
+		return rand.N(every) + 1
+	}
+	spread := every / 5
+	if spread <= 0 {
+		return every
+	}
+	return every - spread + rand.N(2*spread)
+}
