@@ -22,6 +22,8 @@ const (
 	EventCancelled   = "appointment.cancelled"
 	EventRescheduled = "appointment.rescheduled"
 	EventReminder    = "appointment.reminder"
+	EventCompleted   = "appointment.completed"
+	EventNoShow      = "appointment.no_show"
 )
 
 // loadAppointment returns an appointment with its unit, service, barber and
@@ -219,6 +221,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	case err != nil:
 		return nil, r.dbError(err)
 	}
+	r.metrics().AppointmentCreated(string(source))
 	a, err := loadAppointment(ctx, r.DB.Client, id)
 	if err != nil {
 		return nil, r.dbError(err)
@@ -264,7 +267,7 @@ func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.
 // Cancelling a cancelled appointment returns it unchanged and tells nobody.
 // Errors: validation_failed, appointment_not_found, appointment_not_cancellable.
 func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+	if _, err := require(ctx, writeScope(source)); err != nil {
 		return nil, err
 	}
 	if err := CheckCancel(reason).Err(); err != nil {
@@ -313,7 +316,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 // hold_expired, hold_already_used, hold_mismatch,
 // appointment_not_reschedulable.
 func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in model.RescheduleAppointmentInput, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+	if _, err := require(ctx, writeScope(source)); err != nil {
 		return nil, err
 	}
 	if err := CheckReschedule(in).Err(); err != nil {

@@ -53,6 +53,7 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 // nearest free slots of the same day (with the same barber when one was
 // asked for).
 func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
+	r.metrics().SlotConflict()
 	e := Errorf(CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
 	if free, err := r.freeSlots(ctx, o); err == nil {
 		e.Alternatives = slotModels(slots.Nearest(free, o.start, 3), o.loc)

@@ -29,6 +29,7 @@ const (
 	CodeHoldMismatch         = "hold_mismatch"
 	CodeNotCancellable       = "appointment_not_cancellable"
 	CodeNotReschedulable     = "appointment_not_reschedulable"
+	CodeNotMarkable          = "appointment_not_markable"
 	CodeBarberNotEligible    = "barber_not_eligible"
 	CodeServiceNotBookable   = "service_not_bookable"
 	CodeOutsideWindow        = "outside_booking_window"

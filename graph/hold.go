@@ -82,6 +82,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if err != nil {
 		return nil, r.dbError(err)
 	}
+	r.metrics().HoldCreated()
 	return r.loadHold(ctx, id)
 }
 

@@ -61,6 +61,7 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 		for _, b := range barbers {
 			n, err := r.expireBarberHolds(sys, b, now)
 			total += n
+			r.metrics().HoldsExpired(n)
 			if err != nil {
 				return total, fmt.Errorf("expire holds of barber %s: %w", b, err)
 			}

@@ -39,6 +39,7 @@ func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ st
 	if err != nil {
 		return err
 	}
+	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
 	keys, err := tx.APIKey.Query().Where(apikey.RevokedAtIsNil()).All(ctx)
 	if err != nil {
 		return err

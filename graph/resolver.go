@@ -17,6 +17,8 @@ type Resolver struct {
 	Limits Limits
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Metrics counts domain events (graph/metrics.go); nil counts nothing.
+	Metrics Metrics
 }
 
 // Limits bound what a caller may ask for.

@@ -27,6 +27,7 @@ func NewHandler(r *Resolver) *handler.Server {
 	srv.AddTransport(transport.POST{})
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
+	srv.Use(depthLimit{max: maxDepth})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return r.presentError(ctx, err)
 	})

@@ -30,6 +30,7 @@ var statusOf = map[string]int{
 	graph.CodeHoldMismatch:         http.StatusConflict,
 	graph.CodeNotCancellable:       http.StatusConflict,
 	graph.CodeNotReschedulable:     http.StatusConflict,
+	graph.CodeNotMarkable:          http.StatusConflict,
 	codePayloadTooLarge:            http.StatusRequestEntityTooLarge,
 	codeUnsupportedMediaType:       http.StatusUnsupportedMediaType,
 	graph.CodeBarberNotEligible:    http.StatusUnprocessableEntity,

@@ -30,9 +30,22 @@ type api struct {
 	m   graph.MutationResolver
 }
 
+// Option configures the v1 handler.
+type Option func(*options)
+
+type options struct{ limiter *RateLimiter }
+
+// WithRateLimiter charges every authenticated request to its key's bucket
+// in l (nil: no limit). Share one l between handlers serving the same keys.
+func WithRateLimiter(l *RateLimiter) Option { return func(o *options) { o.limiter = l } }
+
 // New returns the v1 handler, to be mounted at BasePath. It expects the
 // RequestID middleware to run before it.
-func New(res *graph.Resolver) http.Handler {
+func New(res *graph.Resolver, opts ...Option) http.Handler {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	a := &api{res: res, q: res.Query(), m: res.Mutation()}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
@@ -48,6 +61,7 @@ func New(res *graph.Resolver) http.Handler {
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(Authenticate(res, true, writeError))
+		r.Use(o.limiter.Middleware(writeError))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)

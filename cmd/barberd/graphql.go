@@ -7,14 +7,18 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"barberd/graph"
+	"barberd/rest"
 )
 
 // writeGraphQLError answers a GraphQL request refused before execution (a
-// bad API key) in GraphQL's own response form.
+// bad API key, or the key's rate limit) in GraphQL's own response form.
 func writeGraphQLError(w http.ResponseWriter, err error) {
 	status := http.StatusUnauthorized
-	if graph.ErrorCode(err) == graph.CodeUnavailable {
+	switch graph.ErrorCode(err) {
+	case graph.CodeUnavailable:
 		status = http.StatusServiceUnavailable
+	case rest.CodeRateLimited:
+		status = http.StatusTooManyRequests
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

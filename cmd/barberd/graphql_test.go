@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,20 +22,26 @@ import (
 type gqlEnv struct {
 	srv  *httptest.Server
 	keys *graph.DemoKeys
+	now  *atomic.Int64 // the server's clock in Unix nanoseconds; setNow moves it
 }
 
 func newGQLEnv(t *testing.T, db *store.DB) *gqlEnv {
 	t.Helper()
 	res := graph.NewResolver(db, nil)
-	res.Now = func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) }
+	now := new(atomic.Int64)
+	now.Store(time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC).UnixNano()) // a Monday
+	res.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 	keys, err := res.SeedDemo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(newRouter(res, db))
 	t.Cleanup(srv.Close)
-	return &gqlEnv{srv: srv, keys: keys}
+	return &gqlEnv{srv: srv, keys: keys, now: now}
 }
+
+// setNow moves the server's clock.
+func (e *gqlEnv) setNow(t time.Time) { e.now.Store(t.UnixNano()) }
 
 type gqlResponse struct {
 	Data   map[string]any `json:"data"`

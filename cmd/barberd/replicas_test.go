@@ -28,7 +28,7 @@ func TestReplicas(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range servers {
 				wg.Go(func() {
-					servers[i] = startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--database-url", dbURL)
+					servers[i] = startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--database-url", dbURL)
 				})
 			}
 			wg.Wait()

@@ -9,13 +9,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 
+	"barberd/cmd/barberd/playground"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/rest"
@@ -30,6 +31,8 @@ type serverConfig struct {
 	shutdownTimeout time.Duration
 	jobsInterval    time.Duration // 0: no background jobs
 	reminderLead    time.Duration
+	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
+	rateBurst       int
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -40,10 +43,33 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	fs, f := newFlagSet(name, stderr)
 	var c serverConfig
 	fs.StringVar(&c.addr, "addr", envOr("BARBERD_ADDR", ":8080"), "listen address (env BARBERD_ADDR)")
-	fs.DurationVar(&c.readTimeout, "read-timeout", 15*time.Second, "longest time to read a request")
-	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "longest time to write a response")
-	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection stays open")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long a stop waits for requests in flight")
+	for _, d := range []struct {
+		v         *time.Duration
+		flag, env string
+		def       time.Duration
+		usage     string
+	}{
+		{&c.readTimeout, "read-timeout", "BARBERD_READ_TIMEOUT", 15 * time.Second, "longest time to read a request"},
+		{&c.writeTimeout, "write-timeout", "BARBERD_WRITE_TIMEOUT", 30 * time.Second, "longest time to write a response"},
+		{&c.idleTimeout, "idle-timeout", "BARBERD_IDLE_TIMEOUT", 120 * time.Second, "how long an idle keep-alive connection stays open"},
+		{&c.shutdownTimeout, "shutdown-timeout", "BARBERD_SHUTDOWN_TIMEOUT", 20 * time.Second, "how long a stop waits for requests in flight"},
+	} {
+		def, err := envDuration(d.env, d.def)
+		if err != nil {
+			return err
+		}
+		fs.DurationVar(d.v, d.flag, def, d.usage+" (env "+d.env+")")
+	}
+	rateLimit, err := envFloat("BARBERD_RATE_LIMIT", 20)
+	if err != nil {
+		return err
+	}
+	rateBurst, err := envInt("BARBERD_RATE_BURST", 40)
+	if err != nil {
+		return err
+	}
+	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
+	fs.IntVar(&c.rateBurst, "rate-burst", rateBurst, "requests an API key may make at once before --rate-limit applies (env BARBERD_RATE_BURST)")
 	jobsInterval, err := envDuration("BARBERD_JOBS_INTERVAL", 15*time.Second)
 	if err != nil {
 		return err
@@ -59,6 +85,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	if c.jobsInterval < 0 || c.reminderLead < 0 {
 		return errors.New("--jobs-interval and --reminder-lead must not be negative")
+	}
+	if c.rateLimit < 0 || c.rateBurst < 1 {
+		return errors.New("--rate-limit must not be negative and --rate-burst must be at least 1")
 	}
 	res, db, err := f.open(ctx, stderr)
 	if err != nil {
@@ -121,6 +150,34 @@ func envDuration(key string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// envFloat reads a number from the environment, or returns def when the
+// variable is unset.
+func envFloat(key string, def float64) (float64, error) {
+	v, ok := os.LookupEnv(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return f, nil
+}
+
+// envInt reads an integer from the environment, or returns def when the
+// variable is unset.
+func envInt(key string, def int) (int, error) {
+	v, ok := os.LookupEnv(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return n, nil
+}
+
 func portOf(addr net.Addr) string {
 	s := addr.String()
 	return s[strings.LastIndex(s, ":"):]
@@ -129,6 +186,8 @@ func portOf(addr net.Addr) string {
 // serve runs the HTTP server (and the background jobs) on ln until ctx
 // ends, then drains requests in flight for up to the shutdown timeout.
 func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB) error {
+	metrics := rest.NewMetrics(db.SQL)
+	res.Metrics = metrics // before the jobs start: they count too
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	var jobs sync.WaitGroup
 	defer jobs.Wait()
@@ -137,7 +196,7 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead) })
 	}
 	srv := &http.Server{
-		Handler:           newRouter(res, db),
+		Handler:           routes(res, db, c, metrics),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.readTimeout,
 		WriteTimeout:      c.writeTimeout,
@@ -165,11 +224,23 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	return nil
 }
 
-// newRouter assembles every route of the server.
+// newRouter assembles every route of the server, without a rate limit.
 func newRouter(res *graph.Resolver, db *store.DB) http.Handler {
+	return routes(res, db, serverConfig{}, rest.NewMetrics(db.SQL))
+}
+
+// routes assembles every route of the server. /metrics needs no API key:
+// expose it only on an internal network.
+func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Metrics) http.Handler {
+	limiter := rest.NewRateLimiter(c.rateLimit, c.rateBurst) // nil when disabled
+	if limiter != nil {
+		limiter.OnLimited = metrics.RateLimited
+	}
 	r := chi.NewRouter()
+	r.Use(metrics.Middleware) // first: it sees the 500 of a recovered panic
 	r.Use(rest.Middleware(res.Log)...)
-	r.NotFound(rest.New(res).ServeHTTP) // unknown routes get a problem+json 404
+	r.NotFound(rest.New(res, rest.WithRateLimiter(limiter)).ServeHTTP) // unknown routes get a problem+json 404
+	r.Handle("/metrics", metrics.Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -186,11 +257,10 @@ func newRouter(res *graph.Resolver, db *store.DB) http.Handler {
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	r.Mount(rest.BasePath, rest.New(res))
+	r.Mount(rest.BasePath, rest.New(res, rest.WithRateLimiter(limiter)))
 	gql := graph.NewHandler(res)
-	r.Handle("/graphql", rest.Authenticate(res, false, func(w http.ResponseWriter, r *http.Request, err error) {
-		writeGraphQLError(w, err)
-	})(gql))
-	r.Handle("/playground", playground.Handler("barberd GraphQL", "/graphql"))
+	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
+	r.Handle("/graphql", rest.Authenticate(res, false, gqlError)(limiter.Middleware(gqlError)(gql)))
+	r.Mount("/playground", playground.Handler("/playground", "/graphql")) // GraphiQL, embedded: works offline
 	return r
 }

@@ -12,6 +12,15 @@ type AckNotificationsPayload struct {
 	Acknowledged int `json:"acknowledged"`
 }
 
+type AddTimeOffInput struct {
+	BarberID string `json:"barberId"`
+	// Instants (RFC 3339); endsAt after startsAt.
+	StartsAt time.Time `json:"startsAt"`
+	EndsAt   time.Time `json:"endsAt"`
+	// At most 500 characters.
+	Reason *string `json:"reason,omitempty"`
+}
+
 type Availability struct {
 	UnitID    string  `json:"unitId"`
 	ServiceID string  `json:"serviceId"`
@@ -37,6 +46,27 @@ type ClientInput struct {
 	Email *string `json:"email,omitempty"`
 }
 
+// A wall-clock span within a day, in the unit's time zone.
+type ClockSpanInput struct {
+	// HH:MM.
+	From string `json:"from"`
+	// HH:MM, after from; 24:00 is midnight at the end of the day.
+	To string `json:"to"`
+}
+
+type CreateAPIKeyInput struct {
+	// 1 to 200 characters, to tell keys apart.
+	Name string `json:"name"`
+	// Scopes of rest-v1.md: context:read, catalog:read, availability:read, holds:write, appointments:read, appointments:write, notifications:read, admin.
+	Scopes []string `json:"scopes"`
+}
+
+type CreateAPIKeyPayload struct {
+	// The key itself, shown only this once: barberd keeps only a hash.
+	Secret string      `json:"secret"`
+	APIKey *ent.APIKey `json:"apiKey"`
+}
+
 type CreateAppointmentInput struct {
 	UnitID    string  `json:"unitId"`
 	ServiceID string  `json:"serviceId"`
@@ -53,6 +83,54 @@ type CreateAppointmentPayload struct {
 	Appointment *ent.Appointment `json:"appointment"`
 	// True when externalReference had been used before: nothing was created.
 	Replayed bool `json:"replayed"`
+}
+
+type CreateBarberInput struct {
+	// 1 to 200 characters.
+	Name string `json:"name"`
+	// Default true.
+	Active *bool `json:"active,omitempty"`
+	// The units the barber works at.
+	UnitIds []string `json:"unitIds,omitempty"`
+	// The services the barber performs.
+	ServiceIds []string `json:"serviceIds,omitempty"`
+}
+
+type CreateServiceInput struct {
+	// 1 to 200 characters.
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
+	// 1..1440.
+	DurationMinutes int `json:"durationMinutes"`
+	// Cleanup time after the service in which the barber takes no other client: 0..240. Default 0.
+	BufferMinutes *int `json:"bufferMinutes,omitempty"`
+	// In minor units of priceCurrency (cents), at least 0.
+	PriceAmount int `json:"priceAmount"`
+	// ISO 4217, three capital letters, e.g. EUR.
+	PriceCurrency string `json:"priceCurrency"`
+	// Default true.
+	Active *bool `json:"active,omitempty"`
+	// Whether chatbots may book it. Default true.
+	BookableOnline *bool `json:"bookableOnline,omitempty"`
+	// The units offering it.
+	UnitIds []string `json:"unitIds,omitempty"`
+}
+
+// A unit: a barbershop location with its time zone and booking policy.
+type CreateUnitInput struct {
+	// 1 to 200 characters.
+	Name string `json:"name"`
+	// IANA time zone name, e.g. Europe/Lisbon.
+	Timezone string  `json:"timezone"`
+	Address  *string `json:"address,omitempty"`
+	// E.164 when given, e.g. +351213000000.
+	Phone *string `json:"phone,omitempty"`
+	// Slots start every this many minutes from the start of each working interval: 5..240, a multiple of 5. Default 15.
+	SlotStepMinutes *int `json:"slotStepMinutes,omitempty"`
+	// Bookings must start at least this many minutes from now: 0..43200 (30 days). Default 60.
+	MinLeadMinutes *int `json:"minLeadMinutes,omitempty"`
+	// Bookings may be made at most this many days ahead: 0..730. Default 365.
+	HorizonDays *int `json:"horizonDays,omitempty"`
 }
 
 type HoldSlotInput struct {
@@ -81,6 +159,13 @@ type RescheduleAppointmentInput struct {
 	HoldID   *string `json:"holdId,omitempty"`
 }
 
+// A barber's whole week at one unit: weekdays not listed are days off there.
+type SetWorkingHoursInput struct {
+	BarberID string             `json:"barberId"`
+	UnitID   string             `json:"unitId"`
+	Days     []*WorkingDayInput `json:"days"`
+}
+
 // A free time at which a service can be booked with a barber.
 type Slot struct {
 	// Unit-local wall time, YYYY-MM-DDTHH:MM:SS.
@@ -89,4 +174,50 @@ type Slot struct {
 	StartsAtUtc time.Time `json:"startsAtUtc"`
 	EndsAtUtc   time.Time `json:"endsAtUtc"`
 	BarberID    string    `json:"barberId"`
+}
+
+// Changes to a barber; omitted fields stay. unitIds and serviceIds, when given, replace the sets.
+type UpdateBarberInput struct {
+	Name       *string  `json:"name,omitempty"`
+	Active     *bool    `json:"active,omitempty"`
+	UnitIds    []string `json:"unitIds,omitempty"`
+	ServiceIds []string `json:"serviceIds,omitempty"`
+}
+
+// Changes to a service; omitted fields stay. unitIds, when given, replaces the set of units offering it.
+type UpdateServiceInput struct {
+	Name            *string  `json:"name,omitempty"`
+	Description     *string  `json:"description,omitempty"`
+	DurationMinutes *int     `json:"durationMinutes,omitempty"`
+	BufferMinutes   *int     `json:"bufferMinutes,omitempty"`
+	PriceAmount     *int     `json:"priceAmount,omitempty"`
+	PriceCurrency   *string  `json:"priceCurrency,omitempty"`
+	Active          *bool    `json:"active,omitempty"`
+	BookableOnline  *bool    `json:"bookableOnline,omitempty"`
+	UnitIds         []string `json:"unitIds,omitempty"`
+}
+
+// Changes to a unit; omitted fields stay as they are.
+type UpdateUnitInput struct {
+	Name     *string `json:"name,omitempty"`
+	Timezone *string `json:"timezone,omitempty"`
+	Address  *string `json:"address,omitempty"`
+	Phone    *string `json:"phone,omitempty"`
+	// An inactive unit is not listed nor bookable; its appointments stay.
+	Active          *bool `json:"active,omitempty"`
+	SlotStepMinutes *int  `json:"slotStepMinutes,omitempty"`
+	MinLeadMinutes  *int  `json:"minLeadMinutes,omitempty"`
+	HorizonDays     *int  `json:"horizonDays,omitempty"`
+}
+
+// One weekday's hours of a barber at a unit.
+type WorkingDayInput struct {
+	// 0 = Sunday ... 6 = Saturday. At most one entry per weekday.
+	Weekday int `json:"weekday"`
+	// HH:MM, unit-local.
+	OpensAt string `json:"opensAt"`
+	// HH:MM after opensAt, unit-local; 24:00 allowed.
+	ClosesAt string `json:"closesAt"`
+	// Inside the hours and not overlapping each other.
+	Breaks []*ClockSpanInput `json:"breaks,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -68,7 +69,7 @@ func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
 func parseURL(raw string) (driver, dsn, dia string, err error) {
 	switch {
 	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
-		return "postgres", raw, dialect.Postgres, nil
+		return "postgres", withConnectTimeout(raw), dialect.Postgres, nil
 	case strings.HasPrefix(raw, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//")
 		if path == "" {
@@ -94,6 +95,29 @@ func parseURL(raw string) (driver, dsn, dia string, err error) {
 	}
 }
 
+// defaultConnectTimeout bounds, in seconds, connecting to PostgreSQL: the
+// TCP connection and the startup handshake. Without it lib/pq waits forever
+// on a database host that has gone silent, ignoring the request's context,
+// and every request needing a new connection hangs with it instead of
+// answering 503.
+const defaultConnectTimeout = "3"
+
+// withConnectTimeout adds connect_timeout to a PostgreSQL URL that sets
+// none (in the URL or PGCONNECT_TIMEOUT).
+func withConnectTimeout(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || os.Getenv("PGCONNECT_TIMEOUT") != "" {
+		return raw
+	}
+	q := u.Query()
+	if q.Has("connect_timeout") {
+		return raw
+	}
+	q.Set("connect_timeout", defaultConnectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // redact hides a password in a database URL, for messages and logs.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
@@ -108,3 +132,11 @@ func redact(raw string) string {
 
 // Redact hides the password of a database URL.
 func Redact(raw string) string { return redact(raw) }
+
+// WithDriver returns a DB on the same connections whose ent client talks
+// through wrap(driver); tests count SQL statements this way, e.g. with
+// dialect.DebugWithContext. Close the original, not the copy.
+func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
+	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db.SQL, Dialect: db.Dialect}
+}

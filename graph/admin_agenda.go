@@ -1,0 +1,67 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"entgo.io/contrib/entgql"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/hold"
+	"barberd/graph/slots"
+)
+
+// agenda is one unit's appointments of one local day, by start time, as a
+// Relay connection; where narrows it further (barber, status, customer...).
+// Edges the query selects are loaded eagerly, a query per edge for the
+// whole page. Errors: validation_failed, unit_not_found.
+func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	day, err := slots.ParseDate(date)
+	if err != nil {
+		return nil, (&Problems{{Field: "date", Message: "must be a day in the form YYYY-MM-DD"}}).Err()
+	}
+	u, err := anyUnit(ctx, r.DB.Client, unitID)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	loc, err := mustZone(u.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	// The local day may be 23 or 25 hours long: its bounds are two midnights.
+	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
+	to := time.Date(day.Year, day.Month, day.Day+1, 0, 0, 0, 0, loc)
+	byStart := &ent.AppointmentOrder{Direction: entgql.OrderDirectionAsc, Field: ent.AppointmentOrderFieldStartsAt}
+	conn, err := r.DB.Appointment.Query().
+		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC())).
+		Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(byStart), ent.WithAppointmentFilter(where.Filter))
+	return conn, r.dbError(err)
+}
+
+// activeHolds lists the holds blocking a slot right now, by start time,
+// optionally of one unit or barber.
+func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string) ([]*ent.Hold, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	// effectiveStatus(h, now) == active, in SQL.
+	q := r.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
+	if unitID != nil {
+		q.Where(hold.UnitID(*unitID))
+	}
+	if barberID != nil {
+		q.Where(hold.BarberID(*barberID))
+	}
+	q, err := q.CollectFields(ctx)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	// CollectFields loads the selected edges for all holds at once, and
+	// only the selected columns.
+	hs, err := q.Order(hold.ByStartsAt(), hold.ByID()).All(ctx)
+	return hs, r.dbError(err)
+}

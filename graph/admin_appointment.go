@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/notification"
+	"barberd/ent/reservation"
+	"barberd/graph/slots"
+)
+
+// writeScope is the scope a change to an appointment needs: the shop's own
+// changes (source admin) need admin, a chatbot's appointments:write.
+func writeScope(source appointment.Source) string {
+	if source == appointment.SourceAdmin {
+		return ScopeAdmin
+	}
+	return ScopeAppointmentsWrite
+}
+
+// markAppointment records how a confirmed appointment that has started
+// ended (completed or no_show), frees the rest of its time and tells the
+// account, with source admin, in the same transaction. Marking it with the
+// status it already has changes nothing and tells nobody again.
+// Errors: appointment_not_found, appointment_not_markable.
+func (r *Resolver) markAppointment(ctx context.Context, id string, status appointment.Status) (*ent.Appointment, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	event := EventCompleted
+	if status == appointment.StatusNoShow {
+		event = EventNoShow
+	}
+	label := strings.ReplaceAll(string(status), "_", "-")
+	now := r.now()
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).WithUnit().Only(ctx)
+		if ent.IsNotFound(err) {
+			return Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case a.Status == status:
+			return nil
+		case a.Status != appointment.StatusConfirmed:
+			return Errorf(CodeNotMarkable, "Only a confirmed appointment can be marked %s; this one is %s.", label, strings.ReplaceAll(string(a.Status), "_", "-"))
+		case a.StartsAt.After(now):
+			loc, err := mustZone(a.Edges.Unit.Timezone)
+			if err != nil {
+				return err
+			}
+			return Errorf(CodeNotMarkable, "The appointment starts at %s; it can be marked %s once it has started.", slots.Local(a.StartsAt, loc), label)
+		}
+		if err := tx.Appointment.UpdateOne(a).SetStatus(status).AddVersion(1).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.Reservation.Delete().Where(reservation.AppointmentID(a.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		return r.notify(ctx, tx, a.ID, event, notification.SourceAdmin, nil)
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id)
+	return a, r.dbError(err)
+}

@@ -1,0 +1,416 @@
+package graph
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"barberd/ent"
+	"barberd/ent/service"
+	"barberd/ent/unit"
+	"barberd/graph/model"
+)
+
+// Catalog administration (scope admin): units, services and barbers. Every
+// lookup goes through the tenant-filtered client, so another account's id
+// is "not found"; rows are always read before they are changed, because
+// ent's update and delete builders do not pass the tenant filter.
+// Field names in validation errors are the GraphQL input names.
+
+// Policy bounds of a unit.
+const (
+	minSlotStep, maxSlotStep = 5, 240
+	maxMinLeadMinutes        = 30 * 24 * 60
+	maxHorizonDays           = 730
+	maxServiceMinutes        = 24 * 60
+	maxBufferMinutes         = 240
+)
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+func checkName(p *Problems, field string, v *string) {
+	if v != nil {
+		checkLength(p, field, *v, 1, 200)
+	}
+}
+
+func checkRange(p *Problems, field string, v *int, lo, hi int) {
+	if v != nil && (*v < lo || *v > hi) {
+		p.Add(field, "must be between %d and %d", lo, hi)
+	}
+}
+
+// unitFields are a unit's settable fields; nil means not given.
+type unitFields struct {
+	name, timezone, address, phone *string
+	active                         *bool
+	step, lead, horizon            *int
+}
+
+func (f unitFields) check() Problems {
+	var p Problems
+	checkName(&p, "name", f.name)
+	if f.timezone != nil {
+		if _, err := Zone(*f.timezone); err != nil {
+			p.Add("timezone", "must be an IANA time zone name such as Europe/Lisbon")
+		}
+	}
+	if f.address != nil && utf8.RuneCountInString(*f.address) > 500 {
+		p.Add("address", "must be at most 500 characters")
+	}
+	if f.phone != nil && *f.phone != "" && !e164.MatchString(*f.phone) {
+		p.Add("phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +351213000000")
+	}
+	if f.step != nil && (*f.step < minSlotStep || *f.step > maxSlotStep || *f.step%5 != 0) {
+		p.Add("slotStepMinutes", "must be a multiple of 5 between %d and %d", minSlotStep, maxSlotStep)
+	}
+	checkRange(&p, "minLeadMinutes", f.lead, 0, maxMinLeadMinutes)
+	checkRange(&p, "horizonDays", f.horizon, 0, maxHorizonDays)
+	return p
+}
+
+func (f unitFields) apply(m *ent.UnitMutation) {
+	if f.name != nil {
+		m.SetName(strings.TrimSpace(*f.name))
+	}
+	if f.timezone != nil {
+		m.SetTimezone(*f.timezone)
+	}
+	if f.address != nil {
+		m.SetAddress(strings.TrimSpace(*f.address))
+	}
+	if f.phone != nil {
+		m.SetPhone(*f.phone)
+	}
+	if f.active != nil {
+		m.SetActive(*f.active)
+	}
+	if f.step != nil {
+		m.SetSlotStepMinutes(*f.step)
+	}
+	if f.lead != nil {
+		m.SetMinLeadMinutes(*f.lead)
+	}
+	if f.horizon != nil {
+		m.SetHorizonDays(*f.horizon)
+	}
+}
+
+// createUnit adds a unit to the caller's account.
+// Errors: validation_failed.
+func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*ent.Unit, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	f := unitFields{name: &in.Name, timezone: &in.Timezone, address: in.Address, phone: in.Phone,
+		step: in.SlotStepMinutes, lead: in.MinLeadMinutes, horizon: in.HorizonDays}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var u *ent.Unit
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		c := tx.Unit.Create().SetAccountID(v.AccountID)
+		f.apply(c.Mutation())
+		u, err = c.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return u.Unwrap(), nil
+}
+
+// updateUnit changes the given fields of a unit, active or not.
+// Errors: validation_failed, unit_not_found.
+func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUnitInput) (*ent.Unit, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	f := unitFields{name: in.Name, timezone: in.Timezone, address: in.Address, phone: in.Phone, active: in.Active,
+		step: in.SlotStepMinutes, lead: in.MinLeadMinutes, horizon: in.HorizonDays}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var u *ent.Unit
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		old, err := anyUnit(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		upd := tx.Unit.UpdateOne(old)
+		f.apply(upd.Mutation())
+		u, err = upd.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return u.Unwrap(), nil
+}
+
+// anyUnit returns the unit with the given id, active or not.
+// Errors: unit_not_found.
+func anyUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
+	u, err := c.Unit.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeUnitNotFound, "No unit %q.", id)
+	}
+	return u, err
+}
+
+// unitIDs checks that every id names a unit of the account (active or not)
+// and returns them without repeats. Errors: unit_not_found.
+func unitIDs(ctx context.Context, c *ent.Client, ids []string) ([]string, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	found, err := c.Unit.Query().Where(unit.IDIn(ids...)).IDs(ctx)
+	return allFound(ids, found, err, CodeUnitNotFound, "unit")
+}
+
+// serviceIDs checks that every id names a service of the account and
+// returns them without repeats. Errors: service_not_found.
+func serviceIDs(ctx context.Context, c *ent.Client, ids []string) ([]string, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	found, err := c.Service.Query().Where(service.IDIn(ids...)).IDs(ctx)
+	return allFound(ids, found, err, CodeServiceNotFound, "service")
+}
+
+// allFound returns ids when the tenant-filtered query found every one,
+// else code naming the first missing.
+func allFound(ids, found []string, err error, code, what string) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if !slices.Contains(found, id) {
+			return nil, Errorf(code, "No %s %q.", what, id)
+		}
+	}
+	return ids, nil
+}
+
+// serviceFields are a service's settable fields; nil means not given.
+type serviceFields struct {
+	name, description, currency *string
+	duration, buffer            *int
+	price                       *int
+	active, online              *bool
+	unitIDs                     []string // nil: not given
+}
+
+func (f serviceFields) check() Problems {
+	var p Problems
+	checkName(&p, "name", f.name)
+	if f.description != nil && utf8.RuneCountInString(*f.description) > 2000 {
+		p.Add("description", "must be at most 2000 characters")
+	}
+	checkRange(&p, "durationMinutes", f.duration, 1, maxServiceMinutes)
+	checkRange(&p, "bufferMinutes", f.buffer, 0, maxBufferMinutes)
+	if f.price != nil && *f.price < 0 {
+		p.Add("priceAmount", "must not be negative")
+	}
+	if f.currency != nil && !currencyCode.MatchString(*f.currency) {
+		p.Add("priceCurrency", "must be an ISO 4217 code of three capital letters, e.g. EUR")
+	}
+	return p
+}
+
+// apply sets the fields on m; units are those checked by unitIDs.
+func (f serviceFields) apply(m *ent.ServiceMutation, units []string) {
+	if f.name != nil {
+		m.SetName(strings.TrimSpace(*f.name))
+	}
+	if f.description != nil {
+		m.SetDescription(strings.TrimSpace(*f.description))
+	}
+	if f.duration != nil {
+		m.SetDurationMinutes(*f.duration)
+	}
+	if f.buffer != nil {
+		m.SetBufferMinutes(*f.buffer)
+	}
+	if f.price != nil {
+		m.SetPriceAmount(int64(*f.price))
+	}
+	if f.currency != nil {
+		m.SetPriceCurrency(*f.currency)
+	}
+	if f.active != nil {
+		m.SetActive(*f.active)
+	}
+	if f.online != nil {
+		m.SetBookableOnline(*f.online)
+	}
+	if f.unitIDs != nil {
+		m.ClearUnits()
+		m.AddUnitIDs(units...)
+	}
+}
+
+// createService adds a service, offered at the given units.
+// Errors: validation_failed, unit_not_found.
+func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInput) (*ent.Service, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	f := serviceFields{name: &in.Name, description: in.Description, currency: &in.PriceCurrency,
+		duration: &in.DurationMinutes, buffer: in.BufferMinutes, price: &in.PriceAmount,
+		active: in.Active, online: in.BookableOnline, unitIDs: in.UnitIds}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var s *ent.Service
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		ids, err := unitIDs(ctx, tx.Client(), f.unitIDs)
+		if err != nil {
+			return err
+		}
+		c := tx.Service.Create().SetAccountID(v.AccountID)
+		f.apply(c.Mutation(), ids)
+		s, err = c.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return s.Unwrap(), nil
+}
+
+// updateService changes the given fields of a service; unitIds, when
+// given, replaces the units offering it.
+// Errors: validation_failed, service_not_found, unit_not_found.
+func (r *Resolver) updateService(ctx context.Context, id string, in model.UpdateServiceInput) (*ent.Service, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	f := serviceFields{name: in.Name, description: in.Description, currency: in.PriceCurrency,
+		duration: in.DurationMinutes, buffer: in.BufferMinutes, price: in.PriceAmount,
+		active: in.Active, online: in.BookableOnline, unitIDs: in.UnitIds}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var s *ent.Service
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		old, err := findService(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		if f.unitIDs != nil {
+			if ids, err = unitIDs(ctx, tx.Client(), f.unitIDs); err != nil {
+				return err
+			}
+		}
+		upd := tx.Service.UpdateOne(old)
+		f.apply(upd.Mutation(), ids)
+		s, err = upd.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return s.Unwrap(), nil
+}
+
+// barberFields are a barber's settable fields; nil means not given.
+type barberFields struct {
+	name              *string
+	active            *bool
+	unitIDs, services []string // nil: not given
+}
+
+func (f barberFields) check() Problems {
+	var p Problems
+	checkName(&p, "name", f.name)
+	return p
+}
+
+// apply sets the fields on m, with the unit and service ids that
+// unitIDs and serviceIDs checked.
+func (f barberFields) apply(ctx context.Context, c *ent.Client, m *ent.BarberMutation) error {
+	if f.name != nil {
+		m.SetName(strings.TrimSpace(*f.name))
+	}
+	if f.active != nil {
+		m.SetActive(*f.active)
+	}
+	if f.unitIDs != nil {
+		ids, err := unitIDs(ctx, c, f.unitIDs)
+		if err != nil {
+			return err
+		}
+		m.ClearUnits()
+		m.AddUnitIDs(ids...)
+	}
+	if f.services != nil {
+		ids, err := serviceIDs(ctx, c, f.services)
+		if err != nil {
+			return err
+		}
+		m.ClearServices()
+		m.AddServiceIDs(ids...)
+	}
+	return nil
+}
+
+// createBarber adds a barber working at the given units and performing the
+// given services. Errors: validation_failed, unit_not_found, service_not_found.
+func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput) (*ent.Barber, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	f := barberFields{name: &in.Name, active: in.Active, unitIDs: in.UnitIds, services: in.ServiceIds}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var b *ent.Barber
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		c := tx.Barber.Create().SetAccountID(v.AccountID)
+		if err := f.apply(ctx, tx.Client(), c.Mutation()); err != nil {
+			return err
+		}
+		b, err = c.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return b.Unwrap(), nil
+}
+
+// updateBarber changes the given fields of a barber; unitIds and
+// serviceIds, when given, replace the sets.
+// Errors: validation_failed, barber_not_found, unit_not_found, service_not_found.
+func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateBarberInput) (*ent.Barber, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	f := barberFields{name: in.Name, active: in.Active, unitIDs: in.UnitIds, services: in.ServiceIds}
+	if err := f.check().Err(); err != nil {
+		return nil, err
+	}
+	var b *ent.Barber
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		old, err := findBarber(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		upd := tx.Barber.UpdateOne(old)
+		if err := f.apply(ctx, tx.Client(), upd.Mutation()); err != nil {
+			return err
+		}
+		b, err = upd.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	return b.Unwrap(), nil
+}
+
+// inactive is the Active of an update that deactivates.
+func inactive() *bool { f := false; return &f }

@@ -1,0 +1,154 @@
+package rest
+
+import (
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"barberd/graph"
+)
+
+// Metrics are the Prometheus metrics of one server: HTTP requests (by route
+// pattern, method and status) and their latency, the domain events of
+// graph.Metrics, rate-limited requests, the database pool, and the Go
+// runtime and process. Each Metrics has its own registry, so tests can
+// make as many as they like.
+//
+// Labels are bounded: the route is chi's pattern (never the raw path), and
+// a request that matched no route is "unmatched".
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	latency       *prometheus.HistogramVec
+	appointments  *prometheus.CounterVec
+	conflicts     prometheus.Counter
+	holdsCreated  prometheus.Counter
+	holdsExpired  prometheus.Counter
+	notifications *prometheus.CounterVec
+	rateLimited   prometheus.Counter
+}
+
+var _ graph.Metrics = (*Metrics)(nil)
+
+// NewMetrics returns the metrics of a server over db (nil: no pool stats).
+func NewMetrics(db *sql.DB) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barberd_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "barberd_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by route pattern and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+		appointments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barberd_appointments_created_total",
+			Help: "Appointments booked (replayed creates not counted), by source (api, admin).",
+		}, []string{"source"}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_slot_conflicts_total",
+			Help: "Creates, reschedules and holds refused because the slot was taken (slot_unavailable).",
+		}),
+		holdsCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_holds_created_total",
+			Help: "Slot holds created.",
+		}),
+		holdsExpired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_holds_expired_total",
+			Help: "Holds recorded as expired by the background job on this replica.",
+		}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barberd_notifications_written_total",
+			Help: "Notifications committed, by type.",
+		}, []string{"type"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_rate_limited_requests_total",
+			Help: "Requests refused with 429 by the per-key rate limit of this replica.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
+		m.holdsExpired, m.notifications, m.rateLimited,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if db != nil {
+		// go_sql_open_connections, go_sql_in_use_connections,
+		// go_sql_idle_connections, go_sql_wait_count_total,
+		// go_sql_wait_duration_seconds_total, ... {db_name="barberd"}
+		reg.MustRegister(collectors.NewDBStatsCollector(db, "barberd"))
+	}
+	return m
+}
+
+// Registry is where the metrics are registered; more may be added.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus exposition format. It needs
+// no API key: expose it only on an internal network (or have the proxy in
+// front of barberd refuse /metrics from outside).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Middleware counts and times every request by route pattern. Put it first
+// in the chain, before Recover, so recovered panics count as the 500s they
+// become.
+func (m *Metrics) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		defer func() {
+			// Also when a panic goes through (http.ErrAbortHandler).
+			route := "unmatched"
+			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+				route = rc.RoutePattern()
+			}
+			method := methodLabel(r.Method)
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK // nothing written: net/http answers 200
+			}
+			m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+			m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+		}()
+		next.ServeHTTP(ww, r)
+	})
+}
+
+// methodLabel bounds the method label to the standard methods.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// AppointmentCreated implements graph.Metrics.
+func (m *Metrics) AppointmentCreated(source string) { m.appointments.WithLabelValues(source).Inc() }
+
+// SlotConflict implements graph.Metrics.
+func (m *Metrics) SlotConflict() { m.conflicts.Inc() }
+
+// HoldCreated implements graph.Metrics.
+func (m *Metrics) HoldCreated() { m.holdsCreated.Inc() }
+
+// HoldsExpired implements graph.Metrics.
+func (m *Metrics) HoldsExpired(n int) { m.holdsExpired.Add(float64(n)) }
+
+// NotificationWritten implements graph.Metrics.
+func (m *Metrics) NotificationWritten(typ string) { m.notifications.WithLabelValues(typ).Inc() }
+
+// RateLimited counts a request refused by the rate limiter; set it as
+// RateLimiter.OnLimited.
+func (m *Metrics) RateLimited() { m.rateLimited.Inc() }

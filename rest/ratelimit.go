@@ -1,0 +1,186 @@
+package rest
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"barberd/graph"
+)
+
+// CodeRateLimited is the error code of a request refused by the rate
+// limiter (429).
+const CodeRateLimited = codeRateLimited
+
+// RateLimiter limits requests per API key with a token bucket per key id:
+// each key may make Burst requests at once and PerSecond a second sustained.
+//
+// The buckets live in process memory, one set per replica: this is the one
+// state architecture.md ("Scale") lets replicas keep to themselves. With N
+// replicas behind a load balancer a key may therefore make up to N times the
+// configured rate in all. That is acceptable because the limit protects each
+// process (and, through it, the shared database's connection pool) from one
+// noisy key, not a billing quota: every replica still holds its own share to
+// the configured rate, the load balancer spreads a key's requests over them,
+// and keeping the counters exact across replicas would put a shared store
+// (and a round trip) on the path of every request. Set the per-replica rate
+// with the replica count in mind.
+//
+// Only authenticated requests are charged, to their key; a request with a
+// bad key never reaches the limiter (it is refused by Authenticate, at the
+// cost of one indexed lookup of the key's hash). A per-client-IP limit on
+// failed authentication is deliberately left out: behind a load balancer
+// RemoteAddr is the balancer's, so such a limit would throttle everyone at
+// once unless X-Forwarded-For were trusted, which needs configuration of
+// the trusted proxies; brute-forcing a 256-bit secret is hopeless anyway.
+//
+// A bucket left alone long enough to refill completely is indistinguishable
+// from a new one, so idle buckets are evicted: memory stays proportional to
+// the keys active in the last few seconds (at most the number of valid keys).
+type RateLimiter struct {
+	limit rate.Limit
+	burst int
+	// full is how long an empty bucket takes to refill; a bucket idle that
+	// long may be dropped.
+	full time.Duration
+	// OnLimited, when set, is called for every refused request (metrics).
+	OnLimited func()
+	// Now is the clock; tests may replace it before the first request.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	lastSweep time.Time
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	last time.Time // last request charged
+}
+
+// sweepEvery is how often, at most, idle buckets are looked for.
+const sweepEvery = time.Minute
+
+// NewRateLimiter returns a limiter allowing perSecond requests a second per
+// key with bursts of burst (at least 1), or nil, which limits nothing, when
+// perSecond is not positive.
+func NewRateLimiter(perSecond float64, burst int) *RateLimiter {
+	if perSecond <= 0 || math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
+		return nil
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	full := time.Duration(float64(burst) / perSecond * float64(time.Second))
+	return &RateLimiter{
+		limit: rate.Limit(perSecond), burst: burst, full: max(full, time.Second),
+		Now: time.Now, buckets: map[string]*bucket{},
+	}
+}
+
+// Decision is the outcome of charging one request to a key.
+type Decision struct {
+	Allowed    bool
+	Limit      int           // the bucket's size (burst)
+	Remaining  int           // whole requests left at once
+	Reset      time.Duration // until the bucket is full again
+	RetryAfter time.Duration // until the next request would pass (when refused)
+}
+
+// Allow charges one request to key and tells whether it may go on.
+func (l *RateLimiter) Allow(key string) Decision {
+	now := l.Now()
+	l.mu.Lock()
+	if now.Sub(l.lastSweep) >= sweepEvery {
+		l.sweep(now)
+	}
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
+		l.buckets[key] = b
+	}
+	b.last = now
+	l.mu.Unlock()
+
+	d := Decision{Limit: l.burst}
+	d.Allowed = b.lim.AllowN(now, 1)
+	tokens := b.lim.TokensAt(now)
+	d.Remaining = max(int(math.Floor(tokens)), 0)
+	d.Reset = l.wait(float64(l.burst) - tokens)
+	if !d.Allowed {
+		d.RetryAfter = l.wait(1 - tokens)
+	}
+	return d
+}
+
+// wait is how long the bucket takes to gain tokens.
+func (l *RateLimiter) wait(tokens float64) time.Duration {
+	if tokens <= 0 {
+		return 0
+	}
+	return time.Duration(tokens / float64(l.limit) * float64(time.Second))
+}
+
+// sweep drops the buckets idle long enough to have refilled. Callers hold mu.
+func (l *RateLimiter) sweep(now time.Time) {
+	l.lastSweep = now
+	for k, b := range l.buckets {
+		if now.Sub(b.last) >= l.full {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// Len is how many buckets the limiter holds.
+func (l *RateLimiter) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// Middleware charges each authenticated request (one with a viewer, put in
+// the context by Authenticate, which must run before it) to its key id and
+// sets RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (draft-ietf-
+// httpapi-ratelimit-headers: a quota, what is left of it, and seconds until
+// it is whole again). A request over the limit gets Retry-After (whole
+// seconds, at least 1) and is refused through onLimited with a
+// rate_limited error, in the caller's own error format. Requests without a
+// viewer pass uncharged. A nil limiter limits nothing.
+func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			v, ok := graph.ViewerFrom(r.Context())
+			if !ok || v == nil || v.KeyID == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d := l.Allow(v.KeyID)
+			h := w.Header()
+			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(d.Reset, 0)))
+			if !d.Allowed {
+				if l.OnLimited != nil {
+					l.OnLimited()
+				}
+				h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.RetryAfter, 1)))
+				onLimited(w, r, graph.Errorf(codeRateLimited,
+					"Too many requests for this API key; retry after %d seconds.", ceilSeconds(d.RetryAfter, 1)))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// ceilSeconds rounds d up to whole seconds, at least least.
+func ceilSeconds(d time.Duration, least int) int {
+	return max(int(math.Ceil(d.Seconds())), least)
+}
