@@ -46,10 +46,15 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 	e, ok := AsError(err)
 	if !ok {
 		var ge *gqlerror.Error
-		if errors.As(err, &ge) && ge.Unwrap() == nil {
+		switch {
+		case errors.As(err, &ge) && ge.Unwrap() == nil:
 			return gqlErr // gqlgen's own error about the query: safe to show
+		case badArgument(ctx):
+			// The client's argument could not be read (a malformed cursor, say).
+			e = &Error{Code: CodeValidationFailed, Message: gqlErr.Message}
+		default:
+			e = &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
 		}
-		e = &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
 	}
 	if e.Code == CodeInternal || e.Code == CodeUnavailable {
 		r.Log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
@@ -74,6 +79,14 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 		gqlErr.Extensions["alternatives"] = alts
 	}
 	return gqlErr
+}
+
+// badArgument reports whether the error being presented arose while the
+// field's arguments were read: gqlgen then has not set them, although the
+// query gave some. Resolvers only ever run with their arguments set.
+func badArgument(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && fc.Args == nil && len(fc.Field.Arguments) > 0
 }
 
 // AuthError renders an authentication failure in GraphQL's response form.

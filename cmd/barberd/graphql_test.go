@@ -196,3 +196,18 @@ func TestGraphQL(t *testing.T) {
 		})
 	})
 }
+
+func TestGraphQLBadArgument(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newGQLEnv(t, db)
+		r := e.query(t, e.keys.AdminAPIKey, `{ units(first: 1, after: "not-a-cursor") { totalCount } }`, nil)
+		if c := r.code(t); c != graph.CodeValidationFailed {
+			t.Fatalf("malformed cursor: code %q, want %s: %+v", c, graph.CodeValidationFailed, r.Errors)
+		}
+		r = e.query(t, e.keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil)
+		if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] == graph.CodeInternal {
+			t.Fatalf("negative first: %+v", r.Errors)
+		}
+	})
+}
