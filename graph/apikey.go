@@ -56,7 +56,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	now := r.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > touchEvery {
 		// Best effort: a failed touch must not fail the request.
-		if err := r.DB.APIKey.UpdateOneID(k.ID).SetLastUsedAt(now).Exec(sys); err != nil {
+		if err := r.DB.APIKey.Update().Where(apikey.ID(k.ID)).SetLastUsedAt(now).Exec(sys); err != nil {
 			r.Log.WarnContext(ctx, "recording key use", "key_id", k.ID, "err", err)
 		}
 	}

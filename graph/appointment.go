@@ -69,17 +69,17 @@ func (r *Resolver) inWindow(o *offer, now time.Time) error {
 // insert the reservation. ignore names reservations (of the appointment
 // being moved) that do not count as busy.
 // Errors: slot_unavailable.
-func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (string, error) {
+func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (*ent.Barber, error) {
 	c := tx.Client()
 	candidates, err := o.candidates(ctx, c)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
 		d, err := o.day(ctx, c, now, candidates, ignore...)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		free := map[string]bool{}
 		for _, s := range slots.FreeSlots(d) {
@@ -91,20 +91,20 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 	}
 	for _, b := range candidates {
 		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
-			return "", err
+			return nil, err
 		}
 		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
-			return "", err
+			return nil, err
 		}
 		d, err := o.day(ctx, c, now, []*ent.Barber{b}, ignore...)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if offers(d, b.ID, o.start) {
-			return b.ID, nil
+			return b, nil
 		}
 	}
-	return "", Errorf(CodeSlotUnavailable, "The slot is not free.")
+	return nil, Errorf(CodeSlotUnavailable, "The slot is not free.")
 }
 
 func filter[T any](xs []T, keep func(T) bool) []T {
@@ -162,12 +162,15 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	var id string
 	var replayed bool
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		var barberID string
+		var b *ent.Barber
 		var err error
 		if in.HoldID != nil {
-			barberID, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
+			var barberID string
+			if barberID, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
+				b, err = tx.Barber.Get(ctx, barberID)
+			}
 		} else {
-			barberID, err = r.pickBarber(ctx, tx, o, now)
+			b, err = r.pickBarber(ctx, tx, o, now)
 		}
 		// Under the barber's lock a racing create with the same reference
 		// has committed or not started; look again, also when the slot or
@@ -185,25 +188,26 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		if err != nil {
 			return err
 		}
-		customerID, err := upsertCustomer(ctx, tx, v.AccountID, in.Client)
+		c, err := upsertCustomer(ctx, tx, v.AccountID, in.Client)
 		if err != nil {
 			return err
 		}
 		end := o.start.Add(o.duration())
 		a, err := tx.Appointment.Create().SetAccountID(v.AccountID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(barberID).SetCustomerID(customerID).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(c.ID).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
 			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
 		if err != nil {
 			return err
 		}
 		id = a.ID
-		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(barberID).
+		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
 			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(a.ID).Exec(ctx)
 		if err != nil {
 			return err
 		}
-		return r.notify(ctx, tx, a.ID, EventCreated, notification.Source(source), nil)
+		a.Edges.Unit, a.Edges.Service, a.Edges.Barber, a.Edges.Customer = o.unit, o.service, b, c
+		return r.record(ctx, tx, a, EventCreated, notification.Source(source), nil)
 	})
 	switch {
 	case errors.Is(err, errReplay):
@@ -247,7 +251,7 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 
 // upsertCustomer returns the account's customer with the client's phone,
 // creating it or bringing its name (and e-mail, when given) up to date.
-func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.ClientInput) (string, error) {
+func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.ClientInput) (*ent.Customer, error) {
 	create := tx.Customer.Create().SetAccountID(accountID).
 		SetName(strings.TrimSpace(c.Name)).SetPhone(c.Phone)
 	if c.Email != nil && *c.Email != "" {
@@ -258,9 +262,9 @@ func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.
 		up.UpdateEmail()
 	}
 	if err := up.Exec(ctx); err != nil {
-		return "", err
+		return nil, err
 	}
-	return tx.Customer.Query().Where(customer.Phone(c.Phone)).OnlyID(ctx)
+	return tx.Customer.Query().Where(customer.Phone(c.Phone)).Only(ctx)
 }
 
 // cancelAppointment cancels a confirmed appointment that has not started.
@@ -350,7 +354,10 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		if in.HoldID != nil {
 			barber, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
 		} else if err = r.inWindow(o, now); err == nil {
-			barber, err = r.pickBarber(ctx, tx, o, now, a.ID)
+			var b *ent.Barber
+			if b, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil {
+				barber = b.ID
+			}
 		}
 		if err != nil {
 			return err

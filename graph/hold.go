@@ -66,13 +66,13 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		}
 		end := o.start.Add(o.duration())
 		h, err := tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).
 			SetStartsAt(o.start).SetEndsAt(end).SetExpiresAt(now.Add(ttl)).Save(ctx)
 		if err != nil {
 			return err
 		}
 		id = h.ID
-		return tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b).
+		return tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
 			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(h.ExpiresAt).
 			SetHoldID(h.ID).Exec(ctx)
 	})

@@ -25,6 +25,12 @@ func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ st
 	if err != nil {
 		return err
 	}
+	return r.record(ctx, tx, a, typ, source, previous)
+}
+
+// record is notify for an appointment whose unit, service, barber and
+// customer edges the caller has already set, as they are after the change.
+func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
 	view, err := ViewAppointment(a)
 	if err != nil {
 		return err

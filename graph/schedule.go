@@ -57,32 +57,30 @@ func resolveCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string
 	if err != nil {
 		return nil, err
 	}
-	s, err := findService(ctx, c, serviceID)
+	// The happy path costs one query per entity; telling why one does not
+	// fit costs another, only then.
+	s, err := c.Service.Query().Where(service.ID(serviceID), service.HasUnitsWith(unit.ID(u.ID))).Only(ctx)
+	if ent.IsNotFound(err) {
+		if s, err = findService(ctx, c, serviceID); err == nil {
+			err = Errorf(CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	if !s.Active || !s.BookableOnline {
 		return nil, Errorf(CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
 	}
-	offered, err := s.QueryUnits().Where(unit.ID(u.ID)).Exist(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !offered {
-		return nil, Errorf(CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
-	}
 	o := &offer{unit: u, loc: loc, service: s}
 	if barberID != nil {
-		b, err := findBarber(ctx, c, *barberID)
+		b, err := c.Barber.Query().Where(barber.ID(*barberID), eligibleBarbers(u.ID, s.ID)).Only(ctx)
+		if ent.IsNotFound(err) {
+			if b, err = findBarber(ctx, c, *barberID); err == nil {
+				err = Errorf(CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, s.Name, u.Name)
+			}
+		}
 		if err != nil {
 			return nil, err
-		}
-		eligible, err := c.Barber.Query().Where(eligibleBarbers(u.ID, s.ID), barber.ID(b.ID)).Exist(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !eligible {
-			return nil, Errorf(CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, s.Name, u.Name)
 		}
 		o.barber = b
 	}
