@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// feedSize bounds how many free slots the feed keeps ready.
+const feedSize = 20000
+
+// freeSlot is one bookable (unit, service, barber, start).
+type freeSlot struct {
+	unitID, serviceID, barberID, startsAt string
+}
+
+// slotFeed finds distinct free slots for the create and hot-slot scenarios,
+// so their workers book without reading availability first. It walks the
+// days ahead unit by unit, takes for each barber slots that cannot overlap
+// one another, and rests while paused (during the floors).
+type slotFeed struct {
+	b       *bench
+	ch      chan freeSlot
+	paused  atomic.Bool
+	measure atomic.Bool // record requests; only during the scenario phase
+	cancel  context.CancelFunc
+	done    chan struct{}
+	stopped sync.Once
+	w       *worker // its requests are recorded as "feed: ..."
+}
+
+func startSlotFeed(ctx context.Context, b *bench) *slotFeed {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &slotFeed{b: b, ch: make(chan freeSlot, feedSize), cancel: cancel, done: make(chan struct{})}
+	ph := &phase{deadline: time.Now().Add(24 * time.Hour)}
+	ph.budget.Store(1 << 62)
+	f.w = &worker{b: b, rec: newRecorder(), ph: ph}
+	go f.run(ctx)
+	return f
+}
+
+func (f *slotFeed) run(ctx context.Context) {
+	defer close(f.done)
+	defer close(f.ch)
+	for day := 1; day <= 366; day++ {
+		for _, u := range f.b.cat.units {
+			for f.paused.Load() {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			if !f.day(ctx, u, day) {
+				return
+			}
+		}
+	}
+}
+
+// day feeds the free slots of one unit's day; false when the feed must end.
+func (f *slotFeed) day(ctx context.Context, u apiUnit, day int) bool {
+	svcs := f.b.cat.services[u.ID]
+	s := slices.MinFunc(svcs, func(a, b apiService) int { return a.DurationMinutes - b.DurationMinutes })
+	var av apiAvailability
+	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID + "&date=" + f.b.date(u.ID, day)
+	w := f.w
+	if !f.measure.Load() {
+		w = &worker{b: f.b, rec: newRecorder(), ph: f.w.ph}
+	}
+	if _, err := w.do(ctx, "feed: GET /availability", http.MethodGet, q, nil, &av); err != nil {
+		return ctx.Err() == nil
+	}
+	// Keep a quarter of an hour between a barber's slots, so a buffer after
+	// the service does not make two of them collide.
+	free := map[string]time.Time{}
+	for _, sl := range av.Slots {
+		if sl.StartsAtUTC.Before(free[sl.BarberID]) {
+			continue
+		}
+		free[sl.BarberID] = sl.EndsAtUTC.Add(15 * time.Minute)
+		select {
+		case f.ch <- freeSlot{u.ID, s.ID, sl.BarberID, sl.StartsAt}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// fill waits until n slots are ready (or the days ahead are exhausted),
+// then pauses the feed.
+func (f *slotFeed) fill(ctx context.Context, n int) {
+	f.paused.Store(false)
+	defer f.paused.Store(true)
+	deadline := time.Now().Add(time.Minute)
+	for len(f.ch) < n && time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-f.done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// resume lets the feed run, recording its requests when measure is set.
+func (f *slotFeed) resume(measure bool) {
+	f.measure.Store(measure)
+	f.paused.Store(false)
+}
+
+// next returns a free slot; false when none is left or none came before
+// the deadline.
+func (f *slotFeed) next(ctx context.Context, deadline time.Time) (freeSlot, bool) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case s, ok := <-f.ch:
+		return s, ok
+	case <-t.C:
+		return freeSlot{}, false
+	case <-ctx.Done():
+		return freeSlot{}, false
+	}
+}
+
+// stopAndMerge ends the feed and adds its measurements to rec (when not
+// nil). It is safe to call more than once, and on a nil feed.
+func (f *slotFeed) stopAndMerge(rec *recorder) {
+	if f == nil {
+		return
+	}
+	f.stopped.Do(func() {
+		f.cancel()
+		for range f.ch { // unblock a pending send
+		}
+		<-f.done
+	})
+	if rec != nil {
+		rec.merge(f.w.rec)
+	}
+}

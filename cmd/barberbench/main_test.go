@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/go-chi/chi/v5"
+
+	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+	"barberd/rest"
+)
+
+// newServer serves barberd's REST v1 and /healthz over db, in process.
+func newServer(t *testing.T, url string) *httptest.Server {
+	t.Helper()
+	db, err := store.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	log := slog.New(slog.DiscardHandler)
+	r := chi.NewRouter()
+	r.Use(rest.Middleware(log)...)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	r.Mount(rest.BasePath, rest.New(graph.NewResolver(db, log)))
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func count(t *testing.T, db *store.DB, query string) int {
+	t.Helper()
+	var n int
+	if err := db.SQL.QueryRow(query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func TestSeedAndRun(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			url := storetest.URL(t, d)
+			ctx := context.Background()
+			res, err := seed(ctx, seedConfig{databaseURL: url, units: 2, barbersPerUnit: 10, appointments: 2000,
+				days: 60, futureDays: 7, futureFill: 0.35, seed: 1}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.UnitIDs) != 2 || res.Appointments != 2000 || res.Future == 0 || res.APIKey == "" {
+				t.Fatalf("seed: %+v", res)
+			}
+
+			db, err := store.Open(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			// As barberd keeps them: a confirmed appointment, and only one,
+			// has a reservation.
+			confirmed := count(t, db, "SELECT count(*) FROM appointments WHERE status = 'confirmed'")
+			joined := count(t, db, "SELECT count(*) FROM appointments a JOIN reservations r ON r.appointment_id = a.id WHERE a.status = 'confirmed'")
+			if rsv := count(t, db, "SELECT count(*) FROM reservations"); confirmed != rsv || confirmed != joined || confirmed != res.Reservations {
+				t.Errorf("confirmed %d, reservations %d, joined %d, reported %d", confirmed, rsv, joined, res.Reservations)
+			}
+			if n := count(t, db, "SELECT count(DISTINCT status) FROM appointments"); n != 4 {
+				t.Errorf("%d distinct statuses, want 4", n)
+			}
+
+			srv := newServer(t, url)
+			for _, scenario := range []string{"flow", "hotslot"} {
+				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: 2 * time.Second,
+					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
+					maxRequests: 1_000_000, days: 30, seed: 1}, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if testing.Verbose() {
+					writeTable(t.Output(), rep)
+				}
+				if rep.Total.PerSec <= 0 || rep.HTTPFloor == nil || rep.HTTPFloor.PerSec <= 0 || rep.DBFloor == nil || rep.DBFloor.PerSec <= 0 {
+					t.Errorf("%s: no throughput: total %+v", scenario, rep.Total)
+				}
+				if rep.ServerErrors != 0 || rep.Total.TransportErrors != 0 {
+					t.Errorf("%s: %d 5xx, %d without response: %+v", scenario, rep.ServerErrors, rep.Total.TransportErrors, rep.Endpoints)
+				}
+				if scenario == "hotslot" && (rep.Rounds == 0 || rep.DoubleBooked != 0 || rep.EmptyRounds != 0) {
+					t.Errorf("hot slot: %d rounds, %d double booked, %d empty", rep.Rounds, rep.DoubleBooked, rep.EmptyRounds)
+				}
+			}
+			created := count(t, db, "SELECT count(*) FROM appointments WHERE external_reference LIKE 'bench-%'")
+			if created == 0 {
+				t.Error("the run booked nothing")
+			}
+			// The write floor's scratch table is gone.
+			var leftover int
+			q := "SELECT count(*) FROM sqlite_master WHERE name LIKE 'barberbench_floor%'"
+			if db.Dialect == dialect.Postgres {
+				q = "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'barberbench_floor%'"
+			}
+			if leftover = count(t, db, q); leftover != 0 {
+				t.Errorf("%d floor tables left behind", leftover)
+			}
+		})
+	}
+}
+
+func TestRunRefusesRemoteTargets(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080", "http://127.0.0.2:9000/"} {
+		if _, err := checkLoopback(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://10.0.0.1:8080", "http://example.com", "http://0.0.0.0:8080", "ftp://127.0.0.1", "127.0.0.1:8080", "http://localhost.example.com"} {
+		if _, err := checkLoopback(u); err == nil {
+			t.Errorf("%s: accepted", u)
+		}
+	}
+}

@@ -1,0 +1,617 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runConfig is what "run" does.
+type runConfig struct {
+	url, key      string
+	concurrency   int
+	duration      time.Duration
+	floorDuration time.Duration
+	warmup        time.Duration
+	scenario      string
+	databaseURL   string
+	jsonPath      string
+	maxRequests   int64
+	pid           int
+	days          int
+	seed          uint64
+}
+
+var scenarios = []string{"flow", "availability", "create", "hotslot"}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c runConfig
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "barberd to drive; loopback addresses only")
+	fs.StringVar(&c.key, "key", os.Getenv("BARBERBENCH_KEY"), "API key with the booking scopes (env BARBERBENCH_KEY)")
+	seedFile := fs.String("seed-file", "", "read --key from the JSON line barberbench seed printed, saved in this file")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent simulated chatbots (and floor workers)")
+	fs.DurationVar(&c.duration, "duration", 30*time.Second, "length of the scenario phase")
+	fs.DurationVar(&c.floorDuration, "floor-duration", 10*time.Second, "length of each floor phase (at most --duration)")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
+	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability, create (distinct slots) or hotslot (every worker books the same slot)")
+	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
+	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
+	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
+	fs.IntVar(&c.pid, "pid", 0, "process id of the server, to report its peak memory (Linux)")
+	fs.IntVar(&c.days, "days", 60, "book dates among the next DAYS days")
+	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *seedFile != "" && c.key == "" {
+		data, err := os.ReadFile(*seedFile)
+		if err != nil {
+			return err
+		}
+		var seeded seedResult
+		if err := json.Unmarshal(data, &seeded); err != nil {
+			return fmt.Errorf("--seed-file: %w", err)
+		}
+		c.key = seeded.APIKey
+	}
+	switch {
+	case c.key == "":
+		return errors.New("--key is required (the api_key printed by barberbench seed)")
+	case c.concurrency < 1 || c.concurrency > 1024:
+		return errors.New("--concurrency must be 1..1024")
+	case c.duration <= 0 || c.duration > time.Hour:
+		return errors.New("--duration must be positive and at most 1h")
+	case c.days < 1:
+		return errors.New("--days must be at least 1")
+	case !contains(scenarios, c.scenario):
+		return fmt.Errorf("--scenario %q: want one of %s", c.scenario, strings.Join(scenarios, ", "))
+	}
+	c.floorDuration = min(c.floorDuration, c.duration)
+	rep, err := runBench(ctx, c, stderr)
+	if err != nil {
+		return err
+	}
+	writeTable(stdout, rep)
+	if c.jsonPath != "" {
+		return writeJSONReport(c.jsonPath, rep)
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+// catalog is what the chatbots find at the start: units, their bookable
+// services and barbers.
+type catalog struct {
+	units    []apiUnit
+	locs     map[string]*time.Location // by unit id
+	services map[string][]apiService   // by unit id
+}
+
+// bench is one run.
+type bench struct {
+	c      runConfig
+	cl     *apiClient
+	cat    *catalog
+	runID  string
+	refs   atomic.Int64 // external references handed out
+	feed   *slotFeed
+	floor  *dbFloor
+	logOut io.Writer
+}
+
+// worker is one simulated chatbot (or floor worker) within a phase.
+type worker struct {
+	b   *bench
+	id  int
+	rec *recorder
+	rng *mrand.Rand
+	ph  *phase
+}
+
+// phase bounds a group of workers in time and requests.
+type phase struct {
+	deadline time.Time
+	budget   atomic.Int64
+}
+
+func (p *phase) admit() bool { return time.Now().Before(p.deadline) && p.budget.Add(-1) >= 0 }
+
+// do sends one request if the phase still admits one.
+func (w *worker) do(ctx context.Context, name, method, path string, body, out any) (exchange, error) {
+	if !w.ph.admit() {
+		return exchange{}, errStop
+	}
+	ex, err := w.b.cl.send(ctx, w.rec, name, method, path, body, out)
+	if err != nil && ex.status == 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond) // no response: do not spin on a dead server
+	}
+	return ex, err
+}
+
+// runPhase runs fn in a loop on n workers until the phase ends, and
+// returns their merged measurements and the phase's wall time.
+func (b *bench) runPhase(ctx context.Context, n int, d time.Duration, fn func(*worker, context.Context) error) (*recorder, time.Duration) {
+	ph := &phase{deadline: time.Now().Add(d)}
+	ph.budget.Store(b.c.maxRequests)
+	workers := make([]*worker, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range workers {
+		w := &worker{b: b, id: i, rec: newRecorder(), ph: ph, rng: mrand.New(mrand.NewPCG(b.c.seed, uint64(i)))}
+		workers[i] = w
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := fn(w, ctx); errors.Is(err, errStop) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	all := newRecorder()
+	for _, w := range workers {
+		all.merge(w.rec)
+	}
+	return all, wall
+}
+
+func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) {
+	u, err := checkLoopback(c.url)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{c: c, cl: newAPIClient(u, c.key, c.concurrency+4), runID: runID(), logOut: log}
+	rep := &Report{URL: c.url, Scenario: c.scenario, Concurrency: c.concurrency, Duration: c.duration.String(), Started: time.Now().UTC()}
+	if b.cat, err = b.discover(ctx); err != nil {
+		return nil, err
+	}
+	if c.databaseURL != "" {
+		if b.floor, err = openDBFloor(ctx, c.databaseURL); err != nil {
+			return nil, err
+		}
+		defer b.floor.close()
+		rep.Database = b.floor.db.Dialect
+	}
+	if c.scenario == "create" || c.scenario == "hotslot" {
+		// Free slots are found before the measured phases, and the feed
+		// rests while the floors are measured.
+		b.feed = startSlotFeed(ctx, b)
+		defer b.feed.stopAndMerge(nil)
+		b.feed.fill(ctx, b.feedTarget())
+	}
+	scenario := b.scenarioFunc()
+	if c.warmup > 0 {
+		fmt.Fprintf(log, "barberbench: warm-up %s\n", c.warmup)
+		if b.feed != nil {
+			b.feed.resume(false)
+		}
+		b.runPhase(ctx, c.concurrency, c.warmup, scenario)
+		if b.feed != nil {
+			b.feed.fill(ctx, b.feedTarget())
+		}
+	}
+
+	fmt.Fprintf(log, "barberbench: HTTP floor (GET /healthz) %s\n", c.floorDuration)
+	rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
+		_, err := w.do(ctx, "GET /healthz", http.MethodGet, "//healthz", nil, nil)
+		return err
+	})
+	if s := rec.series["GET /healthz"]; s != nil {
+		st := s.stats("GET /healthz", "http_floor", wall)
+		rep.HTTPFloor = &st
+	}
+	if b.floor != nil {
+		fmt.Fprintf(log, "barberbench: database write floor %s\n", c.floorDuration)
+		rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
+			if !w.ph.admit() {
+				return errStop
+			}
+			start := time.Now()
+			err := b.floor.write(ctx)
+			switch {
+			case err == nil:
+				w.rec.record("db write", time.Since(start), 200, "")
+			case ctx.Err() == nil:
+				w.rec.record("db write", time.Since(start), 500, "db_error")
+				fmt.Fprintf(log, "barberbench: db floor: %v\n", err)
+				time.Sleep(10 * time.Millisecond)
+			}
+			return nil
+		})
+		if s := rec.series["db write"]; s != nil {
+			st := s.stats("db write", "db_write_floor", wall)
+			rep.DBFloor = &st
+		}
+	}
+
+	fmt.Fprintf(log, "barberbench: scenario %s %s\n", c.scenario, c.duration)
+	stopRSS := b.watchRSS(rep)
+	if b.feed != nil {
+		b.feed.resume(true)
+	}
+	if c.scenario == "hotslot" {
+		rec, wall = b.hotSlot(ctx, rep)
+	} else {
+		rec, wall = b.runPhase(ctx, c.concurrency, c.duration, scenario)
+	}
+	stopRSS()
+	b.feed.stopAndMerge(rec)
+	total := newRecorder()
+	for _, name := range sortedKeys(rec.series) {
+		s := rec.series[name]
+		st := s.stats(name, "scenario", wall)
+		rep.compare(&st, c.scenario != "flow" && !strings.HasPrefix(name, "feed:"))
+		rep.Endpoints = append(rep.Endpoints, st)
+		rep.ServerErrors += st.ServerErrors
+		if !strings.HasPrefix(name, "feed:") {
+			total.merge(&recorder{series: map[string]*series{"total": s}})
+		}
+	}
+	// The total compares with the floor of what the scenario does most:
+	// reads with the HTTP floor, creates with the database write floor.
+	totalName := "GET total"
+	if b.feed != nil {
+		totalName = "POST total"
+	}
+	rep.Total = total.get("total").stats(totalName, "scenario", wall)
+	rep.compare(&rep.Total, true)
+	rep.Total.Name = "total"
+	limited := 0
+	for _, e := range rep.Endpoints {
+		limited += e.Status["429"]
+	}
+	if limited > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were rate limited (429): start barberd with --rate-limit 0 to measure it", limited))
+	}
+	if ctx.Err() != nil {
+		rep.Notes = append(rep.Notes, "interrupted: the figures cover part of the run")
+	}
+	return rep, nil
+}
+
+// runID tells this run's external references from any other run's.
+func runID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// feedTarget is how many free slots to find before a phase: a hot-slot
+// round uses one, a create one each.
+func (b *bench) feedTarget() int {
+	if b.c.scenario == "hotslot" {
+		return 200
+	}
+	return min(feedSize, 200*b.c.concurrency)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Endpoints in the order a chatbot calls them, then the rest by name.
+	order := []string{"GET /context", "GET /units", "GET /services", "GET /barbers", "GET /availability",
+		"POST /slots/hold", "POST /appointments", "POST /appointments (replay)", "GET /appointments/{id}",
+		"POST /appointments/{id}/reschedule", "POST /appointments/{id}/cancel", "GET /notifications/pending"}
+	rank := func(k string) string {
+		for i, o := range order {
+			if k == o {
+				return fmt.Sprintf("%02d", i)
+			}
+		}
+		return "99" + k
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && rank(keys[j]) < rank(keys[j-1]); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// discover reads the catalog as a chatbot would at the start, unmeasured.
+func (b *bench) discover(ctx context.Context) (*catalog, error) {
+	rec := newRecorder()
+	cat := &catalog{locs: map[string]*time.Location{}, services: map[string][]apiService{}}
+	var units apiList[apiUnit]
+	ex, err := b.cl.send(ctx, rec, "units", http.MethodGet, "/units", nil, &units)
+	if err != nil {
+		return nil, fmt.Errorf("GET /units: %w", err)
+	}
+	if ex.status != http.StatusOK {
+		return nil, fmt.Errorf("GET /units: status %d %s (is the key right?)", ex.status, ex.code)
+	}
+	for _, u := range units.Data {
+		loc, err := time.LoadLocation(u.Timezone)
+		if err != nil {
+			return nil, err
+		}
+		var svcs apiList[apiService]
+		if _, err := b.cl.send(ctx, rec, "services", http.MethodGet, "/services?unit_id="+url.QueryEscape(u.ID), nil, &svcs); err != nil {
+			return nil, err
+		}
+		if len(svcs.Data) == 0 {
+			continue
+		}
+		cat.units = append(cat.units, u)
+		cat.locs[u.ID] = loc
+		cat.services[u.ID] = svcs.Data
+	}
+	if len(cat.units) == 0 {
+		return nil, errors.New("the key's account has no unit with a bookable service; run barberbench seed first")
+	}
+	return cat, nil
+}
+
+// date returns the local date `days` after today at a unit.
+func (b *bench) date(unitID string, days int) string {
+	return time.Now().In(b.cat.locs[unitID]).AddDate(0, 0, days).Format("2006-01-02")
+}
+
+func (b *bench) scenarioFunc() func(*worker, context.Context) error {
+	switch b.c.scenario {
+	case "availability":
+		return (*worker).availabilityOnly
+	case "create", "hotslot":
+		return (*worker).createOnly
+	}
+	return (*worker).conversation
+}
+
+func pick[T any](rng *mrand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+func (w *worker) phone() string { return fmt.Sprintf("+4917%09d", w.rng.IntN(1_000_000_000)) }
+
+// reference is a fresh external reference, unique across the run's phases.
+func (w *worker) reference() string {
+	return fmt.Sprintf("bench-%s-%d", w.b.runID, w.b.refs.Add(1))
+}
+
+// conversation is one chatbot's booking, as the README walks through it:
+// context, catalog, availability, hold, create, and sometimes a
+// reschedule or a cancellation, then a notifications poll.
+func (w *worker) conversation(ctx context.Context) error {
+	if _, err := w.do(ctx, "GET /context", http.MethodGet, "/context", nil, nil); errors.Is(err, errStop) {
+		return err
+	}
+	var units apiList[apiUnit]
+	if _, err := w.do(ctx, "GET /units", http.MethodGet, "/units", nil, &units); err != nil || len(units.Data) == 0 {
+		return stopOr(err)
+	}
+	u := pick(w.rng, units.Data)
+	if w.b.cat.locs[u.ID] == nil {
+		return nil // a unit that appeared after the start
+	}
+	var svcs apiList[apiService]
+	if _, err := w.do(ctx, "GET /services", http.MethodGet, "/services?unit_id="+u.ID, nil, &svcs); err != nil || len(svcs.Data) == 0 {
+		return stopOr(err)
+	}
+	s := pick(w.rng, svcs.Data)
+	var barbers apiList[apiBarber]
+	if _, err := w.do(ctx, "GET /barbers", http.MethodGet, "/barbers?unit_id="+u.ID+"&service_id="+s.ID, nil, &barbers); err != nil || len(barbers.Data) == 0 {
+		return stopOr(err)
+	}
+	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID
+	withBarber := w.rng.IntN(10) < 3
+	if withBarber {
+		q += "&barber_id=" + pick(w.rng, barbers.Data).ID
+	}
+	var av apiAvailability
+	day := 1 + w.rng.IntN(w.b.c.days)
+	for try := 0; try < 3 && len(av.Slots) == 0; try++ {
+		if _, err := w.do(ctx, "GET /availability", http.MethodGet, q+"&date="+w.b.date(u.ID, day+try), nil, &av); err != nil {
+			return stopOr(err)
+		}
+	}
+	if len(av.Slots) == 0 {
+		return nil
+	}
+	slot := pick(w.rng, av.Slots)
+	book := map[string]any{
+		"unit_id": u.ID, "service_id": s.ID, "starts_at": slot.StartsAt,
+		"external_reference": w.reference(),
+		"client":             map[string]any{"name": pick(w.rng, firstNames) + " " + pick(w.rng, lastNames), "phone": w.phone()},
+	}
+	hold := map[string]any{"unit_id": u.ID, "service_id": s.ID, "starts_at": slot.StartsAt}
+	if withBarber || w.rng.IntN(2) == 0 {
+		hold["barber_id"], book["barber_id"] = slot.BarberID, slot.BarberID
+	}
+	var h apiHold
+	ex, err := w.do(ctx, "POST /slots/hold", http.MethodPost, "/slots/hold", hold, &h)
+	if errors.Is(err, errStop) {
+		return err
+	}
+	if ex.status == http.StatusCreated {
+		book["hold_id"] = h.HoldID
+	} else {
+		// Someone else took it meanwhile: book another slot without a hold.
+		other := pick(w.rng, av.Slots)
+		book["starts_at"] = other.StartsAt
+		if _, ok := book["barber_id"]; ok {
+			book["barber_id"] = other.BarberID
+		}
+	}
+	var a apiAppointment
+	ex, err = w.do(ctx, "POST /appointments", http.MethodPost, "/appointments", book, &a)
+	if err != nil || ex.status != http.StatusCreated {
+		return stopOr(err)
+	}
+	if w.rng.IntN(10) == 0 {
+		// A chatbot that lost the response sends the same create again.
+		if _, err := w.do(ctx, "POST /appointments (replay)", http.MethodPost, "/appointments", book, nil); errors.Is(err, errStop) {
+			return err
+		}
+	}
+	if w.rng.IntN(2) == 0 {
+		if _, err := w.do(ctx, "GET /appointments/{id}", http.MethodGet, "/appointments/"+a.ID, nil, nil); errors.Is(err, errStop) {
+			return err
+		}
+	}
+	switch r := w.rng.IntN(100); {
+	case r < 15:
+		var to string
+		for _, sl := range av.Slots {
+			if sl.BarberID == a.BarberID && sl.StartsAt != a.StartsAt && (to == "" || w.rng.IntN(3) == 0) {
+				to = sl.StartsAt
+			}
+		}
+		if to != "" {
+			if _, err := w.do(ctx, "POST /appointments/{id}/reschedule", http.MethodPost, "/appointments/"+a.ID+"/reschedule",
+				map[string]any{"starts_at": to}, nil); errors.Is(err, errStop) {
+				return err
+			}
+		}
+	case r < 25:
+		if _, err := w.do(ctx, "POST /appointments/{id}/cancel", http.MethodPost, "/appointments/"+a.ID+"/cancel",
+			map[string]any{"reason": "Client changed plans"}, nil); errors.Is(err, errStop) {
+			return err
+		}
+	}
+	_, err = w.do(ctx, "GET /notifications/pending", http.MethodGet, "/notifications/pending?limit=50", nil, nil)
+	return stopOr(err)
+}
+
+// stopOr passes errStop on and drops other errors: they are recorded, and
+// the chatbot starts a new conversation.
+func stopOr(err error) error {
+	if errors.Is(err, errStop) {
+		return err
+	}
+	return nil
+}
+
+// availabilityOnly asks for one day's free slots of a unit and service.
+func (w *worker) availabilityOnly(ctx context.Context) error {
+	u := pick(w.rng, w.b.cat.units)
+	s := pick(w.rng, w.b.cat.services[u.ID])
+	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID + "&date=" + w.b.date(u.ID, 1+w.rng.IntN(w.b.c.days))
+	_, err := w.do(ctx, "GET /availability", http.MethodGet, q, nil, nil)
+	return stopOr(err)
+}
+
+// createOnly books a distinct free slot, without a hold.
+func (w *worker) createOnly(ctx context.Context) error {
+	sl, ok := w.b.feed.next(ctx, w.ph.deadline)
+	if !ok {
+		return errStop
+	}
+	_, err := w.do(ctx, "POST /appointments", http.MethodPost, "/appointments", w.bookBody(sl), nil)
+	return stopOr(err)
+}
+
+func (w *worker) bookBody(sl freeSlot) map[string]any {
+	return map[string]any{
+		"unit_id": sl.unitID, "service_id": sl.serviceID, "barber_id": sl.barberID, "starts_at": sl.startsAt,
+		"external_reference": w.reference(),
+		"client":             map[string]any{"name": pick(w.rng, firstNames) + " " + pick(w.rng, lastNames), "phone": w.phone()},
+	}
+}
+
+// hotSlot runs rounds in which every worker books the same slot at once:
+// exactly one may win, every other must get 409 slot_unavailable.
+func (b *bench) hotSlot(ctx context.Context, rep *Report) (*recorder, time.Duration) {
+	ph := &phase{deadline: time.Now().Add(b.c.duration)}
+	ph.budget.Store(b.c.maxRequests)
+	workers := make([]*worker, b.c.concurrency)
+	for i := range workers {
+		workers[i] = &worker{b: b, id: i, rec: newRecorder(), ph: ph, rng: mrand.New(mrand.NewPCG(b.c.seed, uint64(i)))}
+	}
+	start := time.Now()
+	for ctx.Err() == nil && time.Now().Before(ph.deadline) {
+		sl, ok := b.feed.next(ctx, ph.deadline)
+		if !ok {
+			break
+		}
+		var won atomic.Int32
+		var wg sync.WaitGroup
+		for _, w := range workers {
+			wg.Go(func() {
+				ex, _ := w.do(ctx, "POST /appointments (hot slot)", http.MethodPost, "/appointments", w.bookBody(sl), nil)
+				if ex.status == http.StatusCreated {
+					won.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		rep.Rounds++
+		switch won.Load() {
+		case 1:
+		case 0:
+			rep.EmptyRounds++
+		default:
+			rep.DoubleBooked++
+		}
+	}
+	wall := time.Since(start)
+	all := newRecorder()
+	for _, w := range workers {
+		all.merge(w.rec)
+	}
+	return all, wall
+}
+
+// watchRSS samples the server's resident memory until the returned
+// function is called.
+func (b *bench) watchRSS(rep *Report) func() {
+	if b.c.pid <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if mb, ok := rssMB(b.c.pid); ok && mb > rep.ServerMaxRSSMB {
+				rep.ServerMaxRSSMB = mb
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// rssMB reads a process's resident set size from /proc.
+func rssMB(pid int) (float64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return round2(kb / 1024), err == nil
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// recorder collects one worker's measurements; workers never share one, so
+// recording takes no lock. Phases merge them at the end.
+type recorder struct {
+	series map[string]*series
+}
+
+// series is what was measured of one endpoint (or floor).
+type series struct {
+	lat       []time.Duration
+	status    map[int]int
+	codes     map[string]int // "409 slot_unavailable"
+	transport int            // requests that got no response
+}
+
+func newRecorder() *recorder { return &recorder{series: map[string]*series{}} }
+
+func (r *recorder) get(name string) *series {
+	s := r.series[name]
+	if s == nil {
+		s = &series{status: map[int]int{}, codes: map[string]int{}}
+		r.series[name] = s
+	}
+	return s
+}
+
+// record notes one exchange; status 0 means no response.
+func (r *recorder) record(name string, d time.Duration, status int, code string) {
+	s := r.get(name)
+	if status == 0 {
+		s.transport++
+		return
+	}
+	s.lat = append(s.lat, d)
+	s.status[status]++
+	if status >= 400 {
+		if code == "" {
+			code = "(no code)"
+		}
+		s.codes[fmt.Sprintf("%d %s", status, code)]++
+	}
+}
+
+func (r *recorder) merge(o *recorder) {
+	for name, os := range o.series {
+		s := r.get(name)
+		s.lat = append(s.lat, os.lat...)
+		s.transport += os.transport
+		for k, v := range os.status {
+			s.status[k] += v
+		}
+		for k, v := range os.codes {
+			s.codes[k] += v
+		}
+	}
+}
+
+// EndpointStats is one row of the report.
+type EndpointStats struct {
+	Name            string         `json:"name"`
+	Phase           string         `json:"phase"`
+	Requests        int            `json:"requests"`
+	PerSec          float64        `json:"per_s"`
+	MeanMs          float64        `json:"mean_ms"`
+	P50Ms           float64        `json:"p50_ms"`
+	P95Ms           float64        `json:"p95_ms"`
+	P99Ms           float64        `json:"p99_ms"`
+	MaxMs           float64        `json:"max_ms"`
+	Status          map[string]int `json:"status"`
+	Errors          map[string]int `json:"errors,omitempty"` // "409 slot_unavailable": count
+	ServerErrors    int            `json:"5xx"`
+	TransportErrors int            `json:"transport_errors"`
+	// Floor names the floor this endpoint is compared with: "http" (GET
+	// /healthz) for reads, "db_write" for writes.
+	Floor string `json:"floor,omitempty"`
+	// ThroughputRatio is per_s divided by the floor's per_s: meaningful
+	// when the phase drove this endpoint alone (single-endpoint scenarios).
+	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
+	// LatencyRatio is the floor's mean latency over this endpoint's, i.e.
+	// the share of the floor's throughput this endpoint would reach alone
+	// at the same concurrency (closed loop: throughput = concurrency / mean
+	// latency). Comparable across scenarios.
+	LatencyRatio float64 `json:"latency_ratio,omitempty"`
+	P50Ratio     float64 `json:"p50_ratio,omitempty"` // p50 / floor p50
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+// percentile of sorted durations, nearest rank.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func (s *series) stats(name, phase string, wall time.Duration) EndpointStats {
+	slices.Sort(s.lat)
+	e := EndpointStats{Name: name, Phase: phase, Requests: len(s.lat) + s.transport, Status: map[string]int{},
+		TransportErrors: s.transport}
+	var sum time.Duration
+	for _, d := range s.lat {
+		sum += d
+	}
+	if n := len(s.lat); n > 0 {
+		e.MeanMs = ms(sum / time.Duration(n))
+		e.P50Ms, e.P95Ms, e.P99Ms = ms(percentile(s.lat, 50)), ms(percentile(s.lat, 95)), ms(percentile(s.lat, 99))
+		e.MaxMs = ms(s.lat[n-1])
+	}
+	if wall > 0 {
+		e.PerSec = math.Round(float64(len(s.lat))/wall.Seconds()*10) / 10
+	}
+	for st, n := range s.status {
+		e.Status[fmt.Sprint(st)] = n
+		if st >= 500 {
+			e.ServerErrors += n
+		}
+	}
+	if len(s.codes) > 0 {
+		e.Errors = s.codes
+	}
+	return e
+}
+
+// Report is everything one run measured; --json writes it.
+type Report struct {
+	URL         string          `json:"url"`
+	Scenario    string          `json:"scenario"`
+	Concurrency int             `json:"concurrency"`
+	Duration    string          `json:"duration"`
+	Database    string          `json:"database,omitempty"` // dialect of --database-url
+	Started     time.Time       `json:"started"`
+	HTTPFloor   *EndpointStats  `json:"http_floor,omitempty"`
+	DBFloor     *EndpointStats  `json:"db_write_floor,omitempty"`
+	Endpoints   []EndpointStats `json:"endpoints"`
+	// Total is every request of the scenario phase together.
+	Total        EndpointStats `json:"total"`
+	ServerErrors int           `json:"5xx"`
+	// Hot-slot scenario: rounds of concurrent creates on one slot; rounds
+	// that booked the slot more than once (a double booking), and rounds
+	// in which nobody got it.
+	Rounds       int `json:"rounds,omitempty"`
+	DoubleBooked int `json:"double_booked_rounds"`
+	EmptyRounds  int `json:"empty_rounds"`
+	// ServerMaxRSSMB is the largest resident set of --pid seen during the
+	// scenario phase.
+	ServerMaxRSSMB float64  `json:"server_max_rss_mb,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// compare fills an endpoint's ratios against its floor.
+func (rep *Report) compare(e *EndpointStats, alone bool) {
+	floor := rep.HTTPFloor
+	e.Floor = "http"
+	if strings.HasPrefix(e.Name, "POST ") {
+		floor, e.Floor = rep.DBFloor, "db_write"
+	}
+	if floor == nil || floor.Requests == 0 || e.MeanMs == 0 {
+		e.Floor = ""
+		return
+	}
+	if alone && floor.PerSec > 0 {
+		e.ThroughputRatio = round2(e.PerSec / floor.PerSec)
+	}
+	e.LatencyRatio = round2(floor.MeanMs / e.MeanMs)
+	if floor.P50Ms > 0 {
+		e.P50Ratio = round2(e.P50Ms / floor.P50Ms)
+	}
+}
+
+func writeJSONReport(path string, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// writeTable prints the report for people.
+func writeTable(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "barberbench %s: %s, concurrency %d, %s", rep.Scenario, rep.URL, rep.Concurrency, rep.Duration)
+	if rep.Database != "" {
+		fmt.Fprintf(w, ", database %s", rep.Database)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-36s %8s %9s %8s %8s %8s %8s  %-8s %7s %7s %5s\n",
+		"endpoint", "requests", "req/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "floor", "thr×", "lat×", "5xx")
+	row := func(e *EndpointStats, label string) {
+		fmt.Fprintf(w, "%-36s %8d %9.1f %8.2f %8.2f %8.2f %8.2f  %-8s %7s %7s %5d\n",
+			label, e.Requests, e.PerSec, e.MeanMs, e.P50Ms, e.P95Ms, e.P99Ms, e.Floor,
+			ratio(e.ThroughputRatio), ratio(e.LatencyRatio), e.ServerErrors)
+	}
+	if rep.HTTPFloor != nil {
+		row(rep.HTTPFloor, "floor: GET /healthz")
+	}
+	if rep.DBFloor != nil {
+		row(rep.DBFloor, "floor: db write (1 row, 1 tx)")
+	}
+	for i := range rep.Endpoints {
+		row(&rep.Endpoints[i], rep.Endpoints[i].Name)
+	}
+	row(&rep.Total, "total ("+rep.Scenario+")")
+	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency")
+	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = bare insert transaction")
+	var errs []string
+	for _, e := range rep.Endpoints {
+		for code, n := range e.Errors {
+			errs = append(errs, fmt.Sprintf("  %-36s %-36s %d", e.Name, code, n))
+		}
+		if e.TransportErrors > 0 {
+			errs = append(errs, fmt.Sprintf("  %-36s %-36s %d", e.Name, "no response", e.TransportErrors))
+		}
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		fmt.Fprintln(w, "errors:")
+		for _, e := range errs {
+			fmt.Fprintln(w, e)
+		}
+	}
+	if rep.Rounds > 0 {
+		fmt.Fprintf(w, "hot slot: %d rounds of %d concurrent creates on one slot; %d booked it more than once, %d not at all\n",
+			rep.Rounds, rep.Concurrency, rep.DoubleBooked, rep.EmptyRounds)
+	}
+	if rep.ServerMaxRSSMB > 0 {
+		fmt.Fprintf(w, "server max RSS during the scenario: %.1f MB\n", rep.ServerMaxRSSMB)
+	}
+	fmt.Fprintf(w, "5xx in the scenario: %d\n", rep.ServerErrors)
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
