@@ -48,7 +48,16 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 		var ge *gqlerror.Error
 		switch {
 		case errors.As(err, &ge) && ge.Unwrap() == nil:
-			return gqlErr // gqlgen's own error about the query: safe to show
+			// gqlgen's own error about the query (syntax, unknown field, too
+			// complex): safe to show; in our vocabulary it is a bad request.
+			if reason, ok := gqlErr.Extensions["code"]; ok {
+				gqlErr.Extensions["reason"] = reason
+			}
+			if gqlErr.Extensions == nil {
+				gqlErr.Extensions = map[string]any{}
+			}
+			gqlErr.Extensions["code"] = CodeValidationFailed
+			return gqlErr
 		case badArgument(ctx):
 			// The client's argument could not be read (a malformed cursor, say).
 			e = &Error{Code: CodeValidationFailed, Message: gqlErr.Message}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -208,6 +209,32 @@ func TestGraphQLBadArgument(t *testing.T) {
 		r = e.query(t, e.keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil)
 		if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] == graph.CodeInternal {
 			t.Fatalf("negative first: %+v", r.Errors)
+		}
+	})
+}
+
+func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newGQLEnv(t, db)
+		var costly strings.Builder
+		costly.WriteString("{")
+		for i := range 600 {
+			fmt.Fprintf(&costly, " u%d: bookableUnits { id }", i)
+		}
+		costly.WriteString(" }")
+		for name, q := range map[string]string{
+			"syntax error":     `{ bookableUnits { id `,
+			"unknown field":    `{ bookableUnits { nope } }`,
+			"too complex":      costly.String(),
+			"missing argument": `{ appointment { id } }`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := e.query(t, e.keys.AdminAPIKey, q, nil)
+				if c := r.code(t); c != graph.CodeValidationFailed {
+					t.Fatalf("code %q, want %s: %+v", c, graph.CodeValidationFailed, r.Errors)
+				}
+			})
 		}
 	})
 }
