@@ -136,47 +136,29 @@ func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, a
 	return nil
 }
 
-// envDuration reads a duration from the environment, or returns def when
-// the variable is unset.
+// envSetting reads a setting from the environment with parse, or returns
+// def when the variable is unset.
+func envSetting[T any](key string, def T, parse func(string) (T, error)) (T, error) {
+	v, ok := os.LookupEnv(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	x, err := parse(v)
+	if err != nil {
+		return def, fmt.Errorf("%s: %w", key, err)
+	}
+	return x, nil
+}
+
 func envDuration(key string, def time.Duration) (time.Duration, error) {
-	v, ok := os.LookupEnv(key)
-	if !ok || v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	return d, nil
+	return envSetting(key, def, time.ParseDuration)
 }
 
-// envFloat reads a number from the environment, or returns def when the
-// variable is unset.
 func envFloat(key string, def float64) (float64, error) {
-	v, ok := os.LookupEnv(key)
-	if !ok || v == "" {
-		return def, nil
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	return f, nil
+	return envSetting(key, def, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 }
 
-// envInt reads an integer from the environment, or returns def when the
-// variable is unset.
-func envInt(key string, def int) (int, error) {
-	v, ok := os.LookupEnv(key)
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	return n, nil
-}
+func envInt(key string, def int) (int, error) { return envSetting(key, def, strconv.Atoi) }
 
 func portOf(addr net.Addr) string {
 	s := addr.String()
