@@ -135,10 +135,7 @@ func (p *tcpProxy) cut() {
 		p.ln.Close()
 		p.ln = nil
 	}
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
+	p.dropConns()
 }
 
 // silence closes every connection through the proxy and leaves new ones
@@ -147,10 +144,7 @@ func (p *tcpProxy) silence() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blackhole = true
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
+	p.dropConns()
 }
 
 // speak ends silence: new connections are forwarded again.
@@ -158,6 +152,11 @@ func (p *tcpProxy) speak() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blackhole = false
+	p.dropConns()
+}
+
+// dropConns closes every connection through the proxy; p.mu is held.
+func (p *tcpProxy) dropConns() {
 	for c := range p.conns {
 		c.Close()
 		delete(p.conns, c)
