@@ -57,6 +57,20 @@ func (_c *AccountCreate) SetName(v string) *AccountCreate {
 	return _c
 }
 
+// SetConfigVersion sets the "config_version" field.
+func (_c *AccountCreate) SetConfigVersion(v int64) *AccountCreate {
+	_c.mutation.SetConfigVersion(v)
+	return _c
+}
+
+// SetNillableConfigVersion sets the "config_version" field if the given value is not nil.
+func (_c *AccountCreate) SetNillableConfigVersion(v *int64) *AccountCreate {
+	if v != nil {
+		_c.SetConfigVersion(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AccountCreate) SetID(v string) *AccountCreate {
 	_c.mutation.SetID(v)
@@ -114,6 +128,10 @@ func (_c *AccountCreate) defaults() {
 		v := account.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.ConfigVersion(); !ok {
+		v := account.DefaultConfigVersion
+		_c.mutation.SetConfigVersion(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := account.DefaultID()
 		_c.mutation.SetID(v)
@@ -135,6 +153,9 @@ func (_c *AccountCreate) check() error {
 		if err := account.NameValidator(v); err != nil {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Account.name": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.ConfigVersion(); !ok {
+		return &ValidationError{Name: "config_version", err: errors.New(`ent: missing required field "Account.config_version"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := account.IDValidator(v); err != nil {
@@ -188,6 +209,10 @@ func (_c *AccountCreate) createSpec() (*Account, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(account.FieldName, field.TypeString, value)
 		_node.Name = value
+	}
+	if value, ok := _c.mutation.ConfigVersion(); ok {
+		_spec.SetField(account.FieldConfigVersion, field.TypeInt64, value)
+		_node.ConfigVersion = value
 	}
 	return _node, _spec
 }
@@ -262,6 +287,24 @@ func (u *AccountUpsert) SetName(v string) *AccountUpsert {
 // UpdateName sets the "name" field to the value that was provided on create.
 func (u *AccountUpsert) UpdateName() *AccountUpsert {
 	u.SetExcluded(account.FieldName)
+	return u
+}
+
+// SetConfigVersion sets the "config_version" field.
+func (u *AccountUpsert) SetConfigVersion(v int64) *AccountUpsert {
+	u.Set(account.FieldConfigVersion, v)
+	return u
+}
+
+// UpdateConfigVersion sets the "config_version" field to the value that was provided on create.
+func (u *AccountUpsert) UpdateConfigVersion() *AccountUpsert {
+	u.SetExcluded(account.FieldConfigVersion)
+	return u
+}
+
+// AddConfigVersion adds v to the "config_version" field.
+func (u *AccountUpsert) AddConfigVersion(v int64) *AccountUpsert {
+	u.Add(account.FieldConfigVersion, v)
 	return u
 }
 
@@ -341,6 +384,27 @@ func (u *AccountUpsertOne) SetName(v string) *AccountUpsertOne {
 func (u *AccountUpsertOne) UpdateName() *AccountUpsertOne {
 	return u.Update(func(s *AccountUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetConfigVersion sets the "config_version" field.
+func (u *AccountUpsertOne) SetConfigVersion(v int64) *AccountUpsertOne {
+	return u.Update(func(s *AccountUpsert) {
+		s.SetConfigVersion(v)
+	})
+}
+
+// AddConfigVersion adds v to the "config_version" field.
+func (u *AccountUpsertOne) AddConfigVersion(v int64) *AccountUpsertOne {
+	return u.Update(func(s *AccountUpsert) {
+		s.AddConfigVersion(v)
+	})
+}
+
+// UpdateConfigVersion sets the "config_version" field to the value that was provided on create.
+func (u *AccountUpsertOne) UpdateConfigVersion() *AccountUpsertOne {
+	return u.Update(func(s *AccountUpsert) {
+		s.UpdateConfigVersion()
 	})
 }
 
@@ -587,6 +651,27 @@ func (u *AccountUpsertBulk) SetName(v string) *AccountUpsertBulk {
 func (u *AccountUpsertBulk) UpdateName() *AccountUpsertBulk {
 	return u.Update(func(s *AccountUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetConfigVersion sets the "config_version" field.
+func (u *AccountUpsertBulk) SetConfigVersion(v int64) *AccountUpsertBulk {
+	return u.Update(func(s *AccountUpsert) {
+		s.SetConfigVersion(v)
+	})
+}
+
+// AddConfigVersion adds v to the "config_version" field.
+func (u *AccountUpsertBulk) AddConfigVersion(v int64) *AccountUpsertBulk {
+	return u.Update(func(s *AccountUpsert) {
+		s.AddConfigVersion(v)
+	})
+}
+
+// UpdateConfigVersion sets the "config_version" field to the value that was provided on create.
+func (u *AccountUpsertBulk) UpdateConfigVersion() *AccountUpsertBulk {
+	return u.Update(func(s *AccountUpsert) {
+		s.UpdateConfigVersion()
 	})
 }
 

@@ -28,6 +28,8 @@ type Barber struct {
 	Name string `json:"name,omitempty"`
 	// Active holds the value of the "active" field.
 	Active bool `json:"active,omitempty"`
+	// BookingsVersion holds the value of the "bookings_version" field.
+	BookingsVersion int64 `json:"bookings_version,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the BarberQuery when eager-loading is set.
 	Edges        BarberEdges `json:"edges"`
@@ -112,6 +114,8 @@ func (*Barber) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case barber.FieldActive:
 			values[i] = new(sql.NullBool)
+		case barber.FieldBookingsVersion:
+			values[i] = new(sql.NullInt64)
 		case barber.FieldID, barber.FieldAccountID, barber.FieldName:
 			values[i] = new(sql.NullString)
 		case barber.FieldCreatedAt, barber.FieldUpdatedAt:
@@ -166,6 +170,12 @@ func (_m *Barber) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field active", values[i])
 			} else if value.Valid {
 				_m.Active = value.Bool
+			}
+		case barber.FieldBookingsVersion:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field bookings_version", values[i])
+			} else if value.Valid {
+				_m.BookingsVersion = value.Int64
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -242,6 +252,9 @@ func (_m *Barber) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("active=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Active))
+	builder.WriteString(", ")
+	builder.WriteString("bookings_version=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BookingsVersion))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -82,6 +82,20 @@ func (_c *BarberCreate) SetNillableActive(v *bool) *BarberCreate {
 	return _c
 }
 
+// SetBookingsVersion sets the "bookings_version" field.
+func (_c *BarberCreate) SetBookingsVersion(v int64) *BarberCreate {
+	_c.mutation.SetBookingsVersion(v)
+	return _c
+}
+
+// SetNillableBookingsVersion sets the "bookings_version" field if the given value is not nil.
+func (_c *BarberCreate) SetNillableBookingsVersion(v *int64) *BarberCreate {
+	if v != nil {
+		_c.SetBookingsVersion(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *BarberCreate) SetID(v string) *BarberCreate {
 	_c.mutation.SetID(v)
@@ -208,6 +222,10 @@ func (_c *BarberCreate) defaults() {
 		v := barber.DefaultActive
 		_c.mutation.SetActive(v)
 	}
+	if _, ok := _c.mutation.BookingsVersion(); !ok {
+		v := barber.DefaultBookingsVersion
+		_c.mutation.SetBookingsVersion(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := barber.DefaultID()
 		_c.mutation.SetID(v)
@@ -240,6 +258,9 @@ func (_c *BarberCreate) check() error {
 	}
 	if _, ok := _c.mutation.Active(); !ok {
 		return &ValidationError{Name: "active", err: errors.New(`ent: missing required field "Barber.active"`)}
+	}
+	if _, ok := _c.mutation.BookingsVersion(); !ok {
+		return &ValidationError{Name: "bookings_version", err: errors.New(`ent: missing required field "Barber.bookings_version"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := barber.IDValidator(v); err != nil {
@@ -300,6 +321,10 @@ func (_c *BarberCreate) createSpec() (*Barber, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Active(); ok {
 		_spec.SetField(barber.FieldActive, field.TypeBool, value)
 		_node.Active = value
+	}
+	if value, ok := _c.mutation.BookingsVersion(); ok {
+		_spec.SetField(barber.FieldBookingsVersion, field.TypeInt64, value)
+		_node.BookingsVersion = value
 	}
 	if nodes := _c.mutation.AccountIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -470,6 +495,24 @@ func (u *BarberUpsert) UpdateActive() *BarberUpsert {
 	return u
 }
 
+// SetBookingsVersion sets the "bookings_version" field.
+func (u *BarberUpsert) SetBookingsVersion(v int64) *BarberUpsert {
+	u.Set(barber.FieldBookingsVersion, v)
+	return u
+}
+
+// UpdateBookingsVersion sets the "bookings_version" field to the value that was provided on create.
+func (u *BarberUpsert) UpdateBookingsVersion() *BarberUpsert {
+	u.SetExcluded(barber.FieldBookingsVersion)
+	return u
+}
+
+// AddBookingsVersion adds v to the "bookings_version" field.
+func (u *BarberUpsert) AddBookingsVersion(v int64) *BarberUpsert {
+	u.Add(barber.FieldBookingsVersion, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -563,6 +606,27 @@ func (u *BarberUpsertOne) SetActive(v bool) *BarberUpsertOne {
 func (u *BarberUpsertOne) UpdateActive() *BarberUpsertOne {
 	return u.Update(func(s *BarberUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetBookingsVersion sets the "bookings_version" field.
+func (u *BarberUpsertOne) SetBookingsVersion(v int64) *BarberUpsertOne {
+	return u.Update(func(s *BarberUpsert) {
+		s.SetBookingsVersion(v)
+	})
+}
+
+// AddBookingsVersion adds v to the "bookings_version" field.
+func (u *BarberUpsertOne) AddBookingsVersion(v int64) *BarberUpsertOne {
+	return u.Update(func(s *BarberUpsert) {
+		s.AddBookingsVersion(v)
+	})
+}
+
+// UpdateBookingsVersion sets the "bookings_version" field to the value that was provided on create.
+func (u *BarberUpsertOne) UpdateBookingsVersion() *BarberUpsertOne {
+	return u.Update(func(s *BarberUpsert) {
+		s.UpdateBookingsVersion()
 	})
 }
 
@@ -826,6 +890,27 @@ func (u *BarberUpsertBulk) SetActive(v bool) *BarberUpsertBulk {
 func (u *BarberUpsertBulk) UpdateActive() *BarberUpsertBulk {
 	return u.Update(func(s *BarberUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetBookingsVersion sets the "bookings_version" field.
+func (u *BarberUpsertBulk) SetBookingsVersion(v int64) *BarberUpsertBulk {
+	return u.Update(func(s *BarberUpsert) {
+		s.SetBookingsVersion(v)
+	})
+}
+
+// AddBookingsVersion adds v to the "bookings_version" field.
+func (u *BarberUpsertBulk) AddBookingsVersion(v int64) *BarberUpsertBulk {
+	return u.Update(func(s *BarberUpsert) {
+		s.AddBookingsVersion(v)
+	})
+}
+
+// UpdateBookingsVersion sets the "bookings_version" field to the value that was provided on create.
+func (u *BarberUpsertBulk) UpdateBookingsVersion() *BarberUpsertBulk {
+	return u.Update(func(s *BarberUpsert) {
+		s.UpdateBookingsVersion()
 	})
 }
 

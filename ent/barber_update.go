@@ -67,6 +67,27 @@ func (_u *BarberUpdate) SetNillableActive(v *bool) *BarberUpdate {
 	return _u
 }
 
+// SetBookingsVersion sets the "bookings_version" field.
+func (_u *BarberUpdate) SetBookingsVersion(v int64) *BarberUpdate {
+	_u.mutation.ResetBookingsVersion()
+	_u.mutation.SetBookingsVersion(v)
+	return _u
+}
+
+// SetNillableBookingsVersion sets the "bookings_version" field if the given value is not nil.
+func (_u *BarberUpdate) SetNillableBookingsVersion(v *int64) *BarberUpdate {
+	if v != nil {
+		_u.SetBookingsVersion(*v)
+	}
+	return _u
+}
+
+// AddBookingsVersion adds value to the "bookings_version" field.
+func (_u *BarberUpdate) AddBookingsVersion(v int64) *BarberUpdate {
+	_u.mutation.AddBookingsVersion(v)
+	return _u
+}
+
 // AddUnitIDs adds the "units" edge to the Unit entity by IDs.
 func (_u *BarberUpdate) AddUnitIDs(ids ...string) *BarberUpdate {
 	_u.mutation.AddUnitIDs(ids...)
@@ -291,6 +312,12 @@ func (_u *BarberUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(barber.FieldActive, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BookingsVersion(); ok {
+		_spec.SetField(barber.FieldBookingsVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBookingsVersion(); ok {
+		_spec.AddField(barber.FieldBookingsVersion, field.TypeInt64, value)
 	}
 	if _u.mutation.UnitsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -525,6 +552,27 @@ func (_u *BarberUpdateOne) SetNillableActive(v *bool) *BarberUpdateOne {
 	if v != nil {
 		_u.SetActive(*v)
 	}
+	return _u
+}
+
+// SetBookingsVersion sets the "bookings_version" field.
+func (_u *BarberUpdateOne) SetBookingsVersion(v int64) *BarberUpdateOne {
+	_u.mutation.ResetBookingsVersion()
+	_u.mutation.SetBookingsVersion(v)
+	return _u
+}
+
+// SetNillableBookingsVersion sets the "bookings_version" field if the given value is not nil.
+func (_u *BarberUpdateOne) SetNillableBookingsVersion(v *int64) *BarberUpdateOne {
+	if v != nil {
+		_u.SetBookingsVersion(*v)
+	}
+	return _u
+}
+
+// AddBookingsVersion adds value to the "bookings_version" field.
+func (_u *BarberUpdateOne) AddBookingsVersion(v int64) *BarberUpdateOne {
+	_u.mutation.AddBookingsVersion(v)
 	return _u
 }
 
@@ -782,6 +830,12 @@ func (_u *BarberUpdateOne) sqlSave(ctx context.Context) (_node *Barber, err erro
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(barber.FieldActive, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BookingsVersion(); ok {
+		_spec.SetField(barber.FieldBookingsVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBookingsVersion(); ok {
+		_spec.AddField(barber.FieldBookingsVersion, field.TypeInt64, value)
 	}
 	if _u.mutation.UnitsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -929,16 +929,18 @@ func (m *APIKeyMutation) ResetEdge(name string) error {
 // AccountMutation represents an operation that mutates the Account nodes in the graph.
 type AccountMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	updated_at    *time.Time
-	name          *string
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Account, error)
-	predicates    []predicate.Account
+	op                Op
+	typ               string
+	id                *string
+	created_at        *time.Time
+	updated_at        *time.Time
+	name              *string
+	config_version    *int64
+	addconfig_version *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Account, error)
+	predicates        []predicate.Account
 }
 
 var _ ent.Mutation = (*AccountMutation)(nil)
@@ -1153,6 +1155,62 @@ func (m *AccountMutation) ResetName() {
 	m.name = nil
 }
 
+// SetConfigVersion sets the "config_version" field.
+func (m *AccountMutation) SetConfigVersion(i int64) {
+	m.config_version = &i
+	m.addconfig_version = nil
+}
+
+// ConfigVersion returns the value of the "config_version" field in the mutation.
+func (m *AccountMutation) ConfigVersion() (r int64, exists bool) {
+	v := m.config_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfigVersion returns the old "config_version" field's value of the Account entity.
+// If the Account object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AccountMutation) OldConfigVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfigVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfigVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfigVersion: %w", err)
+	}
+	return oldValue.ConfigVersion, nil
+}
+
+// AddConfigVersion adds i to the "config_version" field.
+func (m *AccountMutation) AddConfigVersion(i int64) {
+	if m.addconfig_version != nil {
+		*m.addconfig_version += i
+	} else {
+		m.addconfig_version = &i
+	}
+}
+
+// AddedConfigVersion returns the value that was added to the "config_version" field in this mutation.
+func (m *AccountMutation) AddedConfigVersion() (r int64, exists bool) {
+	v := m.addconfig_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConfigVersion resets all changes to the "config_version" field.
+func (m *AccountMutation) ResetConfigVersion() {
+	m.config_version = nil
+	m.addconfig_version = nil
+}
+
 // Where appends a list predicates to the AccountMutation builder.
 func (m *AccountMutation) Where(ps ...predicate.Account) {
 	m.predicates = append(m.predicates, ps...)
@@ -1187,7 +1245,7 @@ func (m *AccountMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AccountMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 4)
 	if m.created_at != nil {
 		fields = append(fields, account.FieldCreatedAt)
 	}
@@ -1196,6 +1254,9 @@ func (m *AccountMutation) Fields() []string {
 	}
 	if m.name != nil {
 		fields = append(fields, account.FieldName)
+	}
+	if m.config_version != nil {
+		fields = append(fields, account.FieldConfigVersion)
 	}
 	return fields
 }
@@ -1211,6 +1272,8 @@ func (m *AccountMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case account.FieldName:
 		return m.Name()
+	case account.FieldConfigVersion:
+		return m.ConfigVersion()
 	}
 	return nil, false
 }
@@ -1226,6 +1289,8 @@ func (m *AccountMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldUpdatedAt(ctx)
 	case account.FieldName:
 		return m.OldName(ctx)
+	case account.FieldConfigVersion:
+		return m.OldConfigVersion(ctx)
 	}
 	return nil, fmt.Errorf("unknown Account field %s", name)
 }
@@ -1256,6 +1321,13 @@ func (m *AccountMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetName(v)
 		return nil
+	case account.FieldConfigVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfigVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Account field %s", name)
 }
@@ -1263,13 +1335,21 @@ func (m *AccountMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *AccountMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addconfig_version != nil {
+		fields = append(fields, account.FieldConfigVersion)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *AccountMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case account.FieldConfigVersion:
+		return m.AddedConfigVersion()
+	}
 	return nil, false
 }
 
@@ -1278,6 +1358,13 @@ func (m *AccountMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *AccountMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case account.FieldConfigVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConfigVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Account numeric field %s", name)
 }
@@ -1313,6 +1400,9 @@ func (m *AccountMutation) ResetField(name string) error {
 		return nil
 	case account.FieldName:
 		m.ResetName()
+		return nil
+	case account.FieldConfigVersion:
+		m.ResetConfigVersion()
 		return nil
 	}
 	return fmt.Errorf("unknown Account field %s", name)
@@ -3090,6 +3180,8 @@ type BarberMutation struct {
 	updated_at           *time.Time
 	name                 *string
 	active               *bool
+	bookings_version     *int64
+	addbookings_version  *int64
 	clearedFields        map[string]struct{}
 	account              *string
 	clearedaccount       bool
@@ -3394,6 +3486,62 @@ func (m *BarberMutation) ResetActive() {
 	m.active = nil
 }
 
+// SetBookingsVersion sets the "bookings_version" field.
+func (m *BarberMutation) SetBookingsVersion(i int64) {
+	m.bookings_version = &i
+	m.addbookings_version = nil
+}
+
+// BookingsVersion returns the value of the "bookings_version" field in the mutation.
+func (m *BarberMutation) BookingsVersion() (r int64, exists bool) {
+	v := m.bookings_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBookingsVersion returns the old "bookings_version" field's value of the Barber entity.
+// If the Barber object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BarberMutation) OldBookingsVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBookingsVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBookingsVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBookingsVersion: %w", err)
+	}
+	return oldValue.BookingsVersion, nil
+}
+
+// AddBookingsVersion adds i to the "bookings_version" field.
+func (m *BarberMutation) AddBookingsVersion(i int64) {
+	if m.addbookings_version != nil {
+		*m.addbookings_version += i
+	} else {
+		m.addbookings_version = &i
+	}
+}
+
+// AddedBookingsVersion returns the value that was added to the "bookings_version" field in this mutation.
+func (m *BarberMutation) AddedBookingsVersion() (r int64, exists bool) {
+	v := m.addbookings_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBookingsVersion resets all changes to the "bookings_version" field.
+func (m *BarberMutation) ResetBookingsVersion() {
+	m.bookings_version = nil
+	m.addbookings_version = nil
+}
+
 // ClearAccount clears the "account" edge to the Account entity.
 func (m *BarberMutation) ClearAccount() {
 	m.clearedaccount = true
@@ -3671,7 +3819,7 @@ func (m *BarberMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *BarberMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.account != nil {
 		fields = append(fields, barber.FieldAccountID)
 	}
@@ -3686,6 +3834,9 @@ func (m *BarberMutation) Fields() []string {
 	}
 	if m.active != nil {
 		fields = append(fields, barber.FieldActive)
+	}
+	if m.bookings_version != nil {
+		fields = append(fields, barber.FieldBookingsVersion)
 	}
 	return fields
 }
@@ -3705,6 +3856,8 @@ func (m *BarberMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case barber.FieldActive:
 		return m.Active()
+	case barber.FieldBookingsVersion:
+		return m.BookingsVersion()
 	}
 	return nil, false
 }
@@ -3724,6 +3877,8 @@ func (m *BarberMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldName(ctx)
 	case barber.FieldActive:
 		return m.OldActive(ctx)
+	case barber.FieldBookingsVersion:
+		return m.OldBookingsVersion(ctx)
 	}
 	return nil, fmt.Errorf("unknown Barber field %s", name)
 }
@@ -3768,6 +3923,13 @@ func (m *BarberMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetActive(v)
 		return nil
+	case barber.FieldBookingsVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBookingsVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Barber field %s", name)
 }
@@ -3775,13 +3937,21 @@ func (m *BarberMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *BarberMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addbookings_version != nil {
+		fields = append(fields, barber.FieldBookingsVersion)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *BarberMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case barber.FieldBookingsVersion:
+		return m.AddedBookingsVersion()
+	}
 	return nil, false
 }
 
@@ -3790,6 +3960,13 @@ func (m *BarberMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *BarberMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case barber.FieldBookingsVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBookingsVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Barber numeric field %s", name)
 }
@@ -3831,6 +4008,9 @@ func (m *BarberMutation) ResetField(name string) error {
 		return nil
 	case barber.FieldActive:
 		m.ResetActive()
+		return nil
+	case barber.FieldBookingsVersion:
+		m.ResetBookingsVersion()
 		return nil
 	}
 	return fmt.Errorf("unknown Barber field %s", name)

@@ -7,10 +7,14 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"barberd/ent"
+	"barberd/ent/account"
 	"barberd/ent/apikey"
 	"barberd/ent/schema/tenant"
 )
@@ -37,13 +41,36 @@ func newSecret() string {
 }
 
 // Authenticate returns the viewer of the API key with the given secret.
+// A key this process has seen is checked against its account's config
+// version (any change to the account's keys changes it), read after the
+// call began; otherwise the key is read together with that version.
 // Errors: missing_api_key, invalid_api_key (unknown or revoked), unavailable.
 func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, error) {
 	if secret == "" {
 		return nil, Errorf(CodeMissingAPIKey, "Send your API key in header X-Service-Api-Key.")
 	}
+	hash := hashSecret(secret)
+	c := r.caches()
+	if e, ok := c.keys.get(hash); ok {
+		got, err := c.fence.read(ctx, e.viewer.AccountID, nil)
+		if err != nil {
+			// The database is what failed; asking it again would only
+			// double the wait.
+			return nil, r.dbError(err)
+		}
+		if got.account(e.viewer.AccountID, e.viewer.configVersion) {
+			r.touch(ctx, e)
+			v := e.viewer
+			return &v, nil
+		}
+	}
 	sys := tenant.System(ctx)
-	k, err := r.DB.APIKey.Query().Where(apikey.SecretHash(hashSecret(secret))).Only(sys)
+	// One statement, so the key and the version describe the same moment.
+	k, err := r.DB.APIKey.Query().Where(apikey.SecretHash(hash)).Modify(func(s *sql.Selector) {
+		a := sql.Table(account.Table)
+		s.Join(a).On(s.C(apikey.FieldAccountID), a.C(account.FieldID)).
+			AppendSelectAs(a.C(account.FieldConfigVersion), account.FieldConfigVersion)
+	}).Only(sys)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeInvalidAPIKey, "The API key is not valid.")
 	}
@@ -51,23 +78,63 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 		return nil, r.dbError(err)
 	}
 	if k.RevokedAt != nil {
+		c.keys.drop(hash)
 		return nil, Errorf(CodeInvalidAPIKey, "The API key has been revoked.")
 	}
-	now := r.now()
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > touchEvery {
-		// Best effort: a failed touch must not fail the request.
-		if err := r.DB.APIKey.Update().Where(apikey.ID(k.ID)).SetLastUsedAt(now).Exec(sys); err != nil {
-			r.Log.WarnContext(ctx, "recording key use", "key_id", k.ID, "err", err)
-		}
+	config, err := k.Value(account.FieldConfigVersion)
+	if err != nil {
+		return nil, r.dbError(err)
 	}
-	return &Viewer{
-		AccountID:    k.AccountID,
-		KeyID:        k.ID,
-		KeyName:      k.Name,
-		KeyPrefix:    k.Prefix,
-		Scopes:       k.Scopes,
-		KeyCreatedAt: k.CreatedAt,
-	}, nil
+	version, versioned := asInt64(config)
+	e := &keyEntry{viewer: Viewer{
+		AccountID:     k.AccountID,
+		KeyID:         k.ID,
+		KeyName:       k.Name,
+		KeyPrefix:     k.Prefix,
+		Scopes:        k.Scopes,
+		KeyCreatedAt:  k.CreatedAt,
+		configVersion: version,
+		versioned:     versioned,
+	}}
+	if k.LastUsedAt != nil {
+		e.lastUsed.Store(k.LastUsedAt.UnixNano())
+	}
+	if versioned {
+		c.keys.put(hash, e)
+	}
+	r.touch(ctx, e)
+	v := e.viewer
+	return &v, nil
+}
+
+// touch records that a key was used, at most once per touchEvery per
+// process. Best effort: a failed touch must not fail the request.
+func (r *Resolver) touch(ctx context.Context, e *keyEntry) {
+	now := r.now()
+	last := e.lastUsed.Load()
+	if now.Sub(time.Unix(0, last)) <= touchEvery || !e.lastUsed.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	err := r.DB.APIKey.Update().Where(apikey.ID(e.viewer.KeyID)).SetLastUsedAt(now).Exec(tenant.System(ctx))
+	if err != nil {
+		r.Log.WarnContext(ctx, "recording key use", "key_id", e.viewer.KeyID, "err", err)
+	}
+}
+
+// asInt64 reads an integer column selected outside ent's fields, which the
+// drivers return as int64 (or, for some types, as text).
+func asInt64(v any) (int64, bool) {
+	var s string
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case []byte:
+		s = string(n)
+	case string:
+		s = n
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
 }
 
 // CreateAPIKey makes a new key for an account and returns its secret, which

@@ -8,7 +8,6 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/appointment"
-	"barberd/ent/customer"
 	"barberd/ent/notification"
 	"barberd/ent/reservation"
 	"barberd/graph/model"
@@ -117,11 +116,13 @@ func filter[T any](xs []T, keep func(T) bool) []T {
 	return out
 }
 
-// appointmentByReference returns the appointment a key created with an
-// external reference, or nil.
-func appointmentByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.Appointment, error) {
+// loadByReference returns the appointment a key created with an external
+// reference, with its unit, service, barber and customer, or nil. Not
+// finding one costs one statement.
+func loadByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.Appointment, error) {
 	a, err := c.Appointment.Query().
-		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).Only(ctx)
+		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).
+		WithUnit().WithService().WithBarber().WithCustomer().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -135,102 +136,126 @@ func appointmentByReference(ctx context.Context, c *ent.Client, keyID, ref strin
 // barber_not_found, hold_not_found, service_not_bookable,
 // barber_not_eligible, invalid_local_time, outside_booking_window,
 // slot_unavailable, hold_expired, hold_already_used, hold_mismatch.
+//
+// The reference is looked up once, first thing in the transaction. A
+// create that fails after all (the request is invalid, or names what does
+// not fit, or its slot or hold was just taken, perhaps by a racing create
+// with the same reference) looks again before it says why, so a repeated
+// reference replays whatever the rest of the body says; and two racing
+// creates with one reference that both pass the lookup meet at its unique
+// index, where the second replays the first.
 func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppointmentInput, source appointment.Source) (*model.CreateAppointmentPayload, error) {
 	v, err := require(ctx, ScopeAppointmentsWrite)
 	if err != nil {
 		return nil, err
 	}
 	ref := in.ExternalReference
-	if ref != nil && *ref != "" {
-		if a, err := appointmentByReference(ctx, r.DB.Client, v.KeyID, *ref); a != nil || err != nil {
-			return r.replay(ctx, a, err)
+	if ref != nil && *ref == "" {
+		ref = nil // refused by the checks, and never stored
+	}
+	// refused answers a create that failed: with the appointment first
+	// created with the reference, if there is one.
+	refused := func(err error) (*model.CreateAppointmentPayload, error) {
+		if ref != nil {
+			if _, ok := AsError(err); ok && ErrorCode(err) != CodeInternal && ErrorCode(err) != CodeUnavailable {
+				if a, lerr := loadByReference(ctx, r.DB.Client, v.KeyID, *ref); a != nil || lerr != nil {
+					return r.replay(ctx, a, lerr)
+				}
+			}
 		}
+		return nil, err
 	}
 	if err := CheckCreateAppointment(in).Err(); err != nil {
-		return nil, err
+		return refused(err)
 	}
 	o, err := r.offerAt(ctx, in.UnitID, in.ServiceID, in.BarberID, in.StartsAt)
 	if err != nil {
-		return nil, err
+		return refused(err)
 	}
 	now := r.now()
 	if in.HoldID == nil {
 		if err := r.inWindow(o, now); err != nil {
-			return nil, err
+			return refused(err)
 		}
 	}
-	var id string
-	var replayed bool
+	var a, prior *ent.Appointment
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		var b *ent.Barber
-		var err error
-		if in.HoldID != nil {
-			var barberID string
-			if barberID, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
-				b, err = tx.Barber.Get(ctx, barberID)
-			}
-		} else {
-			b, err = r.pickBarber(ctx, tx, o, now)
-		}
-		// Under the barber's lock a racing create with the same reference
-		// has committed or not started; look again, also when the slot or
-		// hold now seems taken (by that very create).
+		a, prior = nil, nil
 		if ref != nil {
-			prior, perr := appointmentByReference(ctx, tx.Client(), v.KeyID, *ref)
-			if perr != nil {
-				return perr
+			var err error
+			if prior, err = loadByReference(ctx, tx.Client(), v.KeyID, *ref); err != nil {
+				return err
 			}
 			if prior != nil {
-				id, replayed = prior.ID, true
 				return errReplay
 			}
 		}
-		if err != nil {
-			return err
+		var b *ent.Barber
+		if in.HoldID != nil {
+			barberID, err := r.takeHold(ctx, tx, *in.HoldID, o, now)
+			if err != nil {
+				return err
+			}
+			if o.barber != nil && o.barber.ID == barberID {
+				b = o.barber
+			} else if b, err = tx.Barber.Get(ctx, barberID); err != nil {
+				return err
+			}
+		} else {
+			var err error
+			if b, err = r.pickBarber(ctx, tx, o, now); err != nil {
+				return err
+			}
 		}
 		c, err := upsertCustomer(ctx, tx, v.AccountID, in.Client)
 		if err != nil {
 			return err
 		}
 		end := o.start.Add(o.duration())
-		a, err := tx.Appointment.Create().SetAccountID(v.AccountID).
+		created, err := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(c.ID).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
 			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
 		if err != nil {
 			return err
 		}
-		id = a.ID
 		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(a.ID).Exec(ctx)
+			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(created.ID).Exec(ctx)
 		if err != nil {
 			return err
 		}
-		a.Edges.Unit, a.Edges.Service, a.Edges.Barber, a.Edges.Customer = o.unit, o.service, b, c
-		return r.record(ctx, tx, a, EventCreated, notification.Source(source), nil)
+		created.Edges.Unit, created.Edges.Service, created.Edges.Barber, created.Edges.Customer = o.unit, o.service, b, c
+		if err := r.record(ctx, tx, created, EventCreated, notification.Source(source), nil); err != nil {
+			return err
+		}
+		a = created
+		return nil
 	})
 	switch {
 	case errors.Is(err, errReplay):
-		a, err := loadAppointment(ctx, r.DB.Client, id)
-		return r.replay(ctx, a, err)
+		return r.replay(ctx, detachAppointment(prior), nil)
 	case store.Classify(err) == store.Unique && ref != nil:
 		// Lost the race for the reference to a create that committed first.
-		a, err := appointmentByReference(ctx, r.DB.Client, v.KeyID, *ref)
-		if a == nil && err == nil {
+		prior, err := loadByReference(ctx, r.DB.Client, v.KeyID, *ref)
+		if prior == nil && err == nil {
 			err = errors.New("unique violation without a prior appointment")
 		}
-		return r.replay(ctx, a, err)
+		return r.replay(ctx, prior, err)
 	case ErrorCode(err) == CodeSlotUnavailable:
+		if p, perr := refused(err); p != nil || ErrorCode(perr) != CodeSlotUnavailable {
+			return p, perr
+		}
 		return nil, r.unavailable(ctx, o)
 	case err != nil:
-		return nil, r.dbError(err)
+		return refused(r.dbError(err))
 	}
 	r.metrics().AppointmentCreated(string(source))
-	a, err := loadAppointment(ctx, r.DB.Client, id)
-	if err != nil {
-		return nil, r.dbError(err)
-	}
-	return &model.CreateAppointmentPayload{Appointment: a, Replayed: replayed}, nil
+	// The appointment as written, with the edges it was written with: the
+	// same as reading it back. Entities of the transaction are handed back
+	// to the client, so GraphQL can still load other edges.
+	a = a.Unwrap()
+	a.Edges.Barber = detached(a.Edges.Barber, a.Edges.Barber.Unwrap)
+	return &model.CreateAppointmentPayload{Appointment: a}, nil
 }
 
 // errReplay ends a create's transaction when its reference was used before.
@@ -249,22 +274,23 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 	return &model.CreateAppointmentPayload{Appointment: a, Replayed: true}, nil
 }
 
-// upsertCustomer returns the account's customer with the client's phone,
-// creating it or bringing its name (and e-mail, when given) up to date.
-func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.ClientInput) (*ent.Customer, error) {
-	create := tx.Customer.Create().SetAccountID(accountID).
-		SetName(strings.TrimSpace(c.Name)).SetPhone(c.Phone)
-	if c.Email != nil && *c.Email != "" {
-		create.SetEmail(*c.Email)
+// detachAppointment makes an appointment read with its edges in a
+// transaction usable after it ends.
+func detachAppointment(a *ent.Appointment) *ent.Appointment {
+	e := &a.Edges
+	if e.Unit != nil {
+		e.Unit = detached(e.Unit, e.Unit.Unwrap)
 	}
-	up := create.OnConflictColumns(customer.FieldAccountID, customer.FieldPhone).UpdateName().UpdateUpdatedAt()
-	if c.Email != nil && *c.Email != "" {
-		up.UpdateEmail()
+	if e.Service != nil {
+		e.Service = detached(e.Service, e.Service.Unwrap)
 	}
-	if err := up.Exec(ctx); err != nil {
-		return nil, err
+	if e.Barber != nil {
+		e.Barber = detached(e.Barber, e.Barber.Unwrap)
 	}
-	return tx.Customer.Query().Where(customer.Phone(c.Phone)).Only(ctx)
+	if e.Customer != nil {
+		e.Customer = detached(e.Customer, e.Customer.Unwrap)
+	}
+	return detached(a, a.Unwrap)
 }
 
 // cancelAppointment cancels a confirmed appointment that has not started.
@@ -278,7 +304,9 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		return nil, err
 	}
 	now := r.now()
+	var done *ent.Appointment // as the notification recorded it
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		done = nil
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
 		if ent.IsNotFound(err) {
 			return Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
@@ -302,12 +330,16 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		if _, err := tx.Reservation.Delete().Where(reservation.AppointmentID(a.ID)).Exec(ctx); err != nil {
 			return err
 		}
-		return r.notify(ctx, tx, a.ID, EventCancelled, notification.Source(source), nil)
+		done, err = r.notifyLoaded(ctx, tx, a.ID, EventCancelled, notification.Source(source), nil)
+		return err
 	})
 	if err != nil {
 		return nil, r.dbError(err)
 	}
-	a, err := loadAppointment(ctx, r.DB.Client, id)
+	if done != nil {
+		return detachAppointment(done), nil
+	}
+	a, err := loadAppointment(ctx, r.DB.Client, id) // cancelled before
 	return a, r.dbError(err)
 }
 
@@ -326,7 +358,10 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	if err := CheckReschedule(in).Err(); err != nil {
 		return nil, err
 	}
-	current, err := loadAppointment(ctx, r.DB.Client, id)
+	current, err := r.DB.Appointment.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
+	}
 	if err != nil {
 		return nil, r.dbError(err)
 	}
@@ -339,7 +374,9 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		return nil, err
 	}
 	now := r.now()
+	var done *ent.Appointment // as the notification recorded it
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		done = nil
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
 		if err != nil {
 			return err
@@ -385,7 +422,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			return err
 		}
 		previous := a.StartsAt
-		return r.notify(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+		done, err = r.notifyLoaded(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+		return err
 	})
 	if ErrorCode(err) == CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
@@ -393,6 +431,5 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	if err != nil {
 		return nil, r.dbError(err)
 	}
-	a, err := loadAppointment(ctx, r.DB.Client, id)
-	return a, r.dbError(err)
+	return detachAppointment(done), nil
 }

@@ -14,26 +14,106 @@ import (
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*model.Availability, error) {
-	if _, err := require(ctx, ScopeAvailabilityRead); err != nil {
+	e, err := r.availabilityEntry(ctx, unitID, serviceID, barberID, date)
+	if err != nil {
+		return nil, err
+	}
+	return e.answer, nil
+}
+
+// EncodedAvailability is availability for an adapter that serves answers
+// encoded: a cached answer is encoded once, and the encoding kept with it.
+func (r *Resolver) EncodedAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string, encode func(*model.Availability) []byte) ([]byte, error) {
+	e, err := r.availabilityEntry(ctx, unitID, serviceID, barberID, date)
+	if err != nil {
+		return nil, err
+	}
+	if b := e.encoded.Load(); b != nil {
+		return *b, nil
+	}
+	b := encode(e.answer)
+	e.encoded.Store(&b)
+	return b, nil
+}
+
+// availabilityEntry answers availability from the cache when it can, and
+// otherwise from the database, caching the answer.
+func (r *Resolver) availabilityEntry(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*availabilityEntry, error) {
+	v, err := require(ctx, ScopeAvailabilityRead)
+	if err != nil {
 		return nil, err
 	}
 	if err := CheckAvailability(unitID, serviceID, barberID, date).Err(); err != nil {
 		return nil, err
 	}
-	o, err := resolveCatalog(ctx, r.DB.Client, unitID, serviceID, barberID)
+	key := availabilityKey{account: v.AccountID, unit: unitID, service: serviceID, date: date, anyBarber: barberID == nil}
+	if barberID != nil {
+		key.barber = *barberID
+	}
+	c := r.caches()
+	now := r.now()
+	if e, err := c.cachedAvailability(ctx, v, key, now); e != nil || err != nil {
+		return e, r.dbError(err)
+	}
+	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
 		return nil, r.dbError(err)
 	}
 	o.date, _ = slots.ParseDate(date)
-	free, err := r.freeSlots(ctx, o)
+	barbers, err := o.candidates(ctx, r.DB.Client)
 	if err != nil {
-		return nil, err
+		return nil, r.dbError(err)
 	}
-	return &model.Availability{
+	// The versions are read before the reservations, so the answer is at
+	// least as new as they say.
+	ids, bookings, verr := c.bookingVersions(ctx, v, barbers)
+	d, err := o.day(ctx, r.DB.Client, now, barbers)
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	free := slots.FreeSlots(d)
+	answer := &model.Availability{
 		UnitID: o.unit.ID, ServiceID: o.service.ID, BarberID: barberID,
 		Date: o.date.String(), Timezone: o.unit.Timezone,
 		Slots: slotModels(free, o.loc),
-	}, nil
+	}
+	e := &availabilityEntry{
+		config: v.configVersion, barbers: ids, bookings: bookings,
+		from: now, until: validUntil(d, free, o.holdsUntil), answer: answer,
+	}
+	if verr == nil && v.versioned {
+		c.availability.put(key, e)
+	}
+	return e, nil
+}
+
+// validUntil is when the passing of time alone may change a day's free
+// slots: when the first of them comes closer than the minimum lead, at the
+// next midnight in the unit's zone (the booking horizon moves), or when a
+// hold that blocks a slot expires.
+func validUntil(d slots.Day, free []slots.Slot, holdsUntil time.Time) time.Time {
+	tomorrow := slots.DateOf(d.Now, d.Location).AddDays(1)
+	until := time.Date(tomorrow.Year, tomorrow.Month, tomorrow.Day, 0, 0, 0, 0, d.Location)
+	if len(free) > 0 {
+		first := free[0].Start
+		for _, s := range free[1:] {
+			if s.Start.Before(first) {
+				first = s.Start
+			}
+		}
+		until = earliest(until, first.Add(-d.Policy.MinLead))
+	}
+	if !holdsUntil.IsZero() {
+		until = earliest(until, holdsUntil)
+	}
+	return until
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // freeSlots computes the free slots of the offer's day with plain reads.

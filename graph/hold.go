@@ -58,23 +58,28 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if in.TTLSeconds != nil {
 		ttl = time.Duration(*in.TTLSeconds) * time.Second
 	}
-	var id string
+	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		h = nil
 		b, err := r.pickBarber(ctx, tx, o, now)
 		if err != nil {
 			return err
 		}
 		end := o.start.Add(o.duration())
-		h, err := tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+		created, err := tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).
 			SetStartsAt(o.start).SetEndsAt(end).SetExpiresAt(now.Add(ttl)).Save(ctx)
 		if err != nil {
 			return err
 		}
-		id = h.ID
-		return tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(h.ExpiresAt).
-			SetHoldID(h.ID).Exec(ctx)
+		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
+			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(created.ExpiresAt).
+			SetHoldID(created.ID).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		h = created
+		return nil
 	})
 	if ErrorCode(err) == CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
@@ -83,7 +88,12 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		return nil, r.dbError(err)
 	}
 	r.metrics().HoldCreated()
-	return r.loadHold(ctx, id)
+	// The hold as written, as loadHold would read it back; handed back to
+	// the client, so GraphQL can still load its edges.
+	h = h.Unwrap()
+	h.Edges.Unit = o.unit
+	h.Status = effectiveStatus(h, r.now())
+	return h, nil
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again

@@ -3,14 +3,12 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
-	"barberd/ent/apikey"
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
 	"barberd/graph/model"
@@ -21,15 +19,24 @@ import (
 // made the change, and owes it to every key of the account that may read
 // notifications.
 func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) error {
+	_, err := r.notifyLoaded(ctx, tx, appointmentID, typ, source, previous)
+	return err
+}
+
+// notifyLoaded is notify returning the appointment as it recorded it, with
+// its unit, service, barber and customer, all read in the transaction.
+func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) (*ent.Appointment, error) {
 	a, err := loadAppointment(ctx, tx.Client(), appointmentID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.record(ctx, tx, a, typ, source, previous)
+	return a, r.record(ctx, tx, a, typ, source, previous)
 }
 
 // record is notify for an appointment whose unit, service, barber and
 // customer edges the caller has already set, as they are after the change.
+// It costs two statements: the notification, which returns the keys it is
+// owed to, and their deliveries (none without such keys).
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
 	view, err := ViewAppointment(a)
 	if err != nil {
@@ -39,25 +46,22 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 	if err != nil {
 		return err
 	}
-	n, err := tx.Notification.Create().SetAccountID(a.AccountID).SetType(typ).
-		SetAppointmentID(a.ID).SetSource(source).SetAppointment(snapshot).
-		SetNillablePreviousStartsAt(previous).Save(ctx)
+	n := &ent.Notification{
+		ID: notification.DefaultID(), AccountID: a.AccountID, Type: typ, AppointmentID: a.ID,
+		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
+		CreatedAt: notification.DefaultCreatedAt(),
+	}
+	keys, err := insertNotification(ctx, tx, r.DB.Dialect, n)
 	if err != nil {
 		return err
 	}
 	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
-	keys, err := tx.APIKey.Query().Where(apikey.RevokedAtIsNil()).All(ctx)
-	if err != nil {
-		return err
-	}
-	var owed []*ent.DeliveryCreate
-	for _, k := range keys {
-		if slices.Contains(k.Scopes, ScopeNotificationsRead) {
-			owed = append(owed, tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k.ID).SetNotificationID(n.ID))
-		}
-	}
-	if len(owed) == 0 {
+	if len(keys) == 0 {
 		return nil
+	}
+	owed := make([]*ent.DeliveryCreate, len(keys))
+	for i, k := range keys {
+		owed[i] = tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
 	}
 	return tx.Delivery.CreateBulk(owed...).Exec(ctx)
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"barberd/ent/schema"
@@ -19,6 +20,9 @@ type Resolver struct {
 	Now func() time.Time
 	// Metrics counts domain events (graph/metrics.go); nil counts nothing.
 	Metrics Metrics
+
+	cachesOnce sync.Once
+	cache      *caches // see caches()
 }
 
 // Limits bound what a caller may ask for.

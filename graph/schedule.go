@@ -11,11 +11,8 @@ import (
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/predicate"
-	"barberd/ent/reservation"
 	"barberd/ent/service"
-	"barberd/ent/timeoff"
 	"barberd/ent/unit"
-	"barberd/ent/workinghours"
 	"barberd/graph/slots"
 )
 
@@ -26,8 +23,14 @@ type offer struct {
 	loc     *time.Location
 	service *ent.Service
 	barber  *ent.Barber // nil: any eligible barber
-	start   time.Time
-	date    slots.Date
+	// eligible are the eligible barbers, by name, when barber is nil
+	// (never nil then, once resolveCatalog has listed them).
+	eligible []*ent.Barber
+	// holdsUntil is when the first hold that day() found blocking expires
+	// (zero: none).
+	holdsUntil time.Time
+	start      time.Time
+	date       slots.Date
 }
 
 func (o *offer) policy() slots.Policy {
@@ -45,10 +48,40 @@ func (o *offer) duration() time.Duration {
 func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMinutes) * time.Minute }
 
 // resolveCatalog finds the unit, the service and (when given) the barber of
-// a request and checks that they go together.
+// a request and checks that they go together; asked for any barber, it also
+// lists the eligible ones. Answers come from the catalog cache while the
+// account's configuration is unchanged (cache.go).
 // Errors: unit_not_found, service_not_found, barber_not_found,
 // service_not_bookable, barber_not_eligible.
-func resolveCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string, barberID *string) (*offer, error) {
+func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string, barberID *string) (*offer, error) {
+	v, ok := ViewerFrom(ctx)
+	key := catalogKey{unit: unitID, service: serviceID, anyBarber: barberID == nil}
+	if barberID != nil {
+		key.barber = *barberID
+	}
+	if ok {
+		key.account = v.AccountID
+		if o, hit := r.caches().cachedCatalog(v, key); hit {
+			return o, nil
+		}
+	}
+	o, err := lookupCatalog(ctx, r.DB.Client, unitID, serviceID, barberID)
+	if err != nil {
+		return nil, err
+	}
+	if barberID == nil {
+		if o.eligible, err = o.candidates(ctx, r.DB.Client); err != nil {
+			return nil, err
+		}
+	}
+	if ok && v.versioned {
+		r.caches().catalogs.put(key, &catalogEntry{config: v.configVersion, offer: *o})
+	}
+	return o, nil
+}
+
+// lookupCatalog is resolveCatalog reading the database.
+func lookupCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string, barberID *string) (*offer, error) {
 	u, err := activeUnit(ctx, c, unitID)
 	if err != nil {
 		return nil, err
@@ -97,7 +130,7 @@ func eligibleBarbers(unitID, serviceID string) predicate.Barber {
 // barber, and its local start time.
 // Errors: those of resolveCatalog and offer.at.
 func (r *Resolver) offerAt(ctx context.Context, unitID, serviceID string, barberID *string, startsAt string) (*offer, error) {
-	o, err := resolveCatalog(ctx, r.DB.Client, unitID, serviceID, barberID)
+	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
 		return nil, r.dbError(err)
 	}
@@ -123,10 +156,13 @@ func (o *offer) at(startsAt string) error {
 }
 
 // candidates returns the barbers the offer may be booked with: the one asked
-// for, or every eligible barber.
+// for, or every eligible barber (as resolveCatalog listed them, when it did).
 func (o *offer) candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, error) {
 	if o.barber != nil {
 		return []*ent.Barber{o.barber}, nil
+	}
+	if o.eligible != nil {
+		return o.eligible, nil
 	}
 	return c.Barber.Query().Where(eligibleBarbers(o.unit.ID, o.service.ID)).Order(barber.ByName(), barber.ByID()).All(ctx)
 }
@@ -151,48 +187,36 @@ func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers [
 		d.Barbers[i].ID = b.ID
 		byID[b.ID] = &d.Barbers[i]
 	}
-	hours, err := c.WorkingHours.Query().
-		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...), workinghours.Weekday(int(o.date.Weekday()))).
-		All(ctx)
-	if err != nil {
-		return d, err
-	}
-	for _, h := range hours {
-		work, breaks, err := spansOf(h)
-		if err != nil {
-			return d, err
-		}
-		b := byID[h.BarberID]
-		b.Hours = append(b.Hours, work)
-		b.Breaks = append(b.Breaks, breaks...)
-	}
 	// Anything that can touch a slot of this local day lies within a day and
 	// a half either side of its midnight, whatever the zone's offset.
 	midnight := time.Date(o.date.Year, o.date.Month, o.date.Day, 0, 0, 0, 0, o.loc).UTC()
 	from, to := midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour)
-	offs, err := c.TimeOff.Query().
-		Where(timeoff.BarberIDIn(ids...), timeoff.StartsAtLT(to), timeoff.EndsAtGT(from)).All(ctx)
+	// Hours, time off and reservations in one statement (createsql.go).
+	rows, err := scheduleRows(ctx, c, o.unit.ID, ids, int(o.date.Weekday()), from, to, now)
 	if err != nil {
 		return d, err
 	}
-	for _, t := range offs {
-		b := byID[t.BarberID]
-		b.TimeOff = append(b.TimeOff, slots.Interval{Start: t.StartsAt, End: t.EndsAt})
-	}
-	busy, err := c.Reservation.Query().
-		Where(
-			reservation.BarberIDIn(ids...), reservation.StartsAtLT(to), reservation.EndsAtGT(from),
-			reservation.Or(reservation.ExpiresAtIsNil(), reservation.ExpiresAtGT(now)),
-		).All(ctx)
-	if err != nil {
-		return d, err
-	}
-	for _, rv := range busy {
-		if ignored(rv, ignore) {
-			continue
+	for _, row := range rows {
+		b := byID[row.barberID]
+		switch row.kind {
+		case rowHours:
+			work, breaks, err := spansOf(&ent.WorkingHours{ID: row.id, BarberID: row.barberID, OpensAt: row.opensAt, ClosesAt: row.closesAt, Breaks: row.breaks})
+			if err != nil {
+				return d, err
+			}
+			b.Hours = append(b.Hours, work)
+			b.Breaks = append(b.Breaks, breaks...)
+		case rowTimeOff:
+			b.TimeOff = append(b.TimeOff, slots.Interval{Start: row.startsAt, End: row.endsAt})
+		case rowReservation:
+			if ignored(&ent.Reservation{AppointmentID: row.appointmentID, HoldID: row.holdID}, ignore) {
+				continue
+			}
+			b.Busy = append(b.Busy, slots.Interval{Start: row.startsAt, End: row.endsAt})
+			if row.expiresAt != nil && (o.holdsUntil.IsZero() || row.expiresAt.Before(o.holdsUntil)) {
+				o.holdsUntil = *row.expiresAt
+			}
 		}
-		b := byID[rv.BarberID]
-		b.Busy = append(b.Busy, slots.Interval{Start: rv.StartsAt, End: rv.EndsAt})
 	}
 	return d, nil
 }
@@ -246,7 +270,7 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 	if r.DB.Dialect != dialect.Postgres {
 		return nil
 	}
-	_, err := tx.Barber.Query().Where(barber.ID(id)).ForUpdate().Only(ctx)
+	_, err := tx.Barber.Query().Where(barber.ID(id)).ForUpdate().OnlyID(ctx)
 	return err
 }
 
@@ -255,20 +279,10 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 // reservation take their place without tripping the no-overlap constraint.
 // The caller holds the barber's lock.
 func freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) error {
-	expired, err := tx.Reservation.Query().
-		Where(reservation.BarberID(barberID), reservation.ExpiresAtLTE(now)).All(ctx)
-	if err != nil || len(expired) == 0 {
-		return err
-	}
-	holdIDs := make([]string, 0, len(expired))
-	rsvIDs := make([]string, 0, len(expired))
-	for _, rv := range expired {
-		rsvIDs = append(rsvIDs, rv.ID)
-		if rv.HoldID != nil {
-			holdIDs = append(holdIDs, *rv.HoldID)
-		}
-	}
-	if _, err := tx.Reservation.Delete().Where(reservation.IDIn(rsvIDs...)).Exec(ctx); err != nil {
+	// One statement when nothing has expired: the delete says which holds
+	// it freed (createsql.go).
+	holdIDs, err := deleteExpiredReservations(ctx, tx, barberID, now)
+	if err != nil {
 		return err
 	}
 	return expireHolds(ctx, tx, holdIDs)

@@ -38,6 +38,12 @@ type Viewer struct {
 	Scopes    []string
 	// KeyCreatedAt bounds which notifications the key receives.
 	KeyCreatedAt time.Time
+
+	// configVersion is the account's config version read for this request
+	// (at or after its arrival), when versioned; caches of the account's
+	// configuration are valid for the request when stored under it.
+	configVersion int64
+	versioned     bool
 }
 
 type viewerKey struct{}

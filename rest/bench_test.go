@@ -10,9 +10,9 @@ import (
 
 	"entgo.io/ent/dialect"
 
-	"barberd/ent/schema/pulid"
+	"barberd/cmd/barberbench/floor"
+	"barberd/ent/apikey"
 	"barberd/graph/slots"
-	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
 
@@ -20,8 +20,13 @@ import (
 // the same machine, since absolute numbers on a shared machine mean little:
 //
 //   - BenchmarkCreateAppointment/<db> against BenchmarkFloorWrite/<db>: the
-//     essential write of a booking (one transaction inserting one row per
-//     appointment) run directly on the database at the same concurrency;
+//     essential SQL of a create (package barberd/cmd/barberbench/floor), run
+//     directly on the database at the same concurrency on the same rows (key,
+//     unit, service, barbers, client): one transaction that checks the
+//     external reference, locks the barber (PostgreSQL), reads the barber's
+//     overlapping reservations and time off, upserts the customer and inserts
+//     the appointment, its reservation, its notification and the delivery to
+//     one key, retried as barberd retries;
 //   - BenchmarkAvailability/<db> against BenchmarkFloorHTTP: an HTTP round
 //     trip through the same middleware to a handler that only writes a small
 //     JSON body (the not_found route), with the same client.
@@ -84,35 +89,27 @@ func BenchmarkFloorWrite(b *testing.B) {
 		b.Run(d, func(b *testing.B) {
 			db := storetest.Open(b, d)
 			e := newEnv(b, db)
-			barberID := e.barber(joao)
-			insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at) VALUES ($1, $2, $3, $4, $5)`
-			if d == dialect.SQLite {
-				insert = `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at) VALUES (?, ?, ?, ?, ?)`
+			// What BenchmarkCreateAppointment books: the demo chatbot key, the
+			// Lisbon haircut with either barber, slot after slot, for the
+			// same client.
+			f, err := floor.New(db.SQL, db.Dialect, floor.Target{
+				AccountID: e.keys.AccountID,
+				UnitID:    e.unit(lisbon),
+				ServiceID: e.service(haircut),
+				APIKeyID:  e.db.APIKey.Query().Where(apikey.Name("Demo chatbot")).OnlyIDX(e.ctx),
+				BarberIDs: []string{e.barber(joao), e.barber(miguel)},
+				Start:     testNow.Add(24 * time.Hour),
+				Duration:  30 * time.Minute,
+				Phones:    []string{validPhone},
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
-			base := testNow.Add(24 * time.Hour)
-			var next atomic.Int64
 			b.SetParallelism(4)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					start := base.Add(time.Duration(next.Add(1)) * time.Hour)
-					write := func() error {
-						tx, err := db.SQL.BeginTx(context.Background(), nil)
-						if err != nil {
-							return err
-						}
-						defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
-						if _, err := tx.Exec(insert, pulid.New("rsv"), e.keys.AccountID, barberID, start, start.Add(30*time.Minute)); err != nil {
-							return err
-						}
-						return tx.Commit()
-					}
-					// A busy SQLite is retried, as barberd's own transactions are.
-					err := write()
-					for try := 1; err != nil && store.Classify(err) == store.Retry && try < 6; try++ {
-						err = write()
-					}
-					if err != nil {
+					if err := f.Create(context.Background()); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -121,7 +122,19 @@ type loggerKey struct{}
 
 // writeJSON renders v with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeEncoded(w, status, encodeJSON(v))
+}
+
+// encodeJSON is v as JSON, with a newline after it.
+func encodeJSON(v any) []byte {
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(v) // the adapter's types always encode
+	return b.Bytes()
+}
+
+// writeEncoded writes a JSON body encoded already.
+func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(body)
 }

@@ -147,8 +147,13 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 func (a *api) availability(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	unitID, serviceID, barberID, date := f.text("unit_id"), f.text("service_id"), f.str("barber_id"), f.text("date")
-	av, err := a.q.Availability(r.Context(), unitID, serviceID, barberID, date)
-	respond(w, r, http.StatusOK, av, err, availabilityOf)
+	body, err := a.res.EncodedAvailability(r.Context(), unitID, serviceID, barberID, date,
+		func(av *model.Availability) []byte { return encodeJSON(availabilityOf(av)) })
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeEncoded(w, http.StatusOK, body)
 }
 
 func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {

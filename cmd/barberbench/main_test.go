@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
@@ -100,14 +99,9 @@ func TestSeedAndRun(t *testing.T) {
 			if created == 0 {
 				t.Error("the run booked nothing")
 			}
-			// The write floor's scratch table is gone.
-			var leftover int
-			q := "SELECT count(*) FROM sqlite_master WHERE name LIKE 'barberbench_floor%'"
-			if db.Dialect == dialect.Postgres {
-				q = "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'barberbench_floor%'"
-			}
-			if leftover = count(t, db, q); leftover != 0 {
-				t.Errorf("%d floor tables left behind", leftover)
+			// The write floor's scratch account is gone, with all its rows.
+			if leftover := count(t, db, "SELECT count(*) FROM accounts WHERE name LIKE 'barberbench floor%'"); leftover != 0 {
+				t.Errorf("%d floor accounts left behind", leftover)
 			}
 		})
 	}

@@ -216,14 +216,14 @@ func writeTable(w io.Writer, rep *Report) {
 		row(rep.HTTPFloor, "floor: GET /healthz")
 	}
 	if rep.DBFloor != nil {
-		row(rep.DBFloor, "floor: db write (1 row, 1 tx)")
+		row(rep.DBFloor, "floor: db write (a create's SQL, 1 tx)")
 	}
 	for i := range rep.Endpoints {
 		row(&rep.Endpoints[i], rep.Endpoints[i].Name)
 	}
 	row(&rep.Total, "total ("+rep.Scenario+")")
 	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency")
-	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = bare insert transaction")
+	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of a create, in one transaction")
 	var errs []string
 	for _, e := range rep.Endpoints {
 		for code, n := range e.Errors {

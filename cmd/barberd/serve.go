@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ type serverConfig struct {
 	reminderLead    time.Duration
 	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
 	rateBurst       int
+	pprofAddr       string // "": no profiling endpoint
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -80,6 +82,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (expiring holds, reminders) run; 0 disables them (env BARBERD_JOBS_INTERVAL)")
 	fs.DurationVar(&c.reminderLead, "reminder-lead", reminderLead, "how long before an appointment its reminder notification is written (env BARBERD_REMINDER_LEAD)")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -94,6 +97,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	defer db.Close()
+	if c.pprofAddr != "" {
+		stop, err := serveProfiler(c.pprofAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
@@ -245,4 +255,22 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	r.Handle("/graphql", rest.Authenticate(res, false, gqlError)(limiter.Middleware(gqlError)(gql)))
 	r.Mount("/playground", playground.Handler("/playground", "/graphql")) // GraphiQL, embedded: works offline
 	return r
+}
+
+// serveProfiler serves Go's profiler on its own address, away from the
+// public router, and returns how to stop it.
+func serveProfiler(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return func() { srv.Close() }, nil
 }

@@ -25,6 +25,8 @@ const (
 	FieldName = "name"
 	// FieldActive holds the string denoting the active field in the database.
 	FieldActive = "active"
+	// FieldBookingsVersion holds the string denoting the bookings_version field in the database.
+	FieldBookingsVersion = "bookings_version"
 	// EdgeAccount holds the string denoting the account edge name in mutations.
 	EdgeAccount = "account"
 	// EdgeUnits holds the string denoting the units edge name in mutations.
@@ -78,6 +80,7 @@ var Columns = []string{
 	FieldUpdatedAt,
 	FieldName,
 	FieldActive,
+	FieldBookingsVersion,
 }
 
 var (
@@ -118,6 +121,8 @@ var (
 	NameValidator func(string) error
 	// DefaultActive holds the default value on creation for the "active" field.
 	DefaultActive bool
+	// DefaultBookingsVersion holds the default value on creation for the "bookings_version" field.
+	DefaultBookingsVersion int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -155,6 +160,11 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 // ByActive orders the results by the active field.
 func ByActive(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldActive, opts...).ToFunc()
+}
+
+// ByBookingsVersion orders the results by the bookings_version field.
+func ByBookingsVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBookingsVersion, opts...).ToFunc()
 }
 
 // ByAccountField orders the results by account field.

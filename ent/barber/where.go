@@ -90,6 +90,11 @@ func Active(v bool) predicate.Barber {
 	return predicate.Barber(sql.FieldEQ(FieldActive, v))
 }
 
+// BookingsVersion applies equality check predicate on the "bookings_version" field. It's identical to BookingsVersionEQ.
+func BookingsVersion(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldEQ(FieldBookingsVersion, v))
+}
+
 // AccountIDEQ applies the EQ predicate on the "account_id" field.
 func AccountIDEQ(v string) predicate.Barber {
 	return predicate.Barber(sql.FieldEQ(FieldAccountID, v))
@@ -308,6 +313,46 @@ func ActiveEQ(v bool) predicate.Barber {
 // ActiveNEQ applies the NEQ predicate on the "active" field.
 func ActiveNEQ(v bool) predicate.Barber {
 	return predicate.Barber(sql.FieldNEQ(FieldActive, v))
+}
+
+// BookingsVersionEQ applies the EQ predicate on the "bookings_version" field.
+func BookingsVersionEQ(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldEQ(FieldBookingsVersion, v))
+}
+
+// BookingsVersionNEQ applies the NEQ predicate on the "bookings_version" field.
+func BookingsVersionNEQ(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldNEQ(FieldBookingsVersion, v))
+}
+
+// BookingsVersionIn applies the In predicate on the "bookings_version" field.
+func BookingsVersionIn(vs ...int64) predicate.Barber {
+	return predicate.Barber(sql.FieldIn(FieldBookingsVersion, vs...))
+}
+
+// BookingsVersionNotIn applies the NotIn predicate on the "bookings_version" field.
+func BookingsVersionNotIn(vs ...int64) predicate.Barber {
+	return predicate.Barber(sql.FieldNotIn(FieldBookingsVersion, vs...))
+}
+
+// BookingsVersionGT applies the GT predicate on the "bookings_version" field.
+func BookingsVersionGT(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldGT(FieldBookingsVersion, v))
+}
+
+// BookingsVersionGTE applies the GTE predicate on the "bookings_version" field.
+func BookingsVersionGTE(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldGTE(FieldBookingsVersion, v))
+}
+
+// BookingsVersionLT applies the LT predicate on the "bookings_version" field.
+func BookingsVersionLT(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldLT(FieldBookingsVersion, v))
+}
+
+// BookingsVersionLTE applies the LTE predicate on the "bookings_version" field.
+func BookingsVersionLTE(v int64) predicate.Barber {
+	return predicate.Barber(sql.FieldLTE(FieldBookingsVersion, v))
 }
 
 // HasAccount applies the HasEdge predicate on the "account" edge.

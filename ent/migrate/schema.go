@@ -54,6 +54,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString, Size: 200},
+		{Name: "config_version", Type: field.TypeInt64, Default: 0},
 	}
 	// AccountsTable holds the schema information for the "accounts" table.
 	AccountsTable = &schema.Table{
@@ -167,6 +168,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString, Size: 200},
 		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "bookings_version", Type: field.TypeInt64, Default: 0},
 		{Name: "account_id", Type: field.TypeString, Size: 40},
 	}
 	// BarbersTable holds the schema information for the "barbers" table.
@@ -177,7 +179,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "barbers_accounts_account",
-				Columns:    []*schema.Column{BarbersColumns[5]},
+				Columns:    []*schema.Column{BarbersColumns[6]},
 				RefColumns: []*schema.Column{AccountsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -186,7 +188,7 @@ var (
 			{
 				Name:    "barber_account_id",
 				Unique:  false,
-				Columns: []*schema.Column{BarbersColumns[5]},
+				Columns: []*schema.Column{BarbersColumns[6]},
 			},
 		},
 	}

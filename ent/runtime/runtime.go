@@ -122,6 +122,10 @@ func init() {
 			return nil
 		}
 	}()
+	// accountDescConfigVersion is the schema descriptor for config_version field.
+	accountDescConfigVersion := accountFields[1].Descriptor()
+	// account.DefaultConfigVersion holds the default value on creation for the config_version field.
+	account.DefaultConfigVersion = accountDescConfigVersion.Default.(int64)
 	// accountDescID is the schema descriptor for id field.
 	accountDescID := accountMixinFields0[0].Descriptor()
 	// account.DefaultID holds the default value on creation for the id field.
@@ -246,6 +250,10 @@ func init() {
 	barberDescActive := barberFields[1].Descriptor()
 	// barber.DefaultActive holds the default value on creation for the active field.
 	barber.DefaultActive = barberDescActive.Default.(bool)
+	// barberDescBookingsVersion is the schema descriptor for bookings_version field.
+	barberDescBookingsVersion := barberFields[2].Descriptor()
+	// barber.DefaultBookingsVersion holds the default value on creation for the bookings_version field.
+	barber.DefaultBookingsVersion = barberDescBookingsVersion.Default.(int64)
 	// barberDescID is the schema descriptor for id field.
 	barberDescID := barberMixinFields0[0].Descriptor()
 	// barber.DefaultID holds the default value on creation for the id field.

@@ -21,6 +21,11 @@ func (Account) Mixin() []ent.Mixin {
 func (Account) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("name").NotEmpty().MaxLen(200),
+		// config_version grows, by database triggers (graph/store), with
+		// every change to the account's catalog, schedules and API keys;
+		// caches of those are valid while it stays the same.
+		field.Int64("config_version").Default(0).
+			Annotations(entgql.Skip()),
 	}
 }
 

@@ -24,6 +24,11 @@ func (Barber) Fields() []ent.Field {
 		field.String("name").NotEmpty().MaxLen(200).
 			Annotations(entgql.OrderField("NAME")),
 		field.Bool("active").Default(true),
+		// bookings_version grows, by a database trigger (graph/store), with
+		// every change to the barber's reservations; cached availability of
+		// the barber is valid while it stays the same.
+		field.Int64("bookings_version").Default(0).
+			Annotations(entgql.Skip()),
 	}
 }
 

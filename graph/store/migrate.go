@@ -17,7 +17,8 @@ var migrating sync.Mutex
 const migrationLock = 0x62617262 // "barb"
 
 // Migrate brings the schema up to date: ent's tables and indexes, then the
-// database-level guarantee that no two reservations of one barber overlap.
+// database-level guarantee that no two reservations of one barber overlap
+// and the triggers that keep the change versions (versions.go).
 // It is safe to run from several processes at once.
 func (db *DB) Migrate(ctx context.Context) error {
 	// ent's migration writes to package-level table descriptors: one at a
@@ -38,13 +39,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.createSchema(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	stmts := sqliteNoOverlap
+	stmts := append(sqliteNoOverlap, sqliteVersions()...)
 	if db.Dialect == dialect.Postgres {
-		stmts = postgresNoOverlap
+		stmts = append(postgresNoOverlap, postgresVersions()...)
 	}
 	for _, s := range stmts {
 		if _, err := db.SQL.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("migrate: no-overlap guarantee: %w", err)
+			return fmt.Errorf("migrate: triggers and constraints: %w", err)
 		}
 	}
 	return nil

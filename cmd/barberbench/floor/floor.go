@@ -1,0 +1,457 @@
+// Package floor is the database write floor barberd's creates are compared
+// with: the essential SQL of one booking, run directly on the database
+// through database/sql (lib/pq or modernc SQLite), with no HTTP, GraphQL,
+// ent or validation in between.
+//
+// One create is one transaction on barberd's real tables, so their indexes,
+// constraints, foreign keys and the no-overlap guarantee (an exclusion
+// constraint on PostgreSQL, a trigger on SQLite) all count:
+//
+//  1. BEGIN (on SQLite barberd's DSN makes it BEGIN IMMEDIATE: the write lock)
+//  2. the idempotency check: the key's appointment with the external reference
+//  3. on PostgreSQL, the barber's lock: SELECT ... FOR UPDATE
+//  4. the conflict check: the barber's reservations and time off overlapping
+//     the slot, in one statement
+//  5. the customer upsert on (account_id, phone), RETURNING its id
+//  6. the appointment
+//  7. its reservation
+//  8. the appointment.created notification, with a JSON snapshot
+//  9. the notification's delivery to the one subscribed key
+//  10. COMMIT
+//
+// A retryable error (store.Retry: serialization failure, deadlock, busy
+// SQLite) retries the whole transaction as barberd's own transactions are
+// retried: up to 6 attempts with the same growing, jittered backoff.
+//
+// Each Create books a distinct slot: creates go round the target's barbers,
+// each booked slot after slot, so a floor run never conflicts with itself.
+package floor
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/pulid"
+	"barberd/graph/store"
+)
+
+// maxAttempts is barberd's bound on a transaction's attempts (graph's
+// maxTxAttempts).
+const maxAttempts = 6
+
+// ErrSlotTaken is returned by Create when the conflict check finds the slot
+// busy; a floor run on distinct slots never meets it.
+var ErrSlotTaken = errors.New("floor: the slot is not free")
+
+// ErrReferenceUsed is returned by Create when the idempotency check finds
+// the external reference used before.
+var ErrReferenceUsed = errors.New("floor: external reference used before")
+
+// The statements of one create, in PostgreSQL form. Every placeholder
+// appears once and in order, so the SQLite form is the same text with "?".
+const (
+	sqlIdempotency = `SELECT id FROM appointments WHERE api_key_id = $1 AND external_reference = $2`
+	sqlLockBarber  = `SELECT id FROM barbers WHERE id = $1 FOR UPDATE`
+	sqlConflicts   = `SELECT starts_at, ends_at FROM reservations
+WHERE barber_id = $1 AND starts_at < $2 AND ends_at > $3 AND (expires_at IS NULL OR expires_at > $4)
+UNION ALL
+SELECT starts_at, ends_at FROM time_offs
+WHERE barber_id = $5 AND starts_at < $6 AND ends_at > $7`
+	sqlCustomer = `INSERT INTO customers (id, created_at, updated_at, name, phone, account_id)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (account_id, phone) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
+RETURNING id`
+	sqlAppointment = `INSERT INTO appointments (id, created_at, updated_at, external_reference, status, starts_at, ends_at,
+source, version, account_id, unit_id, service_id, barber_id, customer_id, api_key_id)
+VALUES ($1, $2, $3, $4, 'confirmed', $5, $6, 'api', 1, $7, $8, $9, $10, $11, $12)`
+	sqlReservation = `INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id, appointment_id)
+VALUES ($1, $2, $3, $4, $5, $6)`
+	sqlNotification = `INSERT INTO notifications (id, type, source, appointment, created_at, account_id, appointment_id)
+VALUES ($1, 'appointment.created', 'api', $2, $3, $4, $5)`
+	sqlDelivery = `INSERT INTO deliveries (id, account_id, api_key_id, notification_id) VALUES ($1, $2, $3, $4)`
+)
+
+// Statements returns the statements of one create in the dialect's form,
+// in the order a create runs them (the barber lock only on PostgreSQL),
+// between BEGIN and COMMIT.
+func Statements(dia string) []string {
+	q := queriesFor(dia)
+	out := []string{q.idempotency}
+	if q.lockBarber != "" {
+		out = append(out, q.lockBarber)
+	}
+	return append(out, q.conflicts, q.customer, q.appointment, q.reservation, q.notification, q.delivery)
+}
+
+type queries struct {
+	idempotency, lockBarber, conflicts, customer, appointment, reservation, notification, delivery string
+}
+
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+func queriesFor(dia string) queries {
+	q := queries{
+		idempotency: sqlIdempotency, lockBarber: sqlLockBarber, conflicts: sqlConflicts, customer: sqlCustomer,
+		appointment: sqlAppointment, reservation: sqlReservation, notification: sqlNotification, delivery: sqlDelivery,
+	}
+	if dia == dialect.Postgres {
+		return q
+	}
+	// SQLite has no row locks: BEGIN IMMEDIATE already holds the write lock.
+	q.lockBarber = ""
+	for _, s := range []*string{&q.idempotency, &q.conflicts, &q.customer, &q.appointment, &q.reservation, &q.notification, &q.delivery} {
+		*s = placeholder.ReplaceAllString(*s, "?")
+	}
+	return q
+}
+
+// Target is what a floor's creates reference: rows that exist, as they
+// would for a real create.
+type Target struct {
+	AccountID string
+	UnitID    string
+	ServiceID string
+	// APIKeyID is the key that creates the appointments and the one key
+	// subscribed to the account's notifications.
+	APIKeyID string
+	// BarberIDs are booked in turn, each slot after slot.
+	BarberIDs []string
+	// Start is the first slot of every barber.
+	Start time.Time
+	// Duration is the appointment's; Buffer follows it, reserved too.
+	Duration, Buffer time.Duration
+	// Phones are the customers' phones, in turn: an existing customer has
+	// its name brought up to date. Without any, every create has a
+	// customer of its own (+4915 and nine digits).
+	Phones []string
+}
+
+// Floor runs creates on a target. It is safe for concurrent use.
+type Floor struct {
+	db      *sql.DB
+	dialect string
+	t       Target
+	q       queries
+	run     string       // tells this floor's external references apart
+	next    atomic.Int64 // creates started
+	scratch bool         // the target is a scratch account Close removes
+}
+
+// New returns a floor creating on t through db, a database of the given
+// dialect (dialect.SQLite or dialect.Postgres) opened as barberd opens it
+// (store.Open). Close does not remove what it wrote.
+func New(db *sql.DB, dia string, t Target) (*Floor, error) {
+	switch {
+	case dia != dialect.SQLite && dia != dialect.Postgres:
+		return nil, fmt.Errorf("floor: unknown dialect %q", dia)
+	case t.AccountID == "" || t.UnitID == "" || t.ServiceID == "" || t.APIKeyID == "" || len(t.BarberIDs) == 0:
+		return nil, errors.New("floor: the target needs an account, unit, service, API key and barbers")
+	case t.Duration <= 0 || t.Buffer < 0:
+		return nil, errors.New("floor: the target needs a positive duration")
+	}
+	t.Start = t.Start.UTC().Truncate(time.Minute)
+	t.BarberIDs = append([]string(nil), t.BarberIDs...)
+	t.Phones = append([]string(nil), t.Phones...)
+	return &Floor{db: db, dialect: dia, t: t, q: queriesFor(dia), run: randomHex(4)}, nil
+}
+
+// Target returns what the floor creates on.
+func (f *Floor) Target() Target { return f.t }
+
+// Creates returns how many creates were started.
+func (f *Floor) Creates() int64 { return f.next.Load() }
+
+// now is barberd's clock: UTC at microsecond precision (ent/schema.Now).
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Create books the next distinct slot, as one transaction, retried like
+// barberd's.
+func (f *Floor) Create(ctx context.Context) error {
+	n := f.next.Add(1) - 1
+	nb := int64(len(f.t.BarberIDs))
+	c := create{
+		barberID: f.t.BarberIDs[n%nb],
+		start:    f.t.Start.Add(time.Duration(n/nb) * (f.t.Duration + f.t.Buffer)),
+		ref:      fmt.Sprintf("floor-%s-%d", f.run, n),
+		name:     fmt.Sprintf("Floor Client %d", n),
+	}
+	if len(f.t.Phones) > 0 {
+		c.phone = f.t.Phones[n%int64(len(f.t.Phones))]
+	} else {
+		c.phone = fmt.Sprintf("+4915%09d", n%1_000_000_000)
+	}
+	for attempt := 1; ; attempt++ {
+		err := f.try(ctx, &c)
+		if err == nil || store.Classify(err) != store.Retry || attempt == maxAttempts || ctx.Err() != nil {
+			return err
+		}
+		backoff := time.Duration(attempt*attempt) * 5 * time.Millisecond
+		select {
+		case <-time.After(backoff/2 + mrand.N(backoff)):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// create is what one Create books.
+type create struct {
+	barberID    string
+	start       time.Time
+	ref         string
+	name, phone string
+}
+
+// snapshot is the appointment as the notification records it: the shape
+// (not every field) of barberd's REST v1 appointment.
+type snapshot struct {
+	ID                string    `json:"id"`
+	Status            string    `json:"status"`
+	UnitID            string    `json:"unit_id"`
+	ServiceID         string    `json:"service_id"`
+	BarberID          string    `json:"barber_id"`
+	StartsAtUTC       time.Time `json:"starts_at_utc"`
+	EndsAtUTC         time.Time `json:"ends_at_utc"`
+	DurationMinutes   int       `json:"duration_minutes"`
+	Client            client    `json:"client"`
+	ExternalReference string    `json:"external_reference"`
+	CreatedAt         time.Time `json:"created_at"`
+}
+
+type client struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Phone string `json:"phone"`
+}
+
+// try is one attempt at a create's transaction.
+func (f *Floor) try(ctx context.Context, c *create) (err error) {
+	t, q := &f.t, &f.q
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var prior string
+	switch err = tx.QueryRowContext(ctx, q.idempotency, t.APIKeyID, c.ref).Scan(&prior); {
+	case err == nil:
+		return ErrReferenceUsed
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	if q.lockBarber != "" {
+		var id string
+		if err = tx.QueryRowContext(ctx, q.lockBarber, c.barberID).Scan(&id); err != nil {
+			return err
+		}
+	}
+	at := now()
+	end := c.start.Add(t.Duration)
+	busyUntil := end.Add(t.Buffer)
+	if err = f.conflicts(ctx, tx, c.barberID, c.start, busyUntil, at); err != nil {
+		return err
+	}
+	var customerID string
+	err = tx.QueryRowContext(ctx, q.customer, pulid.New("cli"), at, at, c.name, c.phone, t.AccountID).Scan(&customerID)
+	if err != nil {
+		return err
+	}
+	aptID := pulid.New("apt")
+	if _, err = tx.ExecContext(ctx, q.appointment, aptID, at, at, c.ref, c.start, end,
+		t.AccountID, t.UnitID, t.ServiceID, c.barberID, customerID, t.APIKeyID); err != nil {
+		return err
+	}
+	if _, err = tx.ExecContext(ctx, q.reservation, pulid.New("rsv"), c.start, busyUntil, t.AccountID, c.barberID, aptID); err != nil {
+		return err
+	}
+	snap, err := json.Marshal(snapshot{
+		ID: aptID, Status: "confirmed", UnitID: t.UnitID, ServiceID: t.ServiceID, BarberID: c.barberID,
+		StartsAtUTC: c.start, EndsAtUTC: end, DurationMinutes: int(t.Duration / time.Minute),
+		Client:            client{ID: customerID, Name: c.name, Phone: c.phone},
+		ExternalReference: c.ref, CreatedAt: at,
+	})
+	if err != nil {
+		return err
+	}
+	ntfID := pulid.New("ntf")
+	// []byte, as ent passes a JSON field.
+	if _, err = tx.ExecContext(ctx, q.notification, ntfID, snap, at, t.AccountID, aptID); err != nil {
+		return err
+	}
+	if _, err = tx.ExecContext(ctx, q.delivery, pulid.New("dlv"), t.AccountID, t.APIKeyID, ntfID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// conflicts runs the conflict check: ErrSlotTaken when the barber has a
+// blocking reservation or time off overlapping [start, end).
+func (f *Floor) conflicts(ctx context.Context, tx *sql.Tx, barberID string, start, end, at time.Time) error {
+	rows, err := tx.QueryContext(ctx, f.q.conflicts, barberID, end, start, at, barberID, end, start)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	busy := 0
+	for rows.Next() {
+		var s, e any
+		if err := rows.Scan(&s, &e); err != nil {
+			return err
+		}
+		busy++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if busy > 0 {
+		return ErrSlotTaken
+	}
+	return rows.Close()
+}
+
+// scratchBarbers is how many barbers a scratch account has: enough that
+// concurrent creates rarely wait for one another's barber lock.
+const scratchBarbers = 64
+
+// Scratch creates a scratch account of its own (a unit, a 30-minute
+// service, 64 barbers and an API key, inserted directly) and returns a
+// floor creating on it. Close deletes every row of the account.
+func Scratch(ctx context.Context, db *sql.DB, dia string) (*Floor, error) {
+	t := Target{
+		AccountID: pulid.New("acc"), UnitID: pulid.New("unt"), ServiceID: pulid.New("svc"), APIKeyID: pulid.New("key"),
+		// Tomorrow, on the hour: a barber's slots follow one another from there.
+		Start:    time.Now().UTC().Truncate(time.Hour).Add(24 * time.Hour),
+		Duration: 30 * time.Minute,
+	}
+	for range scratchBarbers {
+		t.BarberIDs = append(t.BarberIDs, pulid.New("brb"))
+	}
+	f, err := New(db, dia, t)
+	if err != nil {
+		return nil, err
+	}
+	f.scratch = true
+	if err := f.setUp(ctx); err != nil {
+		_ = f.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("floor: set up: %w", err)
+	}
+	return f, nil
+}
+
+// setUp inserts the scratch account's rows, in one transaction.
+func (f *Floor) setUp(ctx context.Context) error {
+	t := &f.t
+	at := now()
+	bind := func(s string) string {
+		if f.dialect == dialect.Postgres {
+			return s
+		}
+		return placeholder.ReplaceAllString(s, "?")
+	}
+	scopes, _ := json.Marshal([]string{"appointments:read", "appointments:write", "notifications:read"})
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	type row struct {
+		q    string
+		args []any
+	}
+	rows := []row{
+		{`INSERT INTO accounts (id, created_at, updated_at, name) VALUES ($1, $2, $3, $4)`,
+			[]any{t.AccountID, at, at, "barberbench floor " + f.run}},
+		{`INSERT INTO units (id, created_at, updated_at, name, timezone, address, phone, active,
+			slot_step_minutes, min_lead_minutes, horizon_days, account_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			[]any{t.UnitID, at, at, "Floor unit", "UTC", "", "", true, 15, 0, 3650, t.AccountID}},
+		{`INSERT INTO services (id, created_at, updated_at, name, description, duration_minutes, buffer_minutes,
+			price_amount, price_currency, active, bookable_online, account_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			[]any{t.ServiceID, at, at, "Floor haircut", "", int(t.Duration / time.Minute), int(t.Buffer / time.Minute), 2500, "EUR", true, true, t.AccountID}},
+		{`INSERT INTO api_keys (id, created_at, updated_at, name, prefix, secret_hash, scopes, account_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			[]any{t.APIKeyID, at, at, "barberbench floor", "floor", hex.EncodeToString(secret), scopes, t.AccountID}},
+	}
+	for i, id := range t.BarberIDs {
+		rows = append(rows, row{`INSERT INTO barbers (id, created_at, updated_at, name, active, account_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+			[]any{id, at, at, fmt.Sprintf("Floor Barber %02d", i), true, t.AccountID}})
+	}
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, bind(r.q), r.args...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// scratchTables are the tables a scratch account has rows in, in an order
+// that deletes them without breaking a foreign key.
+var scratchTables = []string{
+	"deliveries", "notifications", "reservations", "appointments", "holds", "time_offs",
+	"customers", "api_keys", "barbers", "services", "units",
+}
+
+// Close removes a scratch floor's account and every row of it. A floor
+// from New writes into its target and leaves what it wrote.
+func (f *Floor) Close(ctx context.Context) error {
+	if !f.scratch {
+		return nil
+	}
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		if err = f.tearDown(ctx); err == nil || store.Classify(err) != store.Retry {
+			break
+		}
+		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("floor: tear down: %w", err)
+	}
+	f.scratch = false
+	return nil
+}
+
+func (f *Floor) tearDown(ctx context.Context) error {
+	arg := "$1"
+	if f.dialect != dialect.Postgres {
+		arg = "?"
+	}
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	for _, table := range scratchTables {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE account_id = "+arg, f.t.AccountID); err != nil {
+			return fmt.Errorf("%s: %w", table, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM accounts WHERE id = "+arg, f.t.AccountID); err != nil {
+		return fmt.Errorf("accounts: %w", err)
+	}
+	return tx.Commit()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,162 @@
+package graph
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"barberd/ent"
+	"barberd/graph/model"
+)
+
+// Caches of what every booking request reads and hardly ever changes: the
+// API key behind a secret, the catalog a request names, and a day's
+// availability. None is trusted on its own: each entry is tagged with the
+// change versions (graph/store/versions.go) read before the data it holds,
+// and it is used only while the versions read for the request, after the
+// request arrived, are the same. So a cached answer is never older than the
+// database was when the request came in, whichever process changed it; and
+// nothing booked depends on a cache, since every write checks the slot again
+// under the barber's lock.
+
+// Bounds on what is kept, for memory: entries for keys and catalogs, bytes
+// (roughly) for availability, where a unit's busy day with a dozen barbers
+// is a few hundred kilobytes with its encoding.
+const (
+	maxCachedKeys         = 10_000
+	maxCachedCatalogs     = 10_000
+	maxCachedAvailability = 48 << 20
+	// slotCost is about what a slot takes in memory, once as a model and
+	// once encoded.
+	slotCost = 400
+)
+
+type caches struct {
+	fence        fence
+	keys         *memo[string, *keyEntry]
+	catalogs     *memo[catalogKey, *catalogEntry]
+	availability *memo[availabilityKey, *availabilityEntry]
+}
+
+func (r *Resolver) caches() *caches {
+	r.cachesOnce.Do(func() {
+		r.cache = &caches{
+			fence:    fence{db: r.DB},
+			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
+			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+			availability: newMemo[availabilityKey](maxCachedAvailability, func(e *availabilityEntry) int {
+				return 1024 + len(e.answer.Slots)*slotCost
+			}),
+		}
+	})
+	return r.cache
+}
+
+// keyEntry is an API key as read with its account's config version.
+type keyEntry struct {
+	viewer Viewer
+	// lastUsed is when this process last recorded the key's use (Unix
+	// nanoseconds), so busy keys are written at most once per touchEvery.
+	lastUsed atomic.Int64
+}
+
+// catalogKey names what a booking request resolves: a unit, a service and
+// a barber (or any) of an account.
+type catalogKey struct {
+	account, unit, service, barber string
+	anyBarber                      bool
+}
+
+type catalogEntry struct {
+	config int64
+	offer  offer // unit, loc, service, barber and eligible barbers
+}
+
+// cachedCatalog returns the catalog entry of k when the viewer's config
+// version, read for this request, is the one it was stored under.
+func (c *caches) cachedCatalog(v *Viewer, k catalogKey) (*offer, bool) {
+	if !v.versioned {
+		return nil, false
+	}
+	e, ok := c.catalogs.get(k)
+	if !ok || e.config != v.configVersion {
+		return nil, false
+	}
+	// Copies: requests fill in their own start and date, and may hang
+	// edges on what they are given.
+	o := e.offer
+	u, s := *o.unit, *o.service
+	o.unit, o.service = &u, &s
+	if o.barber != nil {
+		b := *o.barber
+		o.barber = &b
+	}
+	if o.eligible != nil {
+		o.eligible = make([]*ent.Barber, len(e.offer.eligible))
+		for i, b := range e.offer.eligible {
+			c := *b
+			o.eligible[i] = &c
+		}
+	}
+	return &o, true
+}
+
+// availabilityKey names one availability answer.
+type availabilityKey struct {
+	account, unit, service, barber, date string
+	anyBarber                            bool
+}
+
+type availabilityEntry struct {
+	config   int64
+	barbers  []string  // the barbers it covers, with
+	bookings []int64   // their bookings_version
+	from     time.Time // the answer holds from the moment it was computed
+	until    time.Time // until then
+	answer   *model.Availability
+	encoded  atomic.Pointer[[]byte] // the answer as an adapter encoded it
+}
+
+// cachedAvailability returns the cached entry for k when it is still what
+// the database says: same config version, same bookings versions of its
+// barbers (read now, after the request arrived) and not yet changed by the
+// passing of time.
+// An error is the database's: the caller need not ask it again.
+func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabilityKey, now time.Time) (*availabilityEntry, error) {
+	if !v.versioned {
+		return nil, nil
+	}
+	e, ok := c.availability.get(k)
+	if !ok || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
+		return nil, nil
+	}
+	got, err := c.fence.read(ctx, v.AccountID, e.barbers)
+	if err != nil || !got.account(v.AccountID, e.config) {
+		return nil, err
+	}
+	for i, b := range e.barbers {
+		if !got.barber(b, e.bookings[i]) {
+			return nil, nil
+		}
+	}
+	return e, nil
+}
+
+// bookingVersions reads the bookings versions of barbers, before their
+// reservations are read for an answer to be cached under them.
+func (c *caches) bookingVersions(ctx context.Context, v *Viewer, barbers []*ent.Barber) ([]string, []int64, error) {
+	ids := make([]string, len(barbers))
+	for i, b := range barbers {
+		ids[i] = b.ID
+	}
+	got, err := c.fence.read(ctx, v.AccountID, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	bookings := make([]int64, len(ids))
+	for i, id := range ids {
+		bookings[i] = got.barbers[id] // a barber not read never matches later
+	}
+	return slices.Clip(ids), bookings, nil
+}

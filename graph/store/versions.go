@@ -1,0 +1,143 @@
+package store
+
+import "fmt"
+
+// Change versions let caches in any number of processes tell, with one
+// cheap read, whether what they hold is still what the database says
+// (graph/fence.go). Triggers keep them, so no write path can forget to:
+//
+//   - accounts.config_version grows with every change to the account's
+//     units, services, barbers, their links, working hours, time off and
+//     API keys (not with a key's last_used_at, nor a barber's
+//     bookings_version);
+//   - barbers.bookings_version grows with every change to the barber's
+//     reservations (holds and confirmed appointments).
+//
+// A version is read in the same snapshot as, or before, the data cached
+// under it; the trigger bumps it in the transaction that changes the data.
+// So a cache entry tagged with the version read now was computed from data
+// at least as new as every change committed before that read.
+
+// configTables are the tables with an account_id whose rows make up an
+// account's configuration, with the condition (on OLD and NEW) under which
+// an update counts, in PostgreSQL's and SQLite's words; empty means every
+// update does.
+var configTables = []struct{ table, postgresWhen, sqliteWhen string }{
+	{"units", "", ""},
+	{"services", "", ""},
+	{"barbers", "OLD.bookings_version = NEW.bookings_version", "OLD.bookings_version = NEW.bookings_version"},
+	{"working_hours", "", ""},
+	{"time_offs", "", ""},
+	{"api_keys",
+		"OLD.name IS DISTINCT FROM NEW.name OR OLD.scopes IS DISTINCT FROM NEW.scopes OR OLD.revoked_at IS DISTINCT FROM NEW.revoked_at",
+		"OLD.name IS NOT NEW.name OR OLD.scopes IS NOT NEW.scopes OR OLD.revoked_at IS NOT NEW.revoked_at"},
+}
+
+// configLinks are the link tables (no account_id of their own), with the
+// column naming a parent row that has one.
+var configLinks = []struct{ table, column, parent string }{
+	{"barber_services", "barber_id", "barbers"},
+	{"unit_barbers", "barber_id", "barbers"},
+	{"unit_services", "service_id", "services"},
+}
+
+func postgresVersions() []string {
+	stmts := []string{
+		`CREATE OR REPLACE FUNCTION barberd_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF TG_OP = 'DELETE' THEN
+				UPDATE accounts SET config_version = config_version + 1 WHERE id = OLD.account_id;
+			ELSE
+				UPDATE accounts SET config_version = config_version + 1 WHERE id = NEW.account_id;
+			END IF;
+			RETURN NULL;
+		END $$`,
+		`CREATE OR REPLACE FUNCTION barberd_bookings_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF TG_OP = 'INSERT' THEN
+				UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = NEW.barber_id;
+			ELSIF TG_OP = 'DELETE' THEN
+				UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = OLD.barber_id;
+			ELSE
+				UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id IN (OLD.barber_id, NEW.barber_id);
+			END IF;
+			RETURN NULL;
+		END $$`,
+		`CREATE OR REPLACE TRIGGER reservations_bookings_version
+			AFTER INSERT OR UPDATE OR DELETE ON reservations
+			FOR EACH ROW EXECUTE FUNCTION barberd_bookings_changed()`,
+	}
+	for _, t := range configTables {
+		when := ""
+		if t.postgresWhen != "" {
+			when = "WHEN (" + t.postgresWhen + ")"
+		}
+		stmts = append(stmts,
+			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s_config_version
+				AFTER INSERT OR DELETE ON %[1]s
+				FOR EACH ROW EXECUTE FUNCTION barberd_config_changed()`, t.table),
+			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s_config_version_update
+				AFTER UPDATE ON %[1]s FOR EACH ROW %[2]s
+				EXECUTE FUNCTION barberd_config_changed()`, t.table, when))
+	}
+	for _, l := range configLinks {
+		fn := "barberd_config_changed_by_" + l.column
+		stmts = append(stmts,
+			fmt.Sprintf(`CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF TG_OP = 'DELETE' THEN
+					UPDATE accounts SET config_version = config_version + 1
+					WHERE id = (SELECT account_id FROM %[2]s WHERE id = OLD.%[3]s);
+				ELSE
+					UPDATE accounts SET config_version = config_version + 1
+					WHERE id = (SELECT account_id FROM %[2]s WHERE id = NEW.%[3]s);
+				END IF;
+				RETURN NULL;
+			END $$`, fn, l.parent, l.column),
+			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s_config_version
+				AFTER INSERT OR UPDATE OR DELETE ON %[1]s
+				FOR EACH ROW EXECUTE FUNCTION %[2]s()`, l.table, fn))
+	}
+	return stmts
+}
+
+// sqliteVersions are the same triggers for SQLite, which has one trigger
+// per event and no functions. Like the no-overlap triggers they are created
+// after every migration, since a table rebuild drops them.
+func sqliteVersions() []string {
+	bump := func(name, event, table, when, body string) string {
+		if when != "" {
+			when = "WHEN " + when
+		}
+		return fmt.Sprintf("CREATE TRIGGER IF NOT EXISTS %s AFTER %s ON %s %s BEGIN %s; END", name, event, table, when, body)
+	}
+	config := func(row string) string {
+		return "UPDATE accounts SET config_version = config_version + 1 WHERE id = " + row + ".account_id"
+	}
+	bookings := func(row string) string {
+		return "UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = " + row + ".barber_id"
+	}
+	stmts := []string{
+		bump("reservations_bookings_version_insert", "INSERT", "reservations", "", bookings("NEW")),
+		bump("reservations_bookings_version_delete", "DELETE", "reservations", "", bookings("OLD")),
+		bump("reservations_bookings_version_update", "UPDATE", "reservations", "",
+			"UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id IN (OLD.barber_id, NEW.barber_id)"),
+	}
+	for _, t := range configTables {
+		when := t.sqliteWhen
+		stmts = append(stmts,
+			bump(t.table+"_config_version_insert", "INSERT", t.table, "", config("NEW")),
+			bump(t.table+"_config_version_delete", "DELETE", t.table, "", config("OLD")),
+			bump(t.table+"_config_version_update", "UPDATE", t.table, when, config("NEW")))
+	}
+	for _, l := range configLinks {
+		via := func(row string) string {
+			return fmt.Sprintf("UPDATE accounts SET config_version = config_version + 1 WHERE id = (SELECT account_id FROM %s WHERE id = %s.%s)", l.parent, row, l.column)
+		}
+		stmts = append(stmts,
+			bump(l.table+"_config_version_insert", "INSERT", l.table, "", via("NEW")),
+			bump(l.table+"_config_version_delete", "DELETE", l.table, "", via("OLD")),
+			bump(l.table+"_config_version_update", "UPDATE", l.table, "", via("NEW")))
+	}
+	return stmts
+}

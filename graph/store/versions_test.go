@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"barberd/ent/schema/tenant"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// The change versions are what every cache's correctness rests on: each
+// change to an account's configuration must raise its config version, each
+// change to a barber's reservations its bookings version, and the frequent
+// writes that change neither (a key's last use, a bookings version) must
+// leave the config version alone.
+func TestChangeVersions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := tenant.System(context.Background())
+		var version func() (config, bookings int64)
+		step := func(what string, wantConfig, wantBookings bool, change func() error) {
+			t.Helper()
+			c0, b0 := version()
+			if err := change(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			c1, b1 := version()
+			if (c1 > c0) != wantConfig || c1 < c0 {
+				t.Errorf("%s: config version %d -> %d, want raised: %v", what, c0, c1, wantConfig)
+			}
+			if (b1 > b0) != wantBookings || b1 < b0 {
+				t.Errorf("%s: bookings version %d -> %d, want raised: %v", what, b0, b1, wantBookings)
+			}
+		}
+		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		u := db.Unit.Create().SetAccountID(acc.ID).SetName("Shop").SetTimezone("Europe/Lisbon").SaveX(ctx)
+		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		version = func() (int64, int64) {
+			return db.Account.GetX(ctx, acc.ID).ConfigVersion, db.Barber.GetX(ctx, b.ID).BookingsVersion
+		}
+		var svcID, keyID, offID, rsvID string
+		start := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+		step("unit update", true, false, func() error { return db.Unit.UpdateOne(u).SetMinLeadMinutes(30).Exec(ctx) })
+		step("service create", true, false, func() error {
+			s, err := db.Service.Create().SetAccountID(acc.ID).SetName("Cut").SetDurationMinutes(30).
+				SetPriceAmount(1000).SetPriceCurrency("EUR").Save(ctx)
+			if err == nil {
+				svcID = s.ID
+			}
+			return err
+		})
+		step("service offered at the unit", true, false, func() error { return db.Unit.UpdateOne(u).AddServiceIDs(svcID).Exec(ctx) })
+		step("barber works at the unit", true, false, func() error { return db.Barber.UpdateOne(b).AddUnitIDs(u.ID).Exec(ctx) })
+		step("barber performs the service", true, false, func() error { return db.Barber.UpdateOne(b).AddServiceIDs(svcID).Exec(ctx) })
+		step("barber stops performing it", true, false, func() error { return db.Barber.UpdateOne(b).RemoveServiceIDs(svcID).Exec(ctx) })
+		step("barber renamed", true, false, func() error { return db.Barber.UpdateOne(b).SetName("Ana B.").Exec(ctx) })
+		step("working hours", true, false, func() error {
+			return db.WorkingHours.Create().SetAccountID(acc.ID).SetBarberID(b.ID).SetUnitID(u.ID).
+				SetWeekday(2).SetOpensAt("09:00").SetClosesAt("18:00").Exec(ctx)
+		})
+		step("time off", true, false, func() error {
+			o, err := db.TimeOff.Create().SetAccountID(acc.ID).SetBarberID(b.ID).
+				SetStartsAt(start).SetEndsAt(start.Add(time.Hour)).Save(ctx)
+			if err == nil {
+				offID = o.ID
+			}
+			return err
+		})
+		step("time off removed", true, false, func() error { return db.TimeOff.DeleteOneID(offID).Exec(ctx) })
+		step("API key created", true, false, func() error {
+			k, err := db.APIKey.Create().SetAccountID(acc.ID).SetName("bot").SetPrefix("bk_abcdefgh").
+				SetSecretHash("hash").SetScopes([]string{"context:read"}).Save(ctx)
+			if err == nil {
+				keyID = k.ID
+			}
+			return err
+		})
+		step("API key used", false, false, func() error { return db.APIKey.UpdateOneID(keyID).SetLastUsedAt(start).Exec(ctx) })
+		step("API key revoked", true, false, func() error { return db.APIKey.UpdateOneID(keyID).SetRevokedAt(start).Exec(ctx) })
+		step("reservation made", false, true, func() error {
+			r, err := db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(b.ID).
+				SetStartsAt(start).SetEndsAt(start.Add(30 * time.Minute)).Save(ctx)
+			if err == nil {
+				rsvID = r.ID
+			}
+			return err
+		})
+		step("reservation moved", false, true, func() error {
+			return db.Reservation.UpdateOneID(rsvID).SetStartsAt(start.Add(time.Hour)).SetEndsAt(start.Add(90 * time.Minute)).Exec(ctx)
+		})
+		step("reservation removed", false, true, func() error { return db.Reservation.DeleteOneID(rsvID).Exec(ctx) })
+	})
+}

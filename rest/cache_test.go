@@ -1,0 +1,206 @@
+package rest_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"barberd/ent/apikey"
+	"barberd/graph"
+	"barberd/rest"
+)
+
+// replica starts a second barberd on the same database and clock, as
+// another process would be, and returns its address.
+func (e *env) replica() string {
+	e.t.Helper()
+	res := graph.NewResolver(e.db, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	res.Now = e.clock.now
+	r := chi.NewRouter()
+	r.Use(rest.Middleware(res.Log)...)
+	r.Mount(rest.BasePath, rest.New(res))
+	srv := httptest.NewServer(r)
+	e.t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// freeStarts lists the local start times availability offers, at base, for
+// a Lisbon service with a barber on a date.
+func (e *env) freeStarts(base, key, svc, barberName, date string) []string {
+	e.t.Helper()
+	q := url.Values{"unit_id": {e.unit(lisbon)}, "service_id": {e.service(svc)}, "date": {date}}
+	if barberName != "" {
+		q.Set("barber_id", e.barber(barberName))
+	}
+	r := doRequest(e.t, base, "GET", "/availability?"+q.Encode(), key, nil, nil)
+	expect(e.t, r, http.StatusOK, "")
+	var av struct {
+		Slots []struct {
+			StartsAt string `json:"starts_at"`
+		} `json:"slots"`
+	}
+	r.Decode(e.t, &av)
+	starts := make([]string, len(av.Slots))
+	for i, s := range av.Slots {
+		starts[i] = s.StartsAt
+	}
+	return starts
+}
+
+// Availability is cached per process; whatever another process changes
+// must show in the very next answer, with no write going through the
+// process that answers.
+func TestCachedAvailabilityFollowsEveryWriter(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		a, b := e.srv.URL, e.replica()
+		key := e.keys.APIKey
+		free := func() []string { return e.freeStarts(a, key, haircut, joao, tuesday) }
+		offered := func(at string) bool { return slices.Contains(free(), tuesday+"T"+at) }
+		for range 3 { // cache it
+			if !offered("10:00:00") {
+				t.Fatal("10:00 not offered to begin with")
+			}
+		}
+
+		r := doRequest(t, b, "POST", "/appointments", key, map[string]any{
+			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
+			"starts_at": tuesdayAt10, "client": map[string]any{"name": clientName, "phone": validPhone},
+		}, nil)
+		expect(t, r, http.StatusCreated, "")
+		id, _ := r.JSON(t)["id"].(string)
+		if offered("10:00:00") {
+			t.Fatal("a slot booked through another process is still offered")
+		}
+
+		expect(t, doRequest(t, b, "POST", "/appointments/"+id+"/cancel", key, map[string]any{"reason": "changed plans"}, nil), http.StatusOK, "")
+		if !offered("10:00:00") {
+			t.Fatal("a slot cancelled through another process is not offered again")
+		}
+
+		// Time off written straight into the database, as an operator might.
+		_, err := e.db.TimeOff.Create().SetAccountID(e.keys.AccountID).SetBarberID(e.barber(joao)).
+			SetStartsAt(time.Date(2027, 3, 2, 13, 0, 0, 0, time.UTC)).SetEndsAt(time.Date(2027, 3, 2, 15, 0, 0, 0, time.UTC)).
+			SetReason("dentist").Save(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if offered("13:30:00") || offered("14:00:00") {
+			t.Fatal("time off added behind the cache's back is not honoured")
+		}
+
+		// A hold blocks its slot until it expires, and not a moment longer,
+		// though nothing is written when it expires.
+		r = doRequest(t, b, "POST", "/slots/hold", key, map[string]any{
+			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
+			"starts_at": tuesdayAt11, "ttl_seconds": 60,
+		}, nil)
+		expect(t, r, http.StatusCreated, "")
+		if offered("11:00:00") {
+			t.Fatal("a held slot is offered")
+		}
+		e.clock.advance(59 * time.Second)
+		if offered("11:00:00") {
+			t.Fatal("a held slot is offered before the hold expires")
+		}
+		e.clock.advance(time.Second)
+		if !offered("11:00:00") {
+			t.Fatal("the slot of an expired hold is not offered again")
+		}
+	})
+}
+
+// The passing of time changes answers on its own: a slot closer than the
+// unit's minimum lead (60 minutes for the demo unit) is no longer offered.
+func TestCachedAvailabilityFollowsTheClock(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		monday := testNow.Format(time.DateOnly)
+		starts := e.freeStarts(e.srv.URL, e.keys.APIKey, haircut, joao, monday)
+		if len(starts) < 2 {
+			t.Fatalf("monday offers %v", starts)
+		}
+		first, err := time.ParseInLocation("2006-01-02T15:04:05", starts[0], time.UTC) // Lisbon is on UTC in March
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock.advance(first.Add(-60 * time.Minute).Sub(testNow))
+		if got := e.freeStarts(e.srv.URL, e.keys.APIKey, haircut, joao, monday); got[0] != starts[0] {
+			t.Fatalf("at exactly the lead the first slot is %s, want %s", got[0], starts[0])
+		}
+		e.clock.advance(time.Microsecond)
+		if got := e.freeStarts(e.srv.URL, e.keys.APIKey, haircut, joao, monday); len(got) > 0 && got[0] == starts[0] {
+			t.Fatalf("slot %s offered inside the minimum lead", starts[0])
+		}
+	})
+}
+
+// A revoked key is refused on its next request, by every process.
+func TestCachedKeyRevocation(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		a, b := e.srv.URL, e.replica()
+		key := e.key(graph.ScopeContextRead)
+		for _, base := range []string{a, b, a, b} {
+			expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "")
+		}
+		n, err := e.db.APIKey.Update().Where(apikey.Prefix(key[:11])).SetRevokedAt(testNow).Save(e.ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("revoke: %d, %v", n, err)
+		}
+		for _, base := range []string{a, b} {
+			expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusUnauthorized, "invalid_api_key")
+		}
+	})
+}
+
+// Many readers racing one writer: once a create has answered, no reader
+// that starts afterwards, on either process, sees its slot free.
+func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		a, b := e.srv.URL, e.replica()
+		key := e.keys.APIKey
+		starts := []string{"09:00:00", "09:30:00", "10:00:00", "10:30:00", "11:00:00", "11:30:00"}
+		var booked sync.Map // start -> true once its create has answered
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				base := []string{a, b}[g%2]
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					var done []string
+					booked.Range(func(k, _ any) bool { done = append(done, k.(string)); return true })
+					free := e.freeStarts(base, key, haircut, joao, tuesday)
+					for _, s := range done {
+						if slices.Contains(free, tuesday+"T"+s) {
+							t.Errorf("%s offered after it was booked", s)
+						}
+					}
+				}
+			}()
+		}
+		for i, s := range starts {
+			r := doRequest(t, []string{b, a}[i%2], "POST", "/appointments", key, map[string]any{
+				"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
+				"starts_at": tuesday + "T" + s, "client": map[string]any{"name": clientName, "phone": validPhone},
+			}, nil)
+			expect(t, r, http.StatusCreated, "")
+			booked.Store(s, true)
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(stop)
+		wg.Wait()
+	})
+}

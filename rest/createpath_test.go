@@ -1,0 +1,260 @@
+package rest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/delivery"
+	"barberd/ent/notification"
+	"barberd/ent/schema/tenant"
+	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// statementLog records the SQL statements (BEGIN, COMMIT and ROLLBACK
+// included) a database client sends.
+type statementLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *statementLog) add(_ context.Context, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprint(v...))
+}
+
+// take returns the statements since the last take and forgets them.
+func (l *statementLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.lines
+	l.lines = nil
+	return out
+}
+
+// countingEnv is an env whose database client logs every statement.
+func countingEnv(t *testing.T, db *store.DB) (*env, *statementLog) {
+	t.Helper()
+	log := &statementLog{}
+	counted := db.WithDriver(func(d dialect.Driver) dialect.Driver { return dialect.DebugWithContext(d, log.add) })
+	e := newEnv(t, counted)
+	log.take()
+	return e, log
+}
+
+// phases splits the statements of one request at its transaction: those
+// before BEGIN, those from BEGIN to COMMIT (both counted), and those after.
+func phases(lines []string) (before, tx, after []string) {
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasSuffix(l, "): started") })
+	if i < 0 {
+		return lines, nil, nil
+	}
+	j := slices.IndexFunc(lines, func(l string) bool { return strings.HasSuffix(l, "): committed") })
+	if j < i {
+		return lines[:i], lines[i:], nil
+	}
+	return lines[:i], lines[i : j+1], lines[j+1:]
+}
+
+// txStatements is what the transaction of POST /appointments with an
+// explicit barber and an external reference sends on the happy path, BEGIN
+// and COMMIT included: the reference lookup, the barber's lock (PostgreSQL
+// only; SQLite's transactions take the write lock at BEGIN), freeing its
+// expired holds, its day (hours, time off and reservations), the customer,
+// the appointment, its reservation, the notification (returning the keys
+// it is owed to) and the deliveries.
+var txStatements = map[string]int{dialect.SQLite: 10, dialect.Postgres: 11}
+
+func TestCreateStatements(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e, log := countingEnv(t, db)
+		// The key's first use is recorded; the requests counted are not its first.
+		expect(t, e.do("GET", "/context", e.keys.APIKey, nil), http.StatusOK, "")
+		count := func(name string, body map[string]any, status int) []string {
+			t.Helper()
+			log.take()
+			r := e.do("POST", "/appointments", e.keys.APIKey, body)
+			lines := log.take()
+			expect(t, r, status, "")
+			t.Logf("%s: %d statements\n\t%s", name, len(lines), strings.Join(lines, "\n\t"))
+			return lines
+		}
+		for i, name := range []string{"new customer", "known customer"} {
+			body := e.booking(haircut, []string{tuesdayAt10, tuesdayAt11}[i])
+			body["barber_id"] = e.barber(joao)
+			body["external_reference"] = fmt.Sprintf("count-%d", i)
+			before, tx, after := phases(count(name, body, http.StatusCreated))
+			if want := txStatements[db.Dialect]; len(tx) != want {
+				t.Errorf("%s: the transaction sent %d statements, want %d", name, len(tx), want)
+			}
+			if len(after) != 0 {
+				t.Errorf("%s: %d statements after COMMIT, want none", name, len(after))
+			}
+			for _, l := range before {
+				if strings.Contains(l, "appointments") {
+					t.Errorf("%s: the appointments table read before the transaction: %s", name, l)
+				}
+			}
+		}
+
+		body := e.booking(haircut, "2027-03-02T14:00:00")
+		body["external_reference"] = "count-any"
+		count("any barber, reference", body, http.StatusCreated)
+		count("replay", body, http.StatusOK)
+	})
+}
+
+// TestWritesAnswerAsTheyRead checks that creating, rescheduling and
+// cancelling an appointment answer with the appointment exactly as GET
+// /appointments/{id} then shows it.
+func TestWritesAnswerAsTheyRead(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env) {
+		same := func(name string, r *response) string {
+			t.Helper()
+			got := r.JSON(t)
+			id, _ := got["id"].(string)
+			read := e.do("GET", "/appointments/"+id, e.keys.APIKey, nil)
+			expect(t, read, http.StatusOK, "")
+			if want := read.JSON(t); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s answered\n%s\nbut reads\n%s", name, r.Body, read.Body)
+			}
+			return id
+		}
+		create := func(name string, body map[string]any) string {
+			t.Helper()
+			r := e.do("POST", "/appointments", e.keys.APIKey, body)
+			expect(t, r, http.StatusCreated, "")
+			return same(name, r)
+		}
+		body := e.booking(haircut, tuesdayAt10)
+		body["barber_id"] = e.barber(joao)
+		body["client"] = map[string]any{"name": "  " + clientName + " ", "phone": validPhone, "email": "ana@example.com"}
+		body["external_reference"] = "crm-same"
+		first := create("a named barber, a new customer", body)
+
+		body = e.booking(haircut, tuesdayAt10) // the known customer, without e-mail
+		got := create("any barber, a known customer", body)
+		if c := e.do("GET", "/appointments/"+got, e.keys.APIKey, nil).JSON(t)["client"].(map[string]any); c["email"] != "ana@example.com" {
+			t.Errorf("client %v, want the e-mail kept", c)
+		}
+
+		hold := e.do("POST", "/slots/hold", e.keys.APIKey, map[string]any{
+			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "starts_at": tuesdayAt11,
+		})
+		expect(t, hold, http.StatusCreated, "")
+		body = e.booking(haircut, tuesdayAt11)
+		body["hold_id"] = hold.JSON(t)["hold_id"]
+		create("a hold", body)
+
+		r := e.do("POST", "/appointments/"+first+"/reschedule", e.keys.APIKey, map[string]any{"starts_at": "2027-03-02T15:00:00"})
+		expect(t, r, http.StatusOK, "")
+		same("reschedule", r)
+		r = e.do("POST", "/appointments/"+first+"/cancel", e.keys.APIKey, map[string]any{"reason": "changed plans"})
+		expect(t, r, http.StatusOK, "")
+		same("cancel", r)
+
+		// A request that fails, with a reference used before, replays.
+		body = e.booking(haircut, "2027-03-01T05:00:00") // in the past
+		body["external_reference"] = "crm-same"
+		r = e.do("POST", "/appointments", e.keys.APIKey, body)
+		expect(t, r, http.StatusOK, "")
+		if same("a replay", r) != first || r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("a past time with a used reference did not replay %s: %s", first, r.Body)
+		}
+	})
+}
+
+// TestRaceIdempotentCreateAnywhere races creates with one reference for
+// different slots and barbers, and invalid ones: the reference lookup is
+// made in the transaction only, so most pass it before the first commits;
+// the reference's unique index, or the look again of a refused create,
+// turns every one but the first into a replay.
+func TestRaceIdempotentCreateAnywhere(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	each(t, func(t *testing.T, e *env) {
+		r := newRacer(t, e, n)
+		starts := e.lisbonStarts(n)
+		rs := r.race(n, func(i int) (string, string, string, any) {
+			body := e.raceBooking(i, haircut, starts[i][0], starts[i][1])
+			if i%5 == 4 {
+				body["starts_at"] = "2027-03-01T05:00:00" // in the past
+			}
+			body["external_reference"] = "crm-anywhere"
+			return "POST", "/appointments", e.keys.APIKey, body
+		})
+		got := tally(t, rs)
+		const refused = "422 outside_booking_window"
+		if got["201"] != 1 || got["201"]+got["200"]+got[refused] != n {
+			t.Fatalf("outcomes %v, want one 201 and the rest 200 (or 422 for a past time refused before the first commit)", got)
+		}
+		ids := map[string]bool{}
+		for _, res := range rs {
+			if res.Status < 300 {
+				ids[res.JSON(t)["id"].(string)] = true
+			}
+		}
+		if len(ids) != 1 {
+			t.Fatalf("responses name %d appointments, want 1: %v", len(ids), ids)
+		}
+		if total := e.db.Appointment.Query().CountX(e.ctx); total != 1 {
+			t.Fatalf("%d appointments in the database, want 1", total)
+		}
+	})
+}
+
+// TestCreateOwesDeliveries checks who a create's notification is owed to:
+// every key of the account, not revoked, with the scope to read
+// notifications, once each; no other key, of this account or another.
+func TestCreateOwesDeliveries(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env) {
+		e.otherAccount() // its keys may read notifications too
+		key := func(scopes ...string) string {
+			t.Helper()
+			_, k, err := e.res.CreateAPIKey(context.Background(), e.keys.AccountID, "test key", scopes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k.ID
+		}
+		key(graph.ScopeNotificationsRead)
+		key(graph.ScopeAppointmentsRead, graph.ScopeNotificationsRead, graph.ScopeAppointmentsWrite)
+		key(graph.ScopeAppointmentsRead)
+		revoked := key(graph.ScopeNotificationsRead)
+		e.db.APIKey.UpdateOneID(revoked).SetRevokedAt(testNow).ExecX(e.ctx)
+
+		r := e.do("POST", "/appointments", e.keys.APIKey, e.booking(haircut, tuesdayAt10))
+		expect(t, r, http.StatusCreated, "")
+		n := e.db.Notification.Query().Where(notification.AppointmentID(r.JSON(t)["id"].(string))).OnlyX(e.ctx)
+		var want, got []string
+		for _, k := range e.db.APIKey.Query().AllX(e.ctx) {
+			if k.RevokedAt == nil && slices.Contains(k.Scopes, graph.ScopeNotificationsRead) {
+				want = append(want, k.ID)
+			}
+		}
+		for _, d := range e.db.Delivery.Query().Where(delivery.NotificationID(n.ID)).AllX(tenant.System(context.Background())) {
+			if d.AccountID != e.keys.AccountID || d.DeliveredAt != nil {
+				t.Errorf("delivery %+v", d)
+			}
+			got = append(got, d.APIKeyID)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if len(want) < 3 || !slices.Equal(got, want) {
+			t.Errorf("owed to %v, want %v", got, want)
+		}
+	})
+}
