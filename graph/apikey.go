@@ -52,7 +52,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	hash := hashSecret(secret)
 	c := r.caches()
 	if e, ok := c.keys.get(hash); ok {
-		got, err := c.fence.read(ctx, e.viewer.AccountID, nil)
+		got, err := c.fence.read(ctx, e.viewer.AccountID, c.hintedBarbers(ctx, e.viewer.AccountID))
 		if err != nil {
 			// The database is what failed; asking it again would only
 			// double the wait.
@@ -61,6 +61,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 		if got.account(e.viewer.AccountID, e.viewer.configVersion) {
 			r.touch(ctx, e)
 			v := e.viewer
+			v.fenced = got
 			return &v, nil
 		}
 	}

@@ -14,47 +14,71 @@ import (
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*model.Availability, error) {
-	e, err := r.availabilityEntry(ctx, unitID, serviceID, barberID, date)
+	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
 	if err != nil {
 		return nil, err
 	}
-	return e.answer, nil
+	a, err := r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, false)
+	if err != nil {
+		return nil, err
+	}
+	return a.answer, nil
 }
 
 // EncodedAvailability is availability for an adapter that serves answers
-// encoded: a cached answer is encoded once, and the encoding kept with it.
+// encoded, as encode makes them. It answers from the availability cache
+// when the answer there is still what the database says (cache.go), and
+// otherwise from the database, caching the encoded answer.
 func (r *Resolver) EncodedAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string, encode func(*model.Availability) []byte) ([]byte, error) {
-	e, err := r.availabilityEntry(ctx, unitID, serviceID, barberID, date)
+	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
 	if err != nil {
 		return nil, err
 	}
-	if b := e.encoded.Load(); b != nil {
-		return *b, nil
+	key := newAvailabilityKey(v.AccountID, unitID, serviceID, barberID, date)
+	c := r.caches()
+	if e, err := c.cachedAvailability(ctx, v, key, r.now()); e != nil || err != nil {
+		if err != nil {
+			return nil, r.dbError(err)
+		}
+		return e.encoded, nil
 	}
-	b := encode(e.answer)
-	e.encoded.Store(&b)
-	return b, nil
+	a, err := r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, v.versioned)
+	if err != nil {
+		return nil, err
+	}
+	encoded := encode(a.answer)
+	if a.cacheable {
+		c.availability.put(key, &availabilityEntry{
+			config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
+			from: a.at, until: a.until, encoded: encoded,
+		})
+	}
+	return encoded, nil
 }
 
-// availabilityEntry answers availability from the cache when it can, and
-// otherwise from the database, caching the answer.
-func (r *Resolver) availabilityEntry(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*availabilityEntry, error) {
+// checkAvailability checks the caller's scope and the request.
+func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Viewer, error) {
 	v, err := require(ctx, ScopeAvailabilityRead)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAvailability(unitID, serviceID, barberID, date).Err(); err != nil {
-		return nil, err
-	}
-	key := availabilityKey{account: v.AccountID, unit: unitID, service: serviceID, date: date, anyBarber: barberID == nil}
-	if barberID != nil {
-		key.barber = *barberID
-	}
-	c := r.caches()
-	now := r.now()
-	if e, err := c.cachedAvailability(ctx, v, key, now); e != nil || err != nil {
-		return e, r.dbError(err)
-	}
+	return v, CheckAvailability(unitID, serviceID, barberID, date).Err()
+}
+
+// computedAvailability is an answer read from the database, with what it
+// takes to cache it.
+type computedAvailability struct {
+	answer    *model.Availability
+	at, until time.Time // the answer holds from at until until, if nothing is written
+	cacheable bool      // the barbers' versions were read before their reservations:
+	barbers   []string
+	bookings  []int64
+}
+
+// computeAvailability reads a day's availability from the database; with
+// versioned, it reads the barbers' bookings versions first, so the answer
+// can be cached under them.
+func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, date string, versioned bool) (*computedAvailability, error) {
 	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
 		return nil, r.dbError(err)
@@ -64,27 +88,25 @@ func (r *Resolver) availabilityEntry(ctx context.Context, unitID, serviceID stri
 	if err != nil {
 		return nil, r.dbError(err)
 	}
-	// The versions are read before the reservations, so the answer is at
-	// least as new as they say.
-	ids, bookings, verr := c.bookingVersions(ctx, v, barbers)
-	d, err := o.day(ctx, r.DB.Client, now, barbers)
+	a := &computedAvailability{at: r.now()}
+	if versioned {
+		// Read before the reservations, so the answer is at least as new
+		// as the versions say.
+		a.barbers, a.bookings, err = r.caches().bookingVersions(ctx, v, barbers)
+		a.cacheable = err == nil
+	}
+	d, err := o.day(ctx, r.DB.Client, a.at, barbers)
 	if err != nil {
 		return nil, r.dbError(err)
 	}
 	free := slots.FreeSlots(d)
-	answer := &model.Availability{
+	a.until = validUntil(d, free, o.holdsUntil)
+	a.answer = &model.Availability{
 		UnitID: o.unit.ID, ServiceID: o.service.ID, BarberID: barberID,
 		Date: o.date.String(), Timezone: o.unit.Timezone,
 		Slots: slotModels(free, o.loc),
 	}
-	e := &availabilityEntry{
-		config: v.configVersion, barbers: ids, bookings: bookings,
-		from: now, until: validUntil(d, free, o.holdsUntil), answer: answer,
-	}
-	if verr == nil && v.versioned {
-		c.availability.put(key, e)
-	}
-	return e, nil
+	return a, nil
 }
 
 // validUntil is when the passing of time alone may change a day's free

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"barberd/ent"
-	"barberd/graph/model"
 )
 
 // Caches of what every booking request reads and hardly ever changes: the
@@ -21,15 +20,12 @@ import (
 // under the barber's lock.
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
-// (roughly) for availability, where a unit's busy day with a dozen barbers
-// is a few hundred kilobytes with its encoding.
+// for availability, where a unit's open day with a dozen barbers encodes to
+// about 80 kB.
 const (
 	maxCachedKeys         = 10_000
 	maxCachedCatalogs     = 10_000
-	maxCachedAvailability = 48 << 20
-	// slotCost is about what a slot takes in memory, once as a model and
-	// once encoded.
-	slotCost = 400
+	maxCachedAvailability = 40 << 20
 )
 
 type caches struct {
@@ -46,7 +42,7 @@ func (r *Resolver) caches() *caches {
 			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
 			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 			availability: newMemo[availabilityKey](maxCachedAvailability, func(e *availabilityEntry) int {
-				return 1024 + len(e.answer.Slots)*slotCost
+				return 512 + len(e.encoded)
 			}),
 		}
 	})
@@ -108,14 +104,21 @@ type availabilityKey struct {
 	anyBarber                            bool
 }
 
+func newAvailabilityKey(account, unitID, serviceID string, barberID *string, date string) availabilityKey {
+	k := availabilityKey{account: account, unit: unitID, service: serviceID, date: date, anyBarber: barberID == nil}
+	if barberID != nil {
+		k.barber = *barberID
+	}
+	return k
+}
+
 type availabilityEntry struct {
 	config   int64
 	barbers  []string  // the barbers it covers, with
 	bookings []int64   // their bookings_version
 	from     time.Time // the answer holds from the moment it was computed
 	until    time.Time // until then
-	answer   *model.Availability
-	encoded  atomic.Pointer[[]byte] // the answer as an adapter encoded it
+	encoded  []byte    // the answer as the adapter encoded it
 }
 
 // cachedAvailability returns the cached entry for k when it is still what
@@ -131,9 +134,15 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 	if !ok || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
 		return nil, nil
 	}
-	got, err := c.fence.read(ctx, v.AccountID, e.barbers)
-	if err != nil || !got.account(v.AccountID, e.config) {
-		return nil, err
+	got := v.fenced // read when the key was checked, when it covers the entry
+	if !got.covers(v.AccountID, e.barbers) {
+		var err error
+		if got, err = c.fence.read(ctx, v.AccountID, e.barbers); err != nil {
+			return nil, err
+		}
+	}
+	if !got.account(v.AccountID, e.config) {
+		return nil, nil
 	}
 	for i, b := range e.barbers {
 		if !got.barber(b, e.bookings[i]) {
@@ -159,4 +168,27 @@ func (c *caches) bookingVersions(ctx context.Context, v *Viewer, barbers []*ent.
 		bookings[i] = got.barbers[id] // a barber not read never matches later
 	}
 	return slices.Clip(ids), bookings, nil
+}
+
+type availabilityHintKey struct{}
+
+// WithAvailabilityHint tells Authenticate which availability answer the
+// request is for. When that answer is cached, the versions it depends on
+// are read together with the key's: one read of the database, not two.
+func WithAvailabilityHint(ctx context.Context, unitID, serviceID string, barberID *string, date string) context.Context {
+	return context.WithValue(ctx, availabilityHintKey{}, newAvailabilityKey("", unitID, serviceID, barberID, date))
+}
+
+// hintedBarbers lists the barbers of the cached availability answer the
+// request is for, if any.
+func (c *caches) hintedBarbers(ctx context.Context, account string) []string {
+	k, ok := ctx.Value(availabilityHintKey{}).(availabilityKey)
+	if !ok {
+		return nil
+	}
+	k.account = account
+	if e, ok := c.availability.get(k); ok {
+		return e.barbers
+	}
+	return nil
 }

@@ -44,6 +44,9 @@ type Viewer struct {
 	// configuration are valid for the request when stored under it.
 	configVersion int64
 	versioned     bool
+	// fenced are the versions read when the key was checked, for this
+	// request: the account's, and those of the barbers it was hinted at.
+	fenced versions
 }
 
 type viewerKey struct{}

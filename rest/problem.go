@@ -135,6 +135,8 @@ func encodeJSON(v any) []byte {
 // writeEncoded writes a JSON body encoded already.
 func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	// Known length: one write, no chunked framing for large answers.
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

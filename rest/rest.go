@@ -59,14 +59,21 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
-	r.Group(func(r chi.Router) {
+	authenticated := func(r chi.Router) {
 		r.Use(Authenticate(res, true, writeError))
 		r.Use(o.limiter.Middleware(writeError))
+	}
+	r.Group(func(r chi.Router) {
+		r.Use(hintAvailability)
+		authenticated(r)
+		r.Get("/availability", a.availability)
+	})
+	r.Group(func(r chi.Router) {
+		authenticated(r)
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)
 		r.Get("/barbers", a.barbers)
-		r.Get("/availability", a.availability)
 		r.Post("/slots/hold", a.holdSlot)
 		r.Post("/slots/hold/{id}/release", a.releaseHold)
 		r.Post("/appointments", a.createAppointment)
@@ -142,6 +149,20 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 	}
 	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID)
 	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) list[Barber] { return listOf(bs, barberOf) })
+}
+
+// hintAvailability tells the key check which availability answer the
+// request asks for (graph.WithAvailabilityHint).
+func hintAvailability(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var barberID *string
+		if b, ok := q["barber_id"]; ok && len(b) > 0 {
+			barberID = &b[0]
+		}
+		ctx := graph.WithAvailabilityHint(r.Context(), q.Get("unit_id"), q.Get("service_id"), barberID, q.Get("date"))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 func (a *api) availability(w http.ResponseWriter, r *http.Request) {

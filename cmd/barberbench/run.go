@@ -33,6 +33,7 @@ type runConfig struct {
 	maxRequests   int64
 	pid           int
 	days          int
+	oneBarber     bool
 	seed          uint64
 }
 
@@ -55,6 +56,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
 	fs.IntVar(&c.pid, "pid", 0, "process id of the server, to report its peak memory (Linux)")
 	fs.IntVar(&c.days, "days", 60, "book dates among the next DAYS days")
+	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability scenario: name one eligible barber in each request (default: every eligible barber's slots)")
 	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -109,6 +111,7 @@ type catalog struct {
 	units    []apiUnit
 	locs     map[string]*time.Location // by unit id
 	services map[string][]apiService   // by unit id
+	barbers  map[string][]apiBarber    // eligible, by unit id + "/" + service id
 }
 
 // bench is one run.
@@ -225,6 +228,15 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		st := s.stats("GET /healthz", "http_floor", wall)
 		rep.HTTPFloor = &st
 	}
+	fmt.Fprintf(log, "barberbench: static-body floor (GET openapi.json) %s\n", c.floorDuration)
+	rec, wall = b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
+		_, err := w.do(ctx, "GET openapi.json", http.MethodGet, "/openapi.json", nil, nil)
+		return err
+	})
+	if s := rec.series["GET openapi.json"]; s != nil {
+		st := s.stats("GET openapi.json", "static_floor", wall)
+		rep.StaticFloor = &st
+	}
 	if b.floor != nil {
 		fmt.Fprintf(log, "barberbench: database write floor %s\n", c.floorDuration)
 		rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
@@ -338,7 +350,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // discover reads the catalog as a chatbot would at the start, unmeasured.
 func (b *bench) discover(ctx context.Context) (*catalog, error) {
 	rec := newRecorder()
-	cat := &catalog{locs: map[string]*time.Location{}, services: map[string][]apiService{}}
+	cat := &catalog{locs: map[string]*time.Location{}, services: map[string][]apiService{}, barbers: map[string][]apiBarber{}}
 	var units apiList[apiUnit]
 	ex, err := b.cl.send(ctx, rec, "units", http.MethodGet, "/units", nil, &units)
 	if err != nil {
@@ -362,6 +374,14 @@ func (b *bench) discover(ctx context.Context) (*catalog, error) {
 		cat.units = append(cat.units, u)
 		cat.locs[u.ID] = loc
 		cat.services[u.ID] = svcs.Data
+		for _, s := range svcs.Data {
+			var barbers apiList[apiBarber]
+			q := "/barbers?unit_id=" + url.QueryEscape(u.ID) + "&service_id=" + url.QueryEscape(s.ID)
+			if _, err := b.cl.send(ctx, rec, "barbers", http.MethodGet, q, nil, &barbers); err != nil {
+				return nil, err
+			}
+			cat.barbers[u.ID+"/"+s.ID] = barbers.Data
+		}
 	}
 	if len(cat.units) == 0 {
 		return nil, errors.New("the key's account has no unit with a bookable service; run barberbench seed first")
@@ -506,11 +526,15 @@ func stopOr(err error) error {
 	return nil
 }
 
-// availabilityOnly asks for one day's free slots of a unit and service.
+// availabilityOnly asks for one day's free slots of a unit and service,
+// with every eligible barber or, with --one-barber, one of them.
 func (w *worker) availabilityOnly(ctx context.Context) error {
 	u := pick(w.rng, w.b.cat.units)
 	s := pick(w.rng, w.b.cat.services[u.ID])
 	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID + "&date=" + w.b.date(u.ID, 1+w.rng.IntN(w.b.c.days))
+	if barbers := w.b.cat.barbers[u.ID+"/"+s.ID]; w.b.c.oneBarber && len(barbers) > 0 {
+		q += "&barber_id=" + pick(w.rng, barbers).ID
+	}
 	_, err := w.do(ctx, "GET /availability", http.MethodGet, q, nil, nil)
 	return stopOr(err)
 }

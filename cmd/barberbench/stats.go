@@ -88,6 +88,10 @@ type EndpointStats struct {
 	// ThroughputRatio is per_s divided by the floor's per_s: meaningful
 	// when the phase drove this endpoint alone (single-endpoint scenarios).
 	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
+	// StaticRatio is per_s divided by the static-body floor's, for reads
+	// run alone: how close the endpoint comes to serving a stored answer
+	// of about its size.
+	StaticRatio float64 `json:"throughput_ratio_static,omitempty"`
 	// LatencyRatio is the floor's mean latency over this endpoint's, i.e.
 	// the share of the floor's throughput this endpoint would reach alone
 	// at the same concurrency (closed loop: throughput = concurrency / mean
@@ -137,13 +141,16 @@ func (s *series) stats(name, phase string, wall time.Duration) EndpointStats {
 
 // Report is everything one run measured; --json writes it.
 type Report struct {
-	URL         string          `json:"url"`
-	Scenario    string          `json:"scenario"`
-	Concurrency int             `json:"concurrency"`
-	Duration    string          `json:"duration"`
-	Database    string          `json:"database,omitempty"` // dialect of --database-url
-	Started     time.Time       `json:"started"`
-	HTTPFloor   *EndpointStats  `json:"http_floor,omitempty"`
+	URL         string         `json:"url"`
+	Scenario    string         `json:"scenario"`
+	Concurrency int            `json:"concurrency"`
+	Duration    string         `json:"duration"`
+	Database    string         `json:"database,omitempty"` // dialect of --database-url
+	Started     time.Time      `json:"started"`
+	HTTPFloor   *EndpointStats `json:"http_floor,omitempty"`
+	// StaticFloor serves a large static body (the OpenAPI document, about
+	// 100 kB) through the same server: the floor for big answers.
+	StaticFloor *EndpointStats  `json:"static_floor,omitempty"`
 	DBFloor     *EndpointStats  `json:"db_write_floor,omitempty"`
 	Endpoints   []EndpointStats `json:"endpoints"`
 	// Total is every request of the scenario phase together.
@@ -177,6 +184,9 @@ func (rep *Report) compare(e *EndpointStats, alone bool) {
 	if alone && floor.PerSec > 0 {
 		e.ThroughputRatio = round2(e.PerSec / floor.PerSec)
 	}
+	if alone && e.Floor == "http" && rep.StaticFloor != nil && rep.StaticFloor.PerSec > 0 {
+		e.StaticRatio = round2(e.PerSec / rep.StaticFloor.PerSec)
+	}
 	e.LatencyRatio = round2(floor.MeanMs / e.MeanMs)
 	if floor.P50Ms > 0 {
 		e.P50Ratio = round2(e.P50Ms / floor.P50Ms)
@@ -205,15 +215,18 @@ func writeTable(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, ", database %s", rep.Database)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-36s %8s %9s %8s %8s %8s %8s  %-8s %7s %7s %5s\n",
-		"endpoint", "requests", "req/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "floor", "thr×", "lat×", "5xx")
+	fmt.Fprintf(w, "%-36s %8s %9s %8s %8s %8s %8s  %-8s %7s %7s %8s %5s\n",
+		"endpoint", "requests", "req/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "floor", "thr×", "lat×", "static×", "5xx")
 	row := func(e *EndpointStats, label string) {
-		fmt.Fprintf(w, "%-36s %8d %9.1f %8.2f %8.2f %8.2f %8.2f  %-8s %7s %7s %5d\n",
+		fmt.Fprintf(w, "%-36s %8d %9.1f %8.2f %8.2f %8.2f %8.2f  %-8s %7s %7s %8s %5d\n",
 			label, e.Requests, e.PerSec, e.MeanMs, e.P50Ms, e.P95Ms, e.P99Ms, e.Floor,
-			ratio(e.ThroughputRatio), ratio(e.LatencyRatio), e.ServerErrors)
+			ratio(e.ThroughputRatio), ratio(e.LatencyRatio), ratio(e.StaticRatio), e.ServerErrors)
 	}
 	if rep.HTTPFloor != nil {
 		row(rep.HTTPFloor, "floor: GET /healthz")
+	}
+	if rep.StaticFloor != nil {
+		row(rep.StaticFloor, "floor: GET openapi.json (static)")
 	}
 	if rep.DBFloor != nil {
 		row(rep.DBFloor, "floor: db write (a create's SQL, 1 tx)")
@@ -222,7 +235,8 @@ func writeTable(w io.Writer, rep *Report) {
 		row(&rep.Endpoints[i], rep.Endpoints[i].Name)
 	}
 	row(&rep.Total, "total ("+rep.Scenario+")")
-	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency")
+	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency;")
+	fmt.Fprintln(w, "static× = req/s ÷ the static-body floor's (reads alone): the OpenAPI document, ~100 kB, served from memory")
 	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of a create, in one transaction")
 	var errs []string
 	for _, e := range rep.Endpoints {
