@@ -20,12 +20,12 @@ import (
 // under the barber's lock.
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
-// for availability, where a unit's open day with a dozen barbers encodes to
-// about 80 kB.
+// for availability (Resolver.AvailabilityCacheBytes), where a unit's open
+// day with a dozen barbers encodes to about 80 kB.
 const (
-	maxCachedKeys         = 10_000
-	maxCachedCatalogs     = 10_000
-	maxCachedAvailability = 40 << 20
+	maxCachedKeys                 = 10_000
+	maxCachedCatalogs             = 10_000
+	DefaultAvailabilityCacheBytes = 24 << 20
 )
 
 type caches struct {
@@ -37,11 +37,15 @@ type caches struct {
 
 func (r *Resolver) caches() *caches {
 	r.cachesOnce.Do(func() {
+		budget := r.AvailabilityCacheBytes
+		if budget <= 0 {
+			budget = DefaultAvailabilityCacheBytes
+		}
 		r.cache = &caches{
 			fence:    fence{db: r.DB},
 			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
 			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
-			availability: newMemo[availabilityKey](maxCachedAvailability, func(e *availabilityEntry) int {
+			availability: newMemo[availabilityKey](budget, func(e *availabilityEntry) int {
 				return 512 + len(e.encoded)
 			}),
 		}

@@ -236,23 +236,32 @@ func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.
 	q := `INSERT INTO customers (` + cols + `) VALUES (` + vals + `)
 ON CONFLICT (account_id, phone) DO UPDATE SET ` + set + `
 RETURNING id, created_at, updated_at, name, email`
-	rows, err := tx.QueryContext(ctx, q, a...)
-	if err != nil {
+	var email sql.NullString
+	if err := queryRow(ctx, tx, "customer upsert", q, a, &cu.ID, &cu.CreatedAt, &cu.UpdatedAt, &cu.Name, &email); err != nil {
 		return nil, err
+	}
+	cu.Email = email.String
+	return cu, nil
+}
+
+// queryRow runs a statement that returns one row (what names it in
+// errors) and scans that row into dest.
+func queryRow(ctx context.Context, c queryer, what, q string, args []any, dest ...any) error {
+	rows, err := c.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("customer upsert returned no row")
+		return fmt.Errorf("%s returned no row", what)
 	}
-	var email sql.NullString
-	if err := rows.Scan(&cu.ID, &cu.CreatedAt, &cu.UpdatedAt, &cu.Name, &email); err != nil {
-		return nil, err
+	if err := rows.Scan(dest...); err != nil {
+		return err
 	}
-	cu.Email = email.String
-	return cu, rows.Close()
+	return rows.Close()
 }
 
 // insertNotification inserts a notification and returns, in the same
@@ -283,19 +292,8 @@ WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> js
 	q := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
 VALUES (` + vals + `)
 RETURNING (` + owed + `)`
-	rows, err := tx.QueryContext(ctx, q, a...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("notification insert returned no row")
-	}
 	var list sql.NullString
-	if err := rows.Scan(&list); err != nil {
+	if err := queryRow(ctx, tx, "notification insert", q, a, &list); err != nil {
 		return nil, err
 	}
 	var keys []string
@@ -305,7 +303,7 @@ RETURNING (` + owed + `)`
 		}
 	}
 	sort.Strings(keys)
-	return keys, rows.Close()
+	return keys, nil
 }
 
 func nullTime(t *time.Time) any {

@@ -20,6 +20,9 @@ type Resolver struct {
 	Now func() time.Time
 	// Metrics counts domain events (graph/metrics.go); nil counts nothing.
 	Metrics Metrics
+	// AvailabilityCacheBytes bounds the memory of cached availability
+	// answers; 0 means DefaultAvailabilityCacheBytes.
+	AvailabilityCacheBytes int
 
 	cachesOnce sync.Once
 	cache      *caches // see caches()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,8 @@ type serverConfig struct {
 	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
 	rateBurst       int
 	pprofAddr       string // "": no profiling endpoint
+	cacheMB         int    // availability cache
+	memoryLimitMB   int    // soft limit for the Go runtime; 0: none
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -82,6 +85,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (expiring holds, reminders) run; 0 disables them (env BARBERD_JOBS_INTERVAL)")
 	fs.DurationVar(&c.reminderLead, "reminder-lead", reminderLead, "how long before an appointment its reminder notification is written (env BARBERD_REMINDER_LEAD)")
+	cacheMB, err := envInt("BARBERD_AVAILABILITY_CACHE_MB", graph.DefaultAvailabilityCacheBytes>>20)
+	if err != nil {
+		return err
+	}
+	memoryLimitMB, err := envInt("BARBERD_MEMORY_LIMIT_MB", 100)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&c.cacheMB, "availability-cache-mb", cacheMB, "memory for cached availability answers, in MB (env BARBERD_AVAILABILITY_CACHE_MB)")
+	fs.IntVar(&c.memoryLimitMB, "memory-limit-mb", memoryLimitMB, "soft memory limit of the process in MB: above it the garbage collector works harder; 0: none; GOMEMLIMIT, when set, wins (env BARBERD_MEMORY_LIMIT_MB)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,11 +105,18 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return errors.New("--rate-limit must not be negative and --rate-burst must be at least 1")
 	}
+	if c.cacheMB < 1 || c.memoryLimitMB < 0 {
+		return errors.New("--availability-cache-mb must be at least 1 and --memory-limit-mb not negative")
+	}
+	if c.memoryLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(c.memoryLimitMB) << 20)
+	}
 	res, db, err := f.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	res.AvailabilityCacheBytes = c.cacheMB << 20
 	if c.pprofAddr != "" {
 		stop, err := serveProfiler(c.pprofAddr)
 		if err != nil {
