@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -54,7 +53,7 @@ func TestStatementsPerRequest(t *testing.T) {
 		for _, k := range []string{"GET /context", "GET /units", "GET /services", "GET /barbers", "GET /availability (cached)",
 			"POST /slots/hold", "GET /availability (after a write)", "POST /appointments", "POST /appointments (replay)",
 			"GET /appointments/{id}", "POST /appointments/{id}/reschedule", "POST /appointments/{id}/cancel", "GET /notifications/pending"} {
-			t.Log(fmt.Sprintf("%-36s %d", k, got[k]))
+			t.Logf("%-36s %d", k, got[k])
 		}
 		if n := got["GET /availability (cached)"]; n != 0 {
 			t.Errorf("a cached availability answer cost %d statements, want 0", n)
