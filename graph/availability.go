@@ -116,14 +116,8 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 func validUntil(d slots.Day, free []slots.Slot, holdsUntil time.Time) time.Time {
 	tomorrow := slots.DateOf(d.Now, d.Location).AddDays(1)
 	until := time.Date(tomorrow.Year, tomorrow.Month, tomorrow.Day, 0, 0, 0, 0, d.Location)
-	if len(free) > 0 {
-		first := free[0].Start
-		for _, s := range free[1:] {
-			if s.Start.Before(first) {
-				first = s.Start
-			}
-		}
-		until = earliest(until, first.Add(-d.Policy.MinLead))
+	if len(free) > 0 { // sorted by start
+		until = earliest(until, free[0].Start.Add(-d.Policy.MinLead))
 	}
 	if !holdsUntil.IsZero() {
 		until = earliest(until, holdsUntil)

@@ -68,6 +68,14 @@ type catalogKey struct {
 	anyBarber                      bool
 }
 
+func newCatalogKey(account, unitID, serviceID string, barberID *string) catalogKey {
+	k := catalogKey{account: account, unit: unitID, service: serviceID, anyBarber: barberID == nil}
+	if barberID != nil {
+		k.barber = *barberID
+	}
+	return k
+}
+
 type catalogEntry struct {
 	config int64
 	offer  offer // unit, loc, service, barber and eligible barbers
@@ -102,18 +110,15 @@ func (c *caches) cachedCatalog(v *Viewer, k catalogKey) (*offer, bool) {
 	return &o, true
 }
 
-// availabilityKey names one availability answer.
+// availabilityKey names one availability answer: what it is about, and
+// its day.
 type availabilityKey struct {
-	account, unit, service, barber, date string
-	anyBarber                            bool
+	catalogKey
+	date string
 }
 
 func newAvailabilityKey(account, unitID, serviceID string, barberID *string, date string) availabilityKey {
-	k := availabilityKey{account: account, unit: unitID, service: serviceID, date: date, anyBarber: barberID == nil}
-	if barberID != nil {
-		k.barber = *barberID
-	}
-	return k
+	return availabilityKey{newCatalogKey(account, unitID, serviceID, barberID), date}
 }
 
 type availabilityEntry struct {

@@ -89,6 +89,17 @@ type scheduleRow struct {
 	breaks            []string
 }
 
+// of reports whether the row is the reservation of one of the given
+// appointments or holds.
+func (r scheduleRow) of(ids []string) bool {
+	for _, id := range ids {
+		if (r.appointmentID != nil && *r.appointmentID == id) || (r.holdID != nil && *r.holdID == id) {
+			return true
+		}
+	}
+	return false
+}
+
 // scheduleRows reads in one statement what a day of the given barbers at a
 // unit needs: their working hours on the weekday, their time off and their
 // reservations overlapping [from, to), but those of holds expired at now.

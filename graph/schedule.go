@@ -55,12 +55,9 @@ func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMi
 // service_not_bookable, barber_not_eligible.
 func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string, barberID *string) (*offer, error) {
 	v, ok := ViewerFrom(ctx)
-	key := catalogKey{unit: unitID, service: serviceID, anyBarber: barberID == nil}
-	if barberID != nil {
-		key.barber = *barberID
-	}
+	var key catalogKey
 	if ok {
-		key.account = v.AccountID
+		key = newCatalogKey(v.AccountID, unitID, serviceID, barberID)
 		if o, hit := r.caches().cachedCatalog(v, key); hit {
 			return o, nil
 		}
@@ -209,7 +206,7 @@ func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers [
 		case rowTimeOff:
 			b.TimeOff = append(b.TimeOff, slots.Interval{Start: row.startsAt, End: row.endsAt})
 		case rowReservation:
-			if ignored(&ent.Reservation{AppointmentID: row.appointmentID, HoldID: row.holdID}, ignore) {
+			if row.of(ignore) {
 				continue
 			}
 			b.Busy = append(b.Busy, slots.Interval{Start: row.startsAt, End: row.endsAt})
@@ -219,15 +216,6 @@ func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers [
 		}
 	}
 	return d, nil
-}
-
-func ignored(rv *ent.Reservation, ids []string) bool {
-	for _, id := range ids {
-		if (rv.AppointmentID != nil && *rv.AppointmentID == id) || (rv.HoldID != nil && *rv.HoldID == id) {
-			return true
-		}
-	}
-	return false
 }
 
 // spansOf reads a working-hours row into wall-clock spans.
