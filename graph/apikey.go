@@ -58,12 +58,16 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 			// double the wait.
 			return nil, r.dbError(err)
 		}
-		if got.account(e.viewer.AccountID, e.viewer.configVersion) {
+		hit := got.account(e.viewer.AccountID, e.viewer.configVersion)
+		c.metrics.CacheLookup("api_key", hit)
+		if hit {
 			r.touch(ctx, e)
 			v := e.viewer
 			v.fenced = got
 			return &v, nil
 		}
+	} else {
+		c.metrics.CacheLookup("api_key", false)
 	}
 	sys := tenant.System(ctx)
 	// One statement, so the key and the version describe the same moment.

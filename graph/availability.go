@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"barberd/graph/model"
@@ -25,35 +26,60 @@ func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, b
 	return a.answer, nil
 }
 
-// EncodedAvailability is availability for an adapter that serves answers
-// encoded, as encode makes them. It answers from the availability cache
-// when the answer there is still what the database says (cache.go), and
-// otherwise from the database, caching the encoded answer.
-func (r *Resolver) EncodedAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string, encode func(*model.Availability) []byte) ([]byte, error) {
+// A PreparedDay is an adapter's own form of a day's availability for every
+// eligible barber of a unit and service, from which it renders any answer
+// for that day: every barber's slots, or one barber's. Size is what it costs
+// to keep, in bytes.
+type PreparedDay interface{ Size() int }
+
+// PreparedAvailability is availability for an adapter that renders answers
+// from days it prepared (prepare is given the day for every eligible
+// barber). It answers from the availability cache when the day there is
+// still what the database says (cache.go), and otherwise from the
+// database, caching the prepared day. When barberID is given, the day
+// returned lists that barber among its eligible ones: the adapter picks
+// their slots.
+func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string, prepare func(*model.Availability) PreparedDay) (PreparedDay, error) {
 	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
 	if err != nil {
 		return nil, err
 	}
-	key := newAvailabilityKey(v.AccountID, unitID, serviceID, barberID, date)
+	key := newAvailabilityKey(v.AccountID, unitID, serviceID, date)
 	c := r.caches()
-	if e, err := c.cachedAvailability(ctx, v, key, r.now()); e != nil || err != nil {
-		if err != nil {
+	e, err := c.cachedAvailability(ctx, v, key, r.now())
+	if err != nil {
+		return nil, r.dbError(err)
+	}
+	if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
+		return e.day, nil
+	}
+	if barberID != nil {
+		// The barber's own errors (barber_not_found, barber_not_eligible)
+		// come before the day is read.
+		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
 			return nil, r.dbError(err)
 		}
-		return e.encoded, nil
 	}
-	a, err := r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, v.versioned)
+	a, err := r.computeAvailability(ctx, v, unitID, serviceID, nil, date, v.versioned)
 	if err != nil {
 		return nil, err
 	}
-	encoded := encode(a.answer)
+	day := prepare(a.answer)
 	if a.cacheable {
 		c.availability.put(key, &availabilityEntry{
 			config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
-			from: a.at, until: a.until, encoded: encoded,
+			from: a.at, until: a.until, day: day,
 		})
 	}
-	return encoded, nil
+	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
+		// The catalog changed between the two reads: answer as the
+		// barber's own day says, without caching it.
+		if a, err = r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, false); err != nil {
+			return nil, err
+		}
+		day = prepare(a.answer)
+	}
+	return day, nil
 }
 
 // checkAvailability checks the caller's scope and the request.
@@ -70,8 +96,8 @@ func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID stri
 type computedAvailability struct {
 	answer    *model.Availability
 	at, until time.Time // the answer holds from at until until, if nothing is written
-	cacheable bool      // the barbers' versions were read before their reservations:
-	barbers   []string
+	barbers   []string  // the barbers it covers
+	cacheable bool      // their versions were read before their reservations:
 	bookings  []int64
 }
 
@@ -88,11 +114,14 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 	if err != nil {
 		return nil, r.dbError(err)
 	}
-	a := &computedAvailability{at: r.now()}
+	a := &computedAvailability{at: r.now(), barbers: make([]string, len(barbers))}
+	for i, b := range barbers {
+		a.barbers[i] = b.ID
+	}
 	if versioned {
 		// Read before the reservations, so the answer is at least as new
 		// as the versions say.
-		a.barbers, a.bookings, err = r.caches().bookingVersions(ctx, v, barbers)
+		a.bookings, err = r.caches().bookingVersions(ctx, v, a.barbers)
 		a.cacheable = err == nil
 	}
 	d, err := o.day(ctx, r.DB.Client, a.at, barbers)

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +28,7 @@ const (
 )
 
 type caches struct {
+	metrics      Metrics
 	fence        fence
 	keys         *memo[string, *keyEntry]
 	catalogs     *memo[catalogKey, *catalogEntry]
@@ -42,11 +42,12 @@ func (r *Resolver) caches() *caches {
 			budget = DefaultAvailabilityCacheBytes
 		}
 		r.cache = &caches{
-			fence:    fence{db: r.DB},
+			metrics:  r.metrics(),
+			fence:    fence{db: r.DB, metrics: r.metrics()},
 			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
 			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 			availability: newMemo[availabilityKey](budget, func(e *availabilityEntry) int {
-				return 512 + len(e.encoded)
+				return 256 + 16*len(e.barbers) + e.day.Size()
 			}),
 		}
 	})
@@ -84,11 +85,10 @@ type catalogEntry struct {
 // cachedCatalog returns the catalog entry of k when the viewer's config
 // version, read for this request, is the one it was stored under.
 func (c *caches) cachedCatalog(v *Viewer, k catalogKey) (*offer, bool) {
-	if !v.versioned {
-		return nil, false
-	}
 	e, ok := c.catalogs.get(k)
-	if !ok || e.config != v.configVersion {
+	hit := ok && v.versioned && e.config == v.configVersion
+	c.metrics.CacheLookup("catalog", hit)
+	if !hit {
 		return nil, false
 	}
 	// Copies: requests fill in their own start and date, and may hang
@@ -110,24 +110,24 @@ func (c *caches) cachedCatalog(v *Viewer, k catalogKey) (*offer, bool) {
 	return &o, true
 }
 
-// availabilityKey names one availability answer: what it is about, and
-// its day.
+// availabilityKey names one day of a unit and service: its availability
+// for every eligible barber, from which one barber's is taken too.
 type availabilityKey struct {
 	catalogKey
 	date string
 }
 
-func newAvailabilityKey(account, unitID, serviceID string, barberID *string, date string) availabilityKey {
-	return availabilityKey{newCatalogKey(account, unitID, serviceID, barberID), date}
+func newAvailabilityKey(account, unitID, serviceID, date string) availabilityKey {
+	return availabilityKey{newCatalogKey(account, unitID, serviceID, nil), date}
 }
 
 type availabilityEntry struct {
 	config   int64
-	barbers  []string  // the barbers it covers, with
-	bookings []int64   // their bookings_version
-	from     time.Time // the answer holds from the moment it was computed
-	until    time.Time // until then
-	encoded  []byte    // the answer as the adapter encoded it
+	barbers  []string    // the eligible barbers it covers, with
+	bookings []int64     // their bookings_version
+	from     time.Time   // the day holds from the moment it was computed
+	until    time.Time   // until then
+	day      PreparedDay // as the adapter prepared it
 }
 
 // cachedAvailability returns the cached entry for k when it is still what
@@ -135,7 +135,8 @@ type availabilityEntry struct {
 // barbers (read now, after the request arrived) and not yet changed by the
 // passing of time.
 // An error is the database's: the caller need not ask it again.
-func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabilityKey, now time.Time) (*availabilityEntry, error) {
+func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabilityKey, now time.Time) (e *availabilityEntry, err error) {
+	defer func() { c.metrics.CacheLookup("availability", e != nil) }()
 	if !v.versioned {
 		return nil, nil
 	}
@@ -145,7 +146,6 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 	}
 	got := v.fenced // read when the key was checked, when it covers the entry
 	if !got.covers(v.AccountID, e.barbers) {
-		var err error
 		if got, err = c.fence.read(ctx, v.AccountID, e.barbers); err != nil {
 			return nil, err
 		}
@@ -163,32 +163,28 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 
 // bookingVersions reads the bookings versions of barbers, before their
 // reservations are read for an answer to be cached under them.
-func (c *caches) bookingVersions(ctx context.Context, v *Viewer, barbers []*ent.Barber) ([]string, []int64, error) {
-	ids := make([]string, len(barbers))
-	for i, b := range barbers {
-		ids[i] = b.ID
-	}
+func (c *caches) bookingVersions(ctx context.Context, v *Viewer, ids []string) ([]int64, error) {
 	got, err := c.fence.read(ctx, v.AccountID, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bookings := make([]int64, len(ids))
 	for i, id := range ids {
 		bookings[i] = got.barbers[id] // a barber not read never matches later
 	}
-	return slices.Clip(ids), bookings, nil
+	return bookings, nil
 }
 
 type availabilityHintKey struct{}
 
-// WithAvailabilityHint tells Authenticate which availability answer the
-// request is for. When that answer is cached, the versions it depends on
-// are read together with the key's: one read of the database, not two.
-func WithAvailabilityHint(ctx context.Context, unitID, serviceID string, barberID *string, date string) context.Context {
-	return context.WithValue(ctx, availabilityHintKey{}, newAvailabilityKey("", unitID, serviceID, barberID, date))
+// WithAvailabilityHint tells Authenticate which day's availability the
+// request is for. When that day is cached, the versions it depends on are
+// read together with the key's: one read of the database, not two.
+func WithAvailabilityHint(ctx context.Context, unitID, serviceID, date string) context.Context {
+	return context.WithValue(ctx, availabilityHintKey{}, newAvailabilityKey("", unitID, serviceID, date))
 }
 
-// hintedBarbers lists the barbers of the cached availability answer the
+// hintedBarbers lists the barbers of the cached availability day the
 // request is for, if any.
 func (c *caches) hintedBarbers(ctx context.Context, account string) []string {
 	k, ok := ctx.Value(availabilityHintKey{}).(availabilityKey)

@@ -23,7 +23,8 @@ import (
 // those returns. Under load the database sees a few small queries per round
 // trip instead of the work of every request.
 type fence struct {
-	db *store.DB
+	db      *store.DB
+	metrics Metrics
 
 	prepare sync.Once
 	stmt    *sql.Stmt // fenceQuery, when it could be prepared
@@ -71,6 +72,7 @@ func (v versions) covers(account string, barbers []string) bool {
 
 type fenceRound struct {
 	accounts, barbers map[string]struct{}
+	callers           int
 	done              chan struct{}
 	got               versions
 	err               error
@@ -89,6 +91,7 @@ func (f *fence) read(ctx context.Context, account string, barbers []string) (ver
 		round = &fenceRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
 		f.next = round
 	}
+	round.callers++
 	round.accounts[account] = struct{}{}
 	for _, b := range barbers {
 		round.barbers[b] = struct{}{}
@@ -113,6 +116,7 @@ func (f *fence) run(round *fenceRound) {
 		ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
 		round.got, round.err = f.query(ctx, round)
 		cancel()
+		f.metrics.VersionRead(round.callers)
 		close(round.done)
 		f.mu.Lock()
 		failed := round.err

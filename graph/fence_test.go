@@ -21,7 +21,7 @@ func TestFenceSeesEveryCommittedChange(t *testing.T) {
 		ctx := tenant.System(context.Background())
 		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
 		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
-		f := &fence{db: db}
+		f := &fence{db: db, metrics: noMetrics{}}
 		bump := "UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = ? RETURNING bookings_version"
 		if db.Dialect == dialect.Postgres {
 			bump = strings.Replace(bump, "?", "$1", 1)

@@ -26,6 +26,11 @@ type Metrics interface {
 	HoldsExpired(n int)
 	// NotificationWritten: a notification of type typ was committed.
 	NotificationWritten(typ string)
+	// CacheLookup: a request looked in one of this process's caches
+	// (api_key, catalog, availability) and found a usable entry, or not.
+	CacheLookup(cache string, hit bool)
+	// VersionRead: one query of the read fence answered callers requests.
+	VersionRead(callers int)
 }
 
 // noMetrics counts nothing.
@@ -36,6 +41,8 @@ func (noMetrics) SlotConflict()              {}
 func (noMetrics) HoldCreated()               {}
 func (noMetrics) HoldsExpired(int)           {}
 func (noMetrics) NotificationWritten(string) {}
+func (noMetrics) CacheLookup(string, bool)   {}
+func (noMetrics) VersionRead(int)            {}
 
 // metrics returns the resolver's metrics, never nil.
 func (r *Resolver) metrics() Metrics {

@@ -141,6 +141,86 @@ func TestCachedAvailabilityFollowsTheClock(t *testing.T) {
 	})
 }
 
+// One cached day answers for every barber and for each one: a barber's
+// answer is their slots of the every-barber answer, and the barber's own
+// errors still come first, also once the catalog changes behind the
+// cache's back.
+func TestCachedDayAnswersEachBarber(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		base, key := e.srv.URL, e.keys.APIKey
+		type slot struct {
+			StartsAt, EndsAt, StartsAtUTC, EndsAtUTC, BarberID string
+		}
+		type answer struct {
+			BarberID *string `json:"barber_id"`
+			Slots    []struct {
+				StartsAt    string `json:"starts_at"`
+				EndsAt      string `json:"ends_at"`
+				StartsAtUTC string `json:"starts_at_utc"`
+				EndsAtUTC   string `json:"ends_at_utc"`
+				BarberID    string `json:"barber_id"`
+			} `json:"slots"`
+		}
+		get := func(barberID string, status int, code string) []slot {
+			t.Helper()
+			q := url.Values{"unit_id": {e.unit(lisbon)}, "service_id": {e.service(haircut)}, "date": {tuesday}}
+			if barberID != "" {
+				q.Set("barber_id", barberID)
+			}
+			r := doRequest(t, base, "GET", "/availability?"+q.Encode(), key, nil, nil)
+			expect(t, r, status, code)
+			if status != http.StatusOK {
+				return nil
+			}
+			var a answer
+			r.Decode(t, &a)
+			if (a.BarberID == nil) != (barberID == "") || a.BarberID != nil && *a.BarberID != barberID {
+				t.Fatalf("barber_id %v in the answer for %q", a.BarberID, barberID)
+			}
+			out := make([]slot, len(a.Slots))
+			for i, s := range a.Slots {
+				out[i] = slot(s)
+			}
+			return out
+		}
+		ofBarber := func(all []slot, id string) []slot {
+			out := []slot{}
+			for _, s := range all {
+				if s.BarberID == id {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		all := get("", http.StatusOK, "")
+		joaoID, miguelID := e.barber(joao), e.barber(miguel)
+		for _, id := range []string{joaoID, miguelID} {
+			mine := ofBarber(all, id)
+			if len(mine) == 0 {
+				t.Fatalf("barber %s has no slots on %s", id, tuesday)
+			}
+			if got := get(id, http.StatusOK, ""); !slices.Equal(got, mine) {
+				t.Fatalf("barber %s: %v, want %v", id, got, mine)
+			}
+		}
+		get(e.barber(pedro), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)  // inactive
+		get(e.barber(rafael), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible) // another unit
+		get("brb_01KAB3Y7W3QZ000000000000", http.StatusNotFound, graph.CodeBarberNotFound)
+
+		// Miguel stops doing haircuts, written straight into the database.
+		if err := e.db.Barber.UpdateOneID(miguelID).RemoveServiceIDs(e.service(haircut)).Exec(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		get(miguelID, http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
+		if got := ofBarber(get("", http.StatusOK, ""), miguelID); len(got) != 0 {
+			t.Fatalf("a barber who no longer does the service is offered: %v", got)
+		}
+		if got := get(joaoID, http.StatusOK, ""); !slices.Equal(got, ofBarber(all, joaoID)) {
+			t.Fatalf("joao after the change: %v", got)
+		}
+	})
+}
+
 // A revoked key is refused on its next request, by every process.
 func TestCachedKeyRevocation(t *testing.T) {
 	each(t, func(t *testing.T, e *env) {

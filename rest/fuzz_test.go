@@ -317,31 +317,36 @@ func fzShort(b []byte) string {
 	return string(b)
 }
 
+var fzQueries = []string{
+	"unit_id=u1&service_id=s1&date=2026-06-15&barber_id=b1",
+	"unit_id=u1&service_id=s1&date=2024-02-29",
+	"date=2027-03-28T01%3A30%3A00",
+	"limit=10&peek=true",
+	"limit=abc&peek=maybe",
+	"limit=+5&peek=T",
+	"limit=-0&peek=0",
+	"limit=1.0&peek=yes",
+	"limit=1e3",
+	"limit=99999999999999999999&peek=1",
+	"limit=%E2%82%AC&peek=%00",
+	"limit=&peek=&unit_id=",
+	"limit=1&limit=2&peek=false&peek=true",
+	"limit=null&peek=null&unit_id=null",
+	"client=x&client.name=y",
+	"unit_id=%FF%FE&name=%C3",
+	"unit_id=%zz&limit=5",
+	"a;b=c&limit=5",
+	"unit_id=a+b&service_id=%2B",
+	"unit_id=%E2%80%AE%F0%9F%98%80",
+	"=&&==&limit",
+	"",
+	"unit_id=a&unit_id=b&barber_id=&barber_id=x&date=%zz&date=2027-03-02",
+	"unit_id=%zz&unit_id=ok&service_id=%C3%28&barber_id=%FF",
+	"un%69t_id=x&unit_id=y&service_id;x=1&date=1",
+}
+
 func FuzzQueryFields(f *testing.F) {
-	for _, q := range []string{
-		"unit_id=u1&service_id=s1&date=2026-06-15&barber_id=b1",
-		"unit_id=u1&service_id=s1&date=2024-02-29",
-		"date=2027-03-28T01%3A30%3A00",
-		"limit=10&peek=true",
-		"limit=abc&peek=maybe",
-		"limit=+5&peek=T",
-		"limit=-0&peek=0",
-		"limit=1.0&peek=yes",
-		"limit=1e3",
-		"limit=99999999999999999999&peek=1",
-		"limit=%E2%82%AC&peek=%00",
-		"limit=&peek=&unit_id=",
-		"limit=1&limit=2&peek=false&peek=true",
-		"limit=null&peek=null&unit_id=null",
-		"client=x&client.name=y",
-		"unit_id=%FF%FE&name=%C3",
-		"unit_id=%zz&limit=5",
-		"a;b=c&limit=5",
-		"unit_id=a+b&service_id=%2B",
-		"unit_id=%E2%80%AE%F0%9F%98%80",
-		"=&&==&limit",
-		"",
-	} {
+	for _, q := range fzQueries {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -367,5 +372,23 @@ func FuzzQueryFields(f *testing.F) {
 			}
 		}
 		fzCheckAccessors(t, got, fzTopFields, map[string][]string{"client": fzClientFields})
+	})
+}
+
+// The availability query is read without url.Values, as Get would read it.
+func FuzzParseAvailabilityQuery(f *testing.F) {
+	for _, q := range fzQueries {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		got := parseAvailabilityQuery(q)
+		vals, _ := url.ParseQuery(q)
+		get := func(k string) string { return strings.ToValidUTF8(vals.Get(k), "\uFFFD") }
+		if got.unitID != get("unit_id") || got.serviceID != get("service_id") || got.date != get("date") {
+			t.Fatalf("%q read as %+v, want %q %q %q", q, got, vals.Get("unit_id"), vals.Get("service_id"), vals.Get("date"))
+		}
+		if _, ok := vals["barber_id"]; ok != (got.barberID != nil) || ok && *got.barberID != get("barber_id") {
+			t.Fatalf("%q: barber_id read as %v, want %q", q, got.barberID, vals["barber_id"])
+		}
 	})
 }

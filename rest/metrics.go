@@ -34,6 +34,9 @@ type Metrics struct {
 	holdsExpired  prometheus.Counter
 	notifications *prometheus.CounterVec
 	rateLimited   prometheus.Counter
+	cacheLookups  *prometheus.CounterVec
+	versionReads  prometheus.Counter
+	versionCalls  prometheus.Counter
 }
 
 var _ graph.Metrics = (*Metrics)(nil)
@@ -76,9 +79,21 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "barberd_rate_limited_requests_total",
 			Help: "Requests refused with 429 by the per-key rate limit of this replica.",
 		}),
+		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barberd_cache_lookups_total",
+			Help: "Lookups in this replica's caches (api_key, catalog, availability), by result: hit (a usable entry) or miss.",
+		}, []string{"cache", "result"}),
+		versionReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_version_reads_total",
+			Help: "Queries of the change versions that cached entries are checked against (one answers every request waiting for it).",
+		}),
+		versionCalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_version_read_requests_total",
+			Help: "Requests answered by those queries; divided by barberd_version_reads_total, how many shared one.",
+		}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
-		m.holdsExpired, m.notifications, m.rateLimited,
+		m.holdsExpired, m.notifications, m.rateLimited, m.cacheLookups, m.versionReads, m.versionCalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		// go_sql_open_connections, go_sql_in_use_connections,
@@ -148,6 +163,21 @@ func (m *Metrics) HoldsExpired(n int) { m.holdsExpired.Add(float64(n)) }
 
 // NotificationWritten implements graph.Metrics.
 func (m *Metrics) NotificationWritten(typ string) { m.notifications.WithLabelValues(typ).Inc() }
+
+// CacheLookup implements graph.Metrics.
+func (m *Metrics) CacheLookup(cache string, hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.cacheLookups.WithLabelValues(cache, result).Inc()
+}
+
+// VersionRead implements graph.Metrics.
+func (m *Metrics) VersionRead(callers int) {
+	m.versionReads.Inc()
+	m.versionCalls.Add(float64(callers))
+}
 
 // RateLimited counts a request refused by the rate limiter; set it as
 // RateLimiter.OnLimited.

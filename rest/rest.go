@@ -151,32 +151,6 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) list[Barber] { return listOf(bs, barberOf) })
 }
 
-// hintAvailability tells the key check which availability answer the
-// request asks for (graph.WithAvailabilityHint).
-func hintAvailability(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		var barberID *string
-		if b, ok := q["barber_id"]; ok && len(b) > 0 {
-			barberID = &b[0]
-		}
-		ctx := graph.WithAvailabilityHint(r.Context(), q.Get("unit_id"), q.Get("service_id"), barberID, q.Get("date"))
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
-func (a *api) availability(w http.ResponseWriter, r *http.Request) {
-	f := queryFields(r)
-	unitID, serviceID, barberID, date := f.text("unit_id"), f.text("service_id"), f.str("barber_id"), f.text("date")
-	body, err := a.res.EncodedAvailability(r.Context(), unitID, serviceID, barberID, date,
-		func(av *model.Availability) []byte { return encodeJSON(availabilityOf(av)) })
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeEncoded(w, http.StatusOK, body)
-}
-
 func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {

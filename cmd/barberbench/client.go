@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"barberd/rest"
@@ -47,9 +48,15 @@ func newAPIClient(u *url.URL, key string, conns int) *apiClient {
 		MaxIdleConnsPerHost: conns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
+		// Whole answers in one read: availability answers run to 80 kB.
+		ReadBufferSize: 128 << 10,
 	}
 	return &apiClient{root: u.Scheme + "://" + u.Host + u.Path, key: key, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
+
+// bodies are response buffers, reused so that reading answers costs the
+// load generator as little as it can: it shares the machine with the server.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // errStop ends a worker: its phase is over (time or request budget).
 var errStop = errors.New("phase over")
@@ -95,8 +102,12 @@ func (c *apiClient) send(ctx context.Context, rec *recorder, name, method, path 
 		}
 		return exchange{}, err
 	}
-	data, err := io.ReadAll(resp.Body)
+	buf := bodies.Get().(*bytes.Buffer)
+	defer bodies.Put(buf)
+	buf.Reset()
+	_, err = buf.ReadFrom(resp.Body)
 	resp.Body.Close()
+	data := buf.Bytes()
 	d := time.Since(start)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -1,0 +1,231 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"barberd/graph"
+	"barberd/graph/model"
+)
+
+// GET /availability is the endpoint chatbots call most, so it has a path of
+// its own: the query is read once, before the key check (which then also
+// checks the cached day the request is for, graph.WithAvailabilityHint),
+// and answers are put together from a day prepared once for every barber
+// (encodedDay).
+
+// availabilityQuery is what GET /availability asks for.
+type availabilityQuery struct {
+	unitID, serviceID, date string
+	barberID                *string
+}
+
+type availabilityQueryKey struct{}
+
+// parseAvailabilityQuery reads the query as url.Values.Get would (the first
+// value of each parameter), without building the map; invalid UTF-8 reads
+// as U+FFFD, as in every other field.
+func parseAvailabilityQuery(raw string) availabilityQuery {
+	var q availabilityQuery
+	var seen [4]bool
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if strings.Contains(pair, ";") {
+			continue // url.ParseQuery drops such a pair, and so every pair below
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		var err error
+		if strings.ContainsAny(k, "%+") {
+			if k, err = url.QueryUnescape(k); err != nil {
+				continue
+			}
+		}
+		i := paramIndex(k)
+		if i < 0 || seen[i] {
+			continue
+		}
+		if strings.ContainsAny(v, "%+") {
+			if v, err = url.QueryUnescape(v); err != nil {
+				continue
+			}
+		}
+		if !utf8.ValidString(v) {
+			v = strings.ToValidUTF8(v, "\uFFFD") // as a JSON body would read it
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			q.unitID = v
+		case 1:
+			q.serviceID = v
+		case 2:
+			q.barberID = &v
+		case 3:
+			q.date = v
+		}
+	}
+	return q
+}
+
+// paramIndex is the index of an availability parameter, or -1.
+func paramIndex(k string) int {
+	switch k {
+	case "unit_id":
+		return 0
+	case "service_id":
+		return 1
+	case "barber_id":
+		return 2
+	case "date":
+		return 3
+	}
+	return -1
+}
+
+// hintAvailability reads the query of GET /availability for the handler,
+// and tells the key check which day it is for.
+func hintAvailability(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := parseAvailabilityQuery(r.URL.RawQuery)
+		ctx := context.WithValue(r.Context(), availabilityQueryKey{}, q)
+		ctx = graph.WithAvailabilityHint(ctx, q.unitID, q.serviceID, q.date)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (a *api) availability(w http.ResponseWriter, r *http.Request) {
+	q, _ := r.Context().Value(availabilityQueryKey{}).(availabilityQuery)
+	day, err := a.res.PreparedAvailability(r.Context(), q.unitID, q.serviceID, q.barberID, q.date, prepareDay)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	buf := answers.Get().(*[]byte)
+	body := day.(*encodedDay).answer((*buf)[:0], q.barberID)
+	writeEncoded(w, http.StatusOK, body)
+	*buf = body
+	answers.Put(buf)
+}
+
+// answers are buffers for availability answers, which run to 80 kB.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// encodedDay is a day's availability for every eligible barber, kept as the
+// parts of its JSON that answers are put together from. Barbers mostly share
+// their slots' times, so each slot is a pair of indexes into the encoded
+// times and barbers: a dozen barbers' day takes a fifth of the memory of its
+// answer, and a one-barber answer needs no day of its own.
+type encodedDay struct {
+	head     []byte   // `{"unit_id":…,"barber_id":`
+	body     []byte   // `,"date":…,"slots":[`
+	tail     []byte   // `]}` and a newline
+	times    [][]byte // `{"starts_at":…,"barber_id":`, once per distinct time
+	barbers  []string // the barbers with slots, and
+	encoded  [][]byte // theirs: `"brb_…"}`
+	slots    []daySlot
+	fullSize int // of the every-barber answer
+}
+
+type daySlot struct{ time, barber uint16 }
+
+// prepareDay encodes a day for every barber (graph.PreparedAvailability).
+// Every part is cut from what encodeJSON makes of the same values, so an
+// answer is byte for byte what encodeJSON(availabilityOf(a)) would be.
+func prepareDay(a *model.Availability) graph.PreparedDay {
+	v := availabilityOf(a)
+	v.BarberID, v.Slots = nil, []Slot{}
+	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[]}\n
+	const null = `"barber_id":null`
+	i := bytes.Index(empty, []byte(null)) + len(null)
+	j := bytes.LastIndexByte(empty, '[') + 1
+	d := &encodedDay{
+		head: empty[:i-len("null")],
+		body: empty[i:j],
+		tail: empty[j:],
+	}
+	times := map[string]uint16{}
+	barbers := map[string]uint16{}
+	for _, s := range a.Slots {
+		sv := slotOf(s)
+		sv.BarberID = ""
+		t := encodeJSON(sv)            // {…,"barber_id":""}\n
+		t = t[:len(t)-len(`""}`+"\n")] // {…,"barber_id":
+		ti, ok := times[string(t)]
+		if !ok {
+			ti = uint16(len(d.times))
+			times[string(t)] = ti
+			d.times = append(d.times, t)
+		}
+		bi, ok := barbers[s.BarberID]
+		if !ok {
+			bi = uint16(len(d.barbers))
+			barbers[s.BarberID] = bi
+			id, _ := json.Marshal(s.BarberID) // strings always marshal
+			d.barbers = append(d.barbers, s.BarberID)
+			d.encoded = append(d.encoded, append(id, '}'))
+		}
+		d.slots = append(d.slots, daySlot{ti, bi})
+		d.fullSize += len(d.times[ti]) + len(d.encoded[bi]) + 1
+	}
+	d.fullSize += len(d.head) + len("null") + len(d.body) + len(d.tail)
+	return d
+}
+
+// Size implements graph.PreparedDay.
+func (d *encodedDay) Size() int {
+	n := len(d.head) + len(d.body) + len(d.tail) + 4*cap(d.slots) + 16*len(d.barbers)
+	for _, t := range d.times {
+		n += 24 + len(t)
+	}
+	for i, b := range d.encoded {
+		n += 24 + len(b) + len(d.barbers[i])
+	}
+	return n
+}
+
+// answer appends the answer for every barber (barberID nil) or one.
+func (d *encodedDay) answer(dst []byte, barberID *string) []byte {
+	only := -1
+	if barberID != nil {
+		only = len(d.barbers) // no slots unless the barber has some
+		for i, b := range d.barbers {
+			if b == *barberID {
+				only = i
+			}
+		}
+	}
+	if cap(dst) < d.fullSize && only < 0 {
+		dst = make([]byte, 0, d.fullSize)
+	}
+	dst = append(dst, d.head...)
+	switch {
+	case barberID == nil:
+		dst = append(dst, "null"...)
+	case only < len(d.barbers):
+		dst = append(dst, d.encoded[only][:len(d.encoded[only])-1]...) // without its }
+	default:
+		id, _ := json.Marshal(*barberID) // strings always marshal
+		dst = append(dst, id...)
+	}
+	dst = append(dst, d.body...)
+	first := true
+	for _, s := range d.slots {
+		if only >= 0 && int(s.barber) != only {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, d.times[s.time]...)
+		dst = append(dst, d.encoded[s.barber]...)
+	}
+	return append(dst, d.tail...)
+}
