@@ -95,8 +95,8 @@ func TestEncodedDaySize(t *testing.T) {
 	a := dayOf(t, "Europe/Lisbon", "2027-03-02", barbers, 36, 15*time.Minute)
 	d := prepareDay(a)
 	full := len(encodeJSON(availabilityOf(a)))
-	if d.Size() <= 0 || d.Size()*5 > full {
-		t.Fatalf("a prepared day takes %d bytes, its every-barber answer %d: want under a fifth", d.Size(), full)
+	if d.Size() <= 0 || d.Size()*4 > full {
+		t.Fatalf("a prepared day takes %d bytes, its every-barber answer %d: want under a quarter", d.Size(), full)
 	}
 	t.Logf("prepared day %d bytes, every-barber answer %d bytes, one barber's %d bytes",
 		d.Size(), full, len(encodeJSON(availabilityOf(only(a, barbers[0])))))
