@@ -19,8 +19,9 @@ type freeSlot struct {
 
 // slotFeed finds distinct free slots for the create and hot-slot scenarios,
 // so their workers book without reading availability first. It walks the
-// days ahead unit by unit, takes for each barber slots that cannot overlap
-// one another, and rests while paused (during the floors).
+// days ahead, takes for each barber slots that cannot overlap one another,
+// hands out the units' slots of a day in turn (so consecutive slots go round
+// every barber), and rests while paused (during the floors).
 type slotFeed struct {
 	b       *bench
 	ch      chan freeSlot
@@ -46,25 +47,58 @@ func (f *slotFeed) run(ctx context.Context) {
 	defer close(f.done)
 	defer close(f.ch)
 	for day := 1; day <= 366; day++ {
+		for f.paused.Load() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		// Every unit's slots of the day, taken in turn: consecutive
+		// slots go round all the barbers, as the write floor does.
+		var units [][]freeSlot
 		for _, u := range f.b.cat.units {
-			for f.paused.Load() {
+			slots, ok := f.day(ctx, u, day)
+			if !ok {
+				return
+			}
+			units = append(units, slots)
+		}
+		for i := 0; len(units) > 0; i++ {
+			for j := 0; j < len(units); {
+				if i >= len(units[j]) {
+					units = slices.Delete(units, j, j+1)
+					continue
+				}
 				select {
+				case f.ch <- units[j][i]:
 				case <-ctx.Done():
 					return
-				case <-time.After(20 * time.Millisecond):
 				}
-			}
-			if !f.day(ctx, u, day) {
-				return
+				j++
 			}
 		}
 	}
 }
 
-// day feeds the free slots of one unit's day; false when the feed must end.
-func (f *slotFeed) day(ctx context.Context, u apiUnit, day int) bool {
-	svcs := f.b.cat.services[u.ID]
-	s := slices.MinFunc(svcs, func(a, b apiService) int { return a.DurationMinutes - b.DurationMinutes })
+// feedService is the service the feed books at a unit: its shortest.
+func feedService(svcs []apiService) apiService {
+	return slices.MinFunc(svcs, func(a, b apiService) int { return a.DurationMinutes - b.DurationMinutes })
+}
+
+// feedBarbers is how many barbers the feed's slots go round.
+func (c *catalog) feedBarbers() int {
+	n := 0
+	for _, u := range c.units {
+		n += len(c.barbers[u.ID+"/"+feedService(c.services[u.ID]).ID])
+	}
+	return n
+}
+
+// day returns the free slots of one unit's day, sorted by time, then
+// barber; false when the feed must end.
+func (f *slotFeed) day(ctx context.Context, u apiUnit, day int) ([]freeSlot, bool) {
+	s := feedService(f.b.cat.services[u.ID])
 	var av apiAvailability
 	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID + "&date=" + f.b.date(u.ID, day)
 	w := f.w
@@ -72,23 +106,20 @@ func (f *slotFeed) day(ctx context.Context, u apiUnit, day int) bool {
 		w = &worker{b: f.b, rec: newRecorder(), ph: f.w.ph}
 	}
 	if _, err := w.do(ctx, "feed: GET /availability", http.MethodGet, q, nil, &av); err != nil {
-		return ctx.Err() == nil
+		return nil, ctx.Err() == nil
 	}
 	// Keep a quarter of an hour between a barber's slots, so a buffer after
 	// the service does not make two of them collide.
 	free := map[string]time.Time{}
+	var out []freeSlot
 	for _, sl := range av.Slots {
 		if sl.StartsAtUTC.Before(free[sl.BarberID]) {
 			continue
 		}
 		free[sl.BarberID] = sl.EndsAtUTC.Add(15 * time.Minute)
-		select {
-		case f.ch <- freeSlot{u.ID, s.ID, sl.BarberID, sl.StartsAt}:
-		case <-ctx.Done():
-			return false
-		}
+		out = append(out, freeSlot{u.ID, s.ID, sl.BarberID, sl.StartsAt})
 	}
-	return true
+	return out, true
 }
 
 // fill waits until n slots are ready (or the days ahead are exhausted),

@@ -12,20 +12,21 @@ import (
 
 // dbFloor measures the database write floor: the essential SQL of a create
 // (package floor), one transaction per booking on barberd's real tables, on
-// distinct slots of a scratch account that is removed afterwards. It opens
-// the database through store.Open, so the connection pool and SQLite
-// settings are the server's.
+// distinct slots of a scratch account that is removed afterwards, going
+// round as many barbers as the create scenarios do. It opens the database
+// through store.Open, so the connection pool and SQLite settings are the
+// server's.
 type dbFloor struct {
 	db    *store.DB
 	floor *floor.Floor
 }
 
-func openDBFloor(ctx context.Context, url string) (*dbFloor, error) {
+func openDBFloor(ctx context.Context, url string, barbers int) (*dbFloor, error) {
 	db, err := store.Open(url)
 	if err != nil {
 		return nil, err
 	}
-	f, err := floor.Scratch(ctx, db.SQL, db.Dialect)
+	f, err := floor.Scratch(ctx, db.SQL, db.Dialect, barbers)
 	if err != nil {
 		_ = db.Close()
 		return nil, err

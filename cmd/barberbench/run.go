@@ -194,7 +194,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		return nil, err
 	}
 	if c.databaseURL != "" {
-		if b.floor, err = openDBFloor(ctx, c.databaseURL); err != nil {
+		if b.floor, err = openDBFloor(ctx, c.databaseURL, b.cat.feedBarbers()); err != nil {
 			return nil, err
 		}
 		defer b.floor.close()

@@ -324,21 +324,20 @@ func (f *Floor) conflicts(ctx context.Context, tx *sql.Tx, barberID string, star
 	return rows.Close()
 }
 
-// scratchBarbers is how many barbers a scratch account has: enough that
-// concurrent creates rarely wait for one another's barber lock.
-const scratchBarbers = 64
-
 // Scratch creates a scratch account of its own (a unit, a 30-minute
-// service, 64 barbers and an API key, inserted directly) and returns a
-// floor creating on it. Close deletes every row of the account.
-func Scratch(ctx context.Context, db *sql.DB, dia string) (*Floor, error) {
+// service, the given number of barbers and an API key, inserted directly)
+// and returns a floor creating on it. Creates go round the barbers, so
+// concurrent creates wait for one another's barber lock as often as creates
+// going round as many barbers elsewhere do. Close deletes every row of the
+// account.
+func Scratch(ctx context.Context, db *sql.DB, dia string, barbers int) (*Floor, error) {
 	t := Target{
 		AccountID: pulid.New("acc"), UnitID: pulid.New("unt"), ServiceID: pulid.New("svc"), APIKeyID: pulid.New("key"),
 		// Tomorrow, on the hour: a barber's slots follow one another from there.
 		Start:    time.Now().UTC().Truncate(time.Hour).Add(24 * time.Hour),
 		Duration: 30 * time.Minute,
 	}
-	for range scratchBarbers {
+	for range max(barbers, 1) {
 		t.BarberIDs = append(t.BarberIDs, pulid.New("brb"))
 	}
 	f, err := New(db, dia, t)

@@ -37,7 +37,7 @@ func count(t *testing.T, db *store.DB, query string, args ...any) int {
 func TestScratchFloor(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		f, err := floor.Scratch(ctx, db.SQL, db.Dialect)
+		f, err := floor.Scratch(ctx, db.SQL, db.Dialect, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
