@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,8 +59,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&c.days, "days", 60, "book dates among the next DAYS days")
 	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability scenario: name one eligible barber in each request (default: every eligible barber's slots)")
 	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	cpuProfile := fs.String("cpuprofile", "", "write barberbench's own CPU profile to this file (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *seedFile != "" && c.key == "" {
 		data, err := os.ReadFile(*seedFile)
