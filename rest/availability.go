@@ -151,17 +151,22 @@ func prepareDay(a *model.Availability) graph.PreparedDay {
 		body: empty[i:j],
 		tail: empty[j:],
 	}
-	times := map[string]uint16{}
+	type slotTimes struct {
+		startsAt, endsAt string
+		start, end       int64
+	}
+	times := map[slotTimes]uint16{}
 	barbers := map[string]uint16{}
 	for _, s := range a.Slots {
-		sv := slotOf(s)
-		sv.BarberID = ""
-		t := encodeJSON(sv)            // {…,"barber_id":""}\n
-		t = t[:len(t)-len(`""}`+"\n")] // {…,"barber_id":
-		ti, ok := times[string(t)]
+		k := slotTimes{s.StartsAt, s.EndsAt, s.StartsAtUtc.UnixNano(), s.EndsAtUtc.UnixNano()}
+		ti, ok := times[k]
 		if !ok {
+			sv := slotOf(s)
+			sv.BarberID = ""
+			t := encodeJSON(sv)            // {…,"barber_id":""}\n
+			t = t[:len(t)-len(`""}`+"\n")] // {…,"barber_id":
 			ti = uint16(len(d.times))
-			times[string(t)] = ti
+			times[k] = ti
 			d.times = append(d.times, t)
 		}
 		bi, ok := barbers[s.BarberID]

@@ -13,7 +13,7 @@ import (
 
 // dayOf is an availability answer with barbers' slots every step minutes
 // from 09:00 local, sorted by time, then barber, as the resolver makes them.
-func dayOf(t *testing.T, zone, date string, barbers []string, slots int, step time.Duration) *model.Availability {
+func dayOf(t testing.TB, zone, date string, barbers []string, slots int, step time.Duration) *model.Availability {
 	t.Helper()
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
@@ -88,11 +88,7 @@ func TestEncodedDayAnswers(t *testing.T) {
 // A dozen barbers' day keeps their slots' times once: it costs a fraction
 // of its every-barber answer in the cache.
 func TestEncodedDaySize(t *testing.T) {
-	barbers := make([]string, 12)
-	for i := range barbers {
-		barbers[i] = fmt.Sprintf("brb_01KAB3Y7W3QZ0000000000%04d", i)
-	}
-	a := dayOf(t, "Europe/Lisbon", "2027-03-02", barbers, 36, 15*time.Minute)
+	a, barbers := twelveBarberDay(t)
 	d := prepareDay(a)
 	full := len(encodeJSON(availabilityOf(a)))
 	if d.Size() <= 0 || d.Size()*4 > full {
@@ -100,4 +96,39 @@ func TestEncodedDaySize(t *testing.T) {
 	}
 	t.Logf("prepared day %d bytes, every-barber answer %d bytes, one barber's %d bytes",
 		d.Size(), full, len(encodeJSON(availabilityOf(only(a, barbers[0])))))
+}
+
+func twelveBarberDay(tb testing.TB) (*model.Availability, []string) {
+	barbers := make([]string, 12)
+	for i := range barbers {
+		barbers[i] = fmt.Sprintf("brb_01KAB3Y7W3QZ0000000000%04d", i)
+	}
+	return dayOf(tb, "Europe/Lisbon", "2027-03-02", barbers, 36, 15*time.Minute), barbers
+}
+
+// Preparing a 12-barber day, as a cache miss does.
+func BenchmarkPrepareDay(b *testing.B) {
+	a, _ := twelveBarberDay(b)
+	for b.Loop() {
+		prepareDay(a)
+	}
+}
+
+// Putting answers together from a prepared day, as a cache hit does.
+func BenchmarkEncodedDayAnswer(b *testing.B) {
+	a, barbers := twelveBarberDay(b)
+	d := prepareDay(a).(*encodedDay)
+	var buf []byte
+	b.Run("every barber", func(b *testing.B) {
+		for b.Loop() {
+			buf = d.answer(buf[:0], nil)
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("one barber", func(b *testing.B) {
+		for b.Loop() {
+			buf = d.answer(buf[:0], &barbers[3])
+		}
+		b.SetBytes(int64(len(buf)))
+	})
 }
