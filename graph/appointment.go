@@ -76,7 +76,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
-		d, err := o.day(ctx, c, now, candidates, ignore...)
+		d, err := o.day(ctx, c, r.DB.Dialect, now, candidates, ignore...)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +95,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
 			return nil, err
 		}
-		d, err := o.day(ctx, c, now, []*ent.Barber{b}, ignore...)
+		d, err := o.day(ctx, c, r.DB.Dialect, now, []*ent.Barber{b}, ignore...)
 		if err != nil {
 			return nil, err
 		}

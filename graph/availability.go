@@ -124,7 +124,7 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 		a.bookings, err = r.caches().bookingVersions(ctx, v, a.barbers)
 		a.cacheable = err == nil
 	}
-	d, err := o.day(ctx, r.DB.Client, a.at, barbers)
+	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, a.at, barbers)
 	if err != nil {
 		return nil, r.dbError(err)
 	}
@@ -167,7 +167,7 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 	if err != nil {
 		return nil, r.dbError(err)
 	}
-	d, err := o.day(ctx, r.DB.Client, r.now(), barbers)
+	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, r.now(), barbers)
 	if err != nil {
 		return nil, r.dbError(err)
 	}

@@ -103,7 +103,7 @@ func (r scheduleRow) of(ids []string) bool {
 // scheduleRows reads in one statement what a day of the given barbers at a
 // unit needs: their working hours on the weekday, their time off and their
 // reservations overlapping [from, to), but those of holds expired at now.
-func scheduleRows(ctx context.Context, c queryer, unitID string, barberIDs []string, weekday int, from, to, now time.Time) ([]scheduleRow, error) {
+func scheduleRows(ctx context.Context, c queryer, dia, unitID string, barberIDs []string, weekday int, from, to, now time.Time) ([]scheduleRow, error) {
 	var a sqlArgs
 	acct, err := tenantFilter(ctx, &a, "")
 	if err != nil {
@@ -112,11 +112,19 @@ func scheduleRows(ctx context.Context, c queryer, unitID string, barberIDs []str
 	ids := a.list(barberIDs)
 	pFrom, pTo, pNow := a.add(from), a.add(to), a.add(now)
 	pUnit, pDay := a.add(unitID), a.add(int64(weekday))
+	overlaps := `starts_at < ` + pTo + ` AND ends_at > ` + pFrom
+	if dia == dialect.Postgres {
+		// The same condition in the form of the no-overlap constraint's
+		// GiST index, which finds a barber's reservations over a span
+		// without walking the barber's past ones (reservations are never
+		// empty, so the two forms agree).
+		overlaps = `tstzrange(starts_at, ends_at, '[)') && tstzrange(` + pFrom + `, ` + pTo + `, '[)')`
+	}
 	// The reservations come first: SQLite types a compound select's columns
 	// by its first select, which makes the instants time.Time.
 	q := `SELECT ` + strconv.Itoa(rowReservation) + `, id, barber_id, starts_at, ends_at, expires_at, appointment_id, hold_id, NULL
 FROM reservations
-WHERE barber_id IN (` + ids + `) AND starts_at < ` + pTo + ` AND ends_at > ` + pFrom + `
+WHERE barber_id IN (` + ids + `) AND ` + overlaps + `
 AND (expires_at IS NULL OR expires_at > ` + pNow + `)` + acct + `
 UNION ALL
 SELECT ` + strconv.Itoa(rowTimeOff) + `, id, barber_id, starts_at, ends_at, NULL, NULL, NULL, NULL

@@ -167,8 +167,8 @@ func (o *offer) candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, e
 // day loads everything the slot engine needs to compute the offer's day for
 // the given barbers: their hours and breaks at the unit, their time off, and
 // the reservations that block them (but those of the appointment or hold
-// being moved, listed in ignore).
-func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
+// being moved, listed in ignore), from c, a database of dialect dia.
+func (o *offer) day(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
 	d := slots.Day{
 		Date: o.date, Location: o.loc, Now: now, Policy: o.policy(),
 		Duration: o.duration(), Buffer: o.buffer(),
@@ -189,7 +189,7 @@ func (o *offer) day(ctx context.Context, c *ent.Client, now time.Time, barbers [
 	midnight := time.Date(o.date.Year, o.date.Month, o.date.Day, 0, 0, 0, 0, o.loc).UTC()
 	from, to := midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour)
 	// Hours, time off and reservations in one statement (createsql.go).
-	rows, err := scheduleRows(ctx, c, o.unit.ID, ids, int(o.date.Weekday()), from, to, now)
+	rows, err := scheduleRows(ctx, c, dia, o.unit.ID, ids, int(o.date.Weekday()), from, to, now)
 	if err != nil {
 		return d, err
 	}

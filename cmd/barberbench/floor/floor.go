@@ -59,12 +59,15 @@ var ErrSlotTaken = errors.New("floor: the slot is not free")
 var ErrReferenceUsed = errors.New("floor: external reference used before")
 
 // The statements of one create, in PostgreSQL form. Every placeholder
-// appears once and in order, so the SQLite form is the same text with "?".
+// appears once and in order, so the SQLite form is the same text with "?"
+// (but for sqlConflicts, whose SQLite form is sqlConflictsSQLite).
 const (
 	sqlIdempotency = `SELECT id FROM appointments WHERE api_key_id = $1 AND external_reference = $2`
 	sqlLockBarber  = `SELECT id FROM barbers WHERE id = $1 FOR UPDATE`
-	sqlConflicts   = `SELECT starts_at, ends_at FROM reservations
-WHERE barber_id = $1 AND starts_at < $2 AND ends_at > $3 AND (expires_at IS NULL OR expires_at > $4)
+	// As barberd reads them: on PostgreSQL, reservations through the
+	// no-overlap constraint's index (graph's scheduleRows).
+	sqlConflicts = `SELECT starts_at, ends_at FROM reservations
+WHERE barber_id = $1 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($3, $2, '[)') AND (expires_at IS NULL OR expires_at > $4)
 UNION ALL
 SELECT starts_at, ends_at FROM time_offs
 WHERE barber_id = $5 AND starts_at < $6 AND ends_at > $7`
@@ -98,6 +101,13 @@ type queries struct {
 	idempotency, lockBarber, conflicts, customer, appointment, reservation, notification, delivery string
 }
 
+// sqlConflictsSQLite is sqlConflicts without PostgreSQL's ranges.
+const sqlConflictsSQLite = `SELECT starts_at, ends_at FROM reservations
+WHERE barber_id = $1 AND starts_at < $2 AND ends_at > $3 AND (expires_at IS NULL OR expires_at > $4)
+UNION ALL
+SELECT starts_at, ends_at FROM time_offs
+WHERE barber_id = $5 AND starts_at < $6 AND ends_at > $7`
+
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
 
 func queriesFor(dia string) queries {
@@ -110,6 +120,7 @@ func queriesFor(dia string) queries {
 	}
 	// SQLite has no row locks: BEGIN IMMEDIATE already holds the write lock.
 	q.lockBarber = ""
+	q.conflicts = sqlConflictsSQLite
 	for _, s := range []*string{&q.idempotency, &q.conflicts, &q.customer, &q.appointment, &q.reservation, &q.notification, &q.delivery} {
 		*s = placeholder.ReplaceAllString(*s, "?")
 	}
