@@ -15,6 +15,7 @@ import (
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/predicate"
+	"barberd/ent/reservation"
 	"barberd/ent/schema/tenant"
 )
 
@@ -104,6 +105,62 @@ func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now t
 	return n, err
 }
 
+// pruneAfter is how long after its appointment ends a reservation is kept.
+// Nothing is ever booked before now, so an ended reservation blocks nothing;
+// the hour only allows for replicas' clocks that disagree.
+const pruneAfter = time.Hour
+
+// PruneReservations removes the reservations of appointments that ended
+// more than pruneAfter ago, across all accounts, and returns how many it
+// removed. They block no booking, but appointments nobody marks completed
+// or no-show would keep them for ever, and every read of a barber's
+// reservations over a span walks the barber's earlier ones on SQLite (on
+// PostgreSQL, the GiST index skips them). The appointments stay as they are.
+//
+// Like ExpireHolds it works in rounds of up to limit reservations, one
+// barber per transaction under the barber's lock.
+func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		limit = jobBatch
+	}
+	sys := tenant.System(ctx)
+	before := r.now().Add(-pruneAfter)
+	due := []predicate.Reservation{reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)}
+	total := 0
+	for {
+		batch, err := r.DB.Reservation.Query().Where(due...).Limit(limit).
+			Select(reservation.FieldBarberID).Strings(sys)
+		if err != nil {
+			return total, fmt.Errorf("prune reservations: %w", r.dbError(err))
+		}
+		seen := map[string]bool{}
+		for _, b := range batch {
+			if seen[b] {
+				continue
+			}
+			seen[b] = true
+			var n int
+			err := r.inTx(sys, func(tx *ent.Tx) error {
+				if err := r.lockBarber(sys, tx, b); err != nil {
+					return err
+				}
+				var err error
+				n, err = tx.Reservation.Delete().Where(append(due, reservation.BarberID(b))...).Exec(sys)
+				return err
+			})
+			if err != nil {
+				return total, fmt.Errorf("prune reservations of barber %s: %w", b, err)
+			}
+			total += n
+		}
+		// Each round leaves none of its barbers' reservations due, so the
+		// rounds end; a short round was the last.
+		if len(batch) < limit || ctx.Err() != nil {
+			return total, r.dbError(ctx.Err())
+		}
+	}
+}
+
 // SendReminders writes one appointment.reminder notification for each
 // confirmed appointment that starts within lead from now (and has not
 // started) and has not been reminded of, and records reminded_at in the same
@@ -187,9 +244,10 @@ func dueReminder(now time.Time, lead time.Duration) []predicate.Appointment {
 	}
 }
 
-// RunJobs runs ExpireHolds and SendReminders about every interval (with
-// jitter, so replicas started together spread out) until ctx ends. It logs
-// what they did at debug level and their failures at warn, and never panics.
+// RunJobs runs ExpireHolds, SendReminders and PruneReservations about every
+// interval (with jitter, so replicas started together spread out) until ctx
+// ends. It logs what they did at debug level and their failures at warn, and
+// never panics.
 func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duration) {
 	if every <= 0 {
 		return
@@ -204,6 +262,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duratio
 		}
 		r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
+		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
 		t.Reset(jitter(every, false))
 	}
 }

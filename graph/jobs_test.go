@@ -531,3 +531,90 @@ func TestRunJobs(t *testing.T) {
 		}
 	})
 }
+
+// TestPruneReservations removes the reservations of appointments that
+// ended over an hour ago, and nothing else: not the appointments, not the
+// reservations of appointments yet to end or of holds, and no answer
+// changes.
+func TestPruneReservations(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock := &jobClock{}
+		clock.set(jobsMonday)
+		res := newJobResolver(db, clock)
+		s := newJobShop(t, res, "Prune", 2)
+		sys := tenant.System(context.Background())
+		tuesday := jobsMonday.Add(24 * time.Hour)
+		past := []*ent.Appointment{s.book(0, jobsMonday.Add(time.Hour)), s.book(1, jobsMonday.Add(2*time.Hour))}
+		later := s.book(0, tuesday.Add(time.Hour))
+		held := s.mustHold(1, tuesday.Add(3*time.Hour), 1800)
+		reservations := func() []string {
+			t.Helper()
+			var ids []string
+			rs, err := db.Reservation.Query().All(sys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				switch {
+				case r.HoldID != nil:
+					ids = append(ids, *r.HoldID)
+				case r.AppointmentID != nil:
+					ids = append(ids, *r.AppointmentID)
+				}
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		want := func(ids ...string) {
+			t.Helper()
+			slices.Sort(ids)
+			if got := reservations(); !slices.Equal(got, ids) {
+				t.Fatalf("reservations of %v, want %v", got, ids)
+			}
+		}
+		free := func() []string {
+			t.Helper()
+			av, err := res.Query().Availability(s.ctx, s.unit.ID, s.svc.ID, nil, at(tuesday)[:10])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, sl := range av.Slots {
+				out = append(out, sl.BarberID+" "+sl.StartsAt)
+			}
+			return out
+		}
+		prune := func(wantN int) {
+			t.Helper()
+			if n, err := res.PruneReservations(context.Background(), 1); err != nil || n != wantN {
+				t.Fatalf("PruneReservations = %d, %v; want %d", n, err, wantN)
+			}
+		}
+		all := []string{past[0].ID, past[1].ID, later.ID, held.ID}
+
+		prune(0)
+		want(all...)
+		// The 10:00 appointment ended at 10:30: kept until 11:30, gone after.
+		clock.set(jobsMonday.Add(2*time.Hour + 30*time.Minute))
+		prune(0)
+		want(all...)
+		clock.set(jobsMonday.Add(2*time.Hour + 31*time.Minute))
+		prune(1)
+		want(past[1].ID, later.ID, held.ID)
+		clock.set(tuesday)
+		tuesdayFree := free()
+		prune(1)
+		want(later.ID, held.ID)
+		prune(0)
+		if got := free(); !slices.Equal(got, tuesdayFree) {
+			t.Fatalf("tuesday after pruning offers %v, before %v", got, tuesdayFree)
+		}
+		for _, a := range past {
+			got, err := db.Appointment.Get(sys, a.ID)
+			if err != nil || got.Status != appointment.StatusConfirmed {
+				t.Fatalf("appointment %s after pruning: %v, %v", a.ID, got, err)
+			}
+		}
+	})
+}
