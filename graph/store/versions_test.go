@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +92,40 @@ func TestChangeVersions(t *testing.T) {
 			return db.Reservation.UpdateOneID(rsvID).SetStartsAt(start.Add(time.Hour)).SetEndsAt(start.Add(90 * time.Minute)).Exec(ctx)
 		})
 		step("reservation removed", false, true, func() error { return db.Reservation.DeleteOneID(rsvID).Exec(ctx) })
+
+		// A reservation that changes barbers changes both barbers' versions.
+		other := db.Barber.Create().SetAccountID(acc.ID).SetName("Rui").SaveX(ctx)
+		otherVersion := func() int64 { return db.Barber.GetX(ctx, other.ID).BookingsVersion }
+		r := db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(other.ID).
+			SetStartsAt(start).SetEndsAt(start.Add(30 * time.Minute)).SaveX(ctx)
+		o0 := otherVersion()
+		step("reservation given to this barber", false, true, func() error {
+			return db.Reservation.UpdateOne(r).SetBarberID(b.ID).Exec(ctx)
+		})
+		o1 := otherVersion()
+		step("reservation given back", false, true, func() error {
+			return db.Reservation.UpdateOne(r).SetBarberID(other.ID).Exec(ctx)
+		})
+		if o2 := otherVersion(); o1 <= o0 || o2 <= o1 {
+			t.Errorf("the other barber's bookings version went %d, %d, %d; want it raised each time", o0, o1, o2)
+		}
+		// Many reservations in one statement, as a bulk import writes them.
+		step("reservations inserted at once", false, true, func() error {
+			var values []string
+			var args []any
+			for i := range 20 {
+				at := start.Add(time.Duration(24+i) * time.Hour)
+				n := len(args)
+				values = append(values, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5))
+				args = append(args, fmt.Sprintf("rsv_bulk_%02d", i), at, at.Add(30*time.Minute), acc.ID, b.ID)
+			}
+			_, err := db.SQL.ExecContext(ctx, "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES "+
+				strings.Join(values, ", "), args...)
+			return err
+		})
+		step("reservations removed at once", false, true, func() error {
+			_, err := db.SQL.ExecContext(ctx, "DELETE FROM reservations WHERE id LIKE 'rsv_bulk_%'")
+			return err
+		})
 	})
 }
