@@ -37,38 +37,47 @@ const jobBatch = 100
 // beside other processes running it: a hold is counted by whichever of them
 // expired it.
 func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
+	sys := tenant.System(ctx)
+	now := r.now()
+	due := func(limit int) ([]string, error) {
+		return r.DB.Hold.Query().
+			Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
+			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
+			Select(hold.FieldBarberID).Strings(sys)
+	}
+	return r.perBarber(ctx, "expire holds", limit, due, func(barberID string) (int, error) {
+		n, err := r.expireBarberHolds(sys, barberID, now)
+		r.metrics().HoldsExpired(n)
+		return n, err
+	})
+}
+
+// perBarber runs a background job in rounds: due lists the barbers of up to
+// limit due rows (one entry per row), and each handles every due row of one
+// barber and says how many it handled. Each round thus leaves none of its
+// barbers' rows due, so the rounds end; a short round was the last.
+func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(barberID string) (int, error)) (int, error) {
 	if limit <= 0 {
 		limit = jobBatch
 	}
-	sys := tenant.System(ctx)
-	now := r.now()
 	total := 0
 	for {
-		batch, err := r.DB.Hold.Query().
-			Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
-			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
-			Select(hold.FieldID, hold.FieldBarberID).All(sys)
+		batch, err := due(limit)
 		if err != nil {
-			return total, fmt.Errorf("expire holds: %w", r.dbError(err))
+			return total, fmt.Errorf("%s: %w", job, r.dbError(err))
 		}
-		var barbers []string
 		seen := map[string]bool{}
-		for _, h := range batch {
-			if !seen[h.BarberID] {
-				seen[h.BarberID] = true
-				barbers = append(barbers, h.BarberID)
+		for _, b := range batch {
+			if seen[b] {
+				continue
 			}
-		}
-		for _, b := range barbers {
-			n, err := r.expireBarberHolds(sys, b, now)
+			seen[b] = true
+			n, err := each(b)
 			total += n
-			r.metrics().HoldsExpired(n)
 			if err != nil {
-				return total, fmt.Errorf("expire holds of barber %s: %w", b, err)
+				return total, fmt.Errorf("%s of barber %s: %w", job, b, err)
 			}
 		}
-		// Each round leaves none of its barbers' holds due, so the rounds
-		// end; a short round was the last.
 		if len(batch) < limit || ctx.Err() != nil {
 			return total, r.dbError(ctx.Err())
 		}
@@ -117,48 +126,25 @@ const pruneAfter = time.Hour
 // reservations over a span walks the barber's earlier ones on SQLite (on
 // PostgreSQL, the GiST index skips them). The appointments stay as they are.
 //
-// Like ExpireHolds it works in rounds of up to limit reservations, one
-// barber per transaction under the barber's lock.
+// Like ExpireHolds it works in rounds of up to limit reservations (perBarber),
+// one barber per transaction under the barber's lock.
 func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
-	if limit <= 0 {
-		limit = jobBatch
-	}
 	sys := tenant.System(ctx)
 	before := r.now().Add(-pruneAfter)
 	due := []predicate.Reservation{reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)}
-	total := 0
-	for {
-		batch, err := r.DB.Reservation.Query().Where(due...).Limit(limit).
-			Select(reservation.FieldBarberID).Strings(sys)
-		if err != nil {
-			return total, fmt.Errorf("prune reservations: %w", r.dbError(err))
-		}
-		seen := map[string]bool{}
-		for _, b := range batch {
-			if seen[b] {
-				continue
-			}
-			seen[b] = true
-			var n int
-			err := r.inTx(sys, func(tx *ent.Tx) error {
-				if err := r.lockBarber(sys, tx, b); err != nil {
-					return err
-				}
-				var err error
-				n, err = tx.Reservation.Delete().Where(append(due, reservation.BarberID(b))...).Exec(sys)
+	return r.perBarber(ctx, "prune reservations", limit, func(limit int) ([]string, error) {
+		return r.DB.Reservation.Query().Where(due...).Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
+	}, func(barberID string) (n int, err error) {
+		err = r.inTx(sys, func(tx *ent.Tx) error {
+			if err := r.lockBarber(sys, tx, barberID); err != nil {
 				return err
-			})
-			if err != nil {
-				return total, fmt.Errorf("prune reservations of barber %s: %w", b, err)
 			}
-			total += n
-		}
-		// Each round leaves none of its barbers' reservations due, so the
-		// rounds end; a short round was the last.
-		if len(batch) < limit || ctx.Err() != nil {
-			return total, r.dbError(ctx.Err())
-		}
-	}
+			var err error
+			n, err = tx.Reservation.Delete().Where(append(due, reservation.BarberID(barberID))...).Exec(sys)
+			return err
+		})
+		return n, err
+	})
 }
 
 // SendReminders writes one appointment.reminder notification for each
