@@ -52,7 +52,8 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	hash := hashSecret(secret)
 	c := r.caches()
 	if e, ok := c.keys.get(hash); ok {
-		got, err := c.fence.read(ctx, e.viewer.AccountID, c.hintedBarbers(ctx, e.viewer.AccountID))
+		hinted := c.hinted(ctx, e.viewer.AccountID)
+		got, err := c.fence.read(ctx, e.viewer.AccountID, hinted.barbers())
 		if err != nil {
 			// The database is what failed; asking it again would only
 			// double the wait.
@@ -63,7 +64,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 		if hit {
 			r.touch(ctx, e)
 			v := e.viewer
-			v.fenced = got
+			v.fenced, v.hinted = got, hinted
 			return &v, nil
 		}
 	} else {

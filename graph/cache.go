@@ -140,8 +140,11 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 	if !v.versioned {
 		return nil, nil
 	}
-	e, ok := c.availability.get(k)
-	if !ok || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
+	e = v.hinted.entry // found when the key was checked, if it was asked for
+	if e == nil || v.hinted.key != k {
+		e, _ = c.availability.get(k)
+	}
+	if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
 		return nil, nil
 	}
 	got := v.fenced // read when the key was checked, when it covers the entry
@@ -184,16 +187,28 @@ func WithAvailabilityHint(ctx context.Context, unitID, serviceID, date string) c
 	return context.WithValue(ctx, availabilityHintKey{}, newAvailabilityKey("", unitID, serviceID, date))
 }
 
-// hintedBarbers lists the barbers of the cached availability day the
-// request is for, if any.
-func (c *caches) hintedBarbers(ctx context.Context, account string) []string {
-	k, ok := ctx.Value(availabilityHintKey{}).(availabilityKey)
-	if !ok {
+// hintedDay is the cached availability day a request was hinted at, as
+// the key check found it.
+type hintedDay struct {
+	key   availabilityKey
+	entry *availabilityEntry // nil: none was cached
+}
+
+// barbers lists the barbers whose versions the day depends on.
+func (h hintedDay) barbers() []string {
+	if h.entry == nil {
 		return nil
 	}
-	k.account = account
-	if e, ok := c.availability.get(k); ok {
-		return e.barbers
+	return h.entry.barbers
+}
+
+// hinted finds the cached availability day the request is for, if any.
+func (c *caches) hinted(ctx context.Context, account string) hintedDay {
+	k, ok := ctx.Value(availabilityHintKey{}).(availabilityKey)
+	if !ok {
+		return hintedDay{}
 	}
-	return nil
+	k.account = account
+	e, _ := c.availability.get(k)
+	return hintedDay{key: k, entry: e}
 }

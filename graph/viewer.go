@@ -47,6 +47,8 @@ type Viewer struct {
 	// fenced are the versions read when the key was checked, for this
 	// request: the account's, and those of the barbers it was hinted at.
 	fenced versions
+	// hinted is the cached availability day the request was hinted at.
+	hinted hintedDay
 }
 
 type viewerKey struct{}
