@@ -67,10 +67,8 @@ const (
 	// As barberd reads them: on PostgreSQL, reservations through the
 	// no-overlap constraint's index (graph's scheduleRows).
 	sqlConflicts = `SELECT starts_at, ends_at FROM reservations
-WHERE barber_id = $1 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($3, $2, '[)') AND (expires_at IS NULL OR expires_at > $4)
-UNION ALL
-SELECT starts_at, ends_at FROM time_offs
-WHERE barber_id = $5 AND starts_at < $6 AND ends_at > $7`
+WHERE barber_id = $1 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($3, $2, '[)') AND (expires_at IS NULL OR expires_at > $4)` +
+		sqlTimeOffConflicts
 	sqlCustomer = `INSERT INTO customers (id, created_at, updated_at, name, phone, account_id)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (account_id, phone) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
@@ -103,7 +101,11 @@ type queries struct {
 
 // sqlConflictsSQLite is sqlConflicts without PostgreSQL's ranges.
 const sqlConflictsSQLite = `SELECT starts_at, ends_at FROM reservations
-WHERE barber_id = $1 AND starts_at < $2 AND ends_at > $3 AND (expires_at IS NULL OR expires_at > $4)
+WHERE barber_id = $1 AND starts_at < $2 AND ends_at > $3 AND (expires_at IS NULL OR expires_at > $4)` +
+	sqlTimeOffConflicts
+
+// sqlTimeOffConflicts is the time-off half of both forms of sqlConflicts.
+const sqlTimeOffConflicts = `
 UNION ALL
 SELECT starts_at, ends_at FROM time_offs
 WHERE barber_id = $5 AND starts_at < $6 AND ends_at > $7`
