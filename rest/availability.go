@@ -120,8 +120,8 @@ var answers = sync.Pool{New: func() any { return new([]byte) }}
 // encodedDay is a day's availability for every eligible barber, kept as the
 // parts of its JSON that answers are put together from. Barbers mostly share
 // their slots' times, so each slot is a pair of indexes into the encoded
-// times and barbers: a dozen barbers' day takes about a fifth of the memory of its
-// answer, and a one-barber answer needs no day of its own.
+// times and barbers: a dozen barbers' day takes about a fifth of the memory
+// of its answer, and a one-barber answer needs no day of its own.
 type encodedDay struct {
 	head     []byte   // `{"unit_id":…,"barber_id":`
 	body     []byte   // `,"date":…,"slots":[`
