@@ -43,7 +43,7 @@ func (r *Resolver) caches() *caches {
 		}
 		r.cache = &caches{
 			metrics:  r.metrics(),
-			fence:    fence{db: r.DB, metrics: r.metrics()},
+			fence:    fence{db: r.DB, metrics: r.metrics(), window: r.FreshnessWindow},
 			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
 			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 			availability: newMemo[availabilityKey](budget, func(e *availabilityEntry) int {

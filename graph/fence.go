@@ -14,17 +14,26 @@ import (
 )
 
 // A fence reads change versions (graph/store/versions.go) for callers that
-// must know the database's state as of some moment after they asked: each
-// read is answered by a query that started after the caller arrived, so a
-// cache entry tagged with the versions it answers is exactly as fresh as a
-// read of the data itself would be, in this process or any other one on the
-// same database. Concurrent callers share queries: while maxRounds of them
-// run, the next callers gather, and one query answers them all when one of
-// those returns. Under load the database sees a few small queries per round
-// trip instead of the work of every request.
+// must know the database's state as of some moment: each read is answered
+// by a query sent no earlier than window before the caller arrived (with a
+// window of 0, after it arrived). So a cache entry tagged with the versions
+// it answers reflects every change committed before that moment, in this
+// process or any other one on the same database; and since every write made
+// through barberd waits out the window before it answers (SettleWrites), a
+// caller never gets an answer older than a write some client has been told
+// is done.
+//
+// Concurrent callers share queries: while maxRounds of them run, the next
+// callers gather, and one query answers them all when one of those
+// returns. With a window, the versions a query read answer, without a
+// query of their own, the callers that arrive within the window after it
+// was sent; once half the window has passed, the next such caller also
+// starts a new query, without waiting for it, so under steady load callers
+// hardly ever wait and the database sees about one query per half window.
 type fence struct {
 	db      *store.DB
 	metrics Metrics
+	window  time.Duration
 
 	prepare sync.Once
 	stmt    *sql.Stmt // fenceQuery, when it could be prepared
@@ -32,6 +41,11 @@ type fence struct {
 	mu       sync.Mutex
 	next     *fenceRound // gathering callers; nil when nobody waits
 	inFlight int         // rounds whose query runs
+	// With a window: the latest version read of each id, and when its
+	// query was sent. Ids not read for a window are swept out once the map
+	// reaches sweepAt entries.
+	seen    map[fenceID]seenVersion
+	sweepAt int
 }
 
 // maxRounds bounds the fence's queries in flight at once: more answer
@@ -39,7 +53,22 @@ type fence struct {
 // flight served as many requests as two, with fewer queries.
 const maxRounds = 1
 
-// versions are change versions read by one query.
+// minSweep is the size of the seen map below which it is never swept.
+const minSweep = 4096
+
+// fenceID names an account's config version or a barber's bookings version.
+type fenceID struct {
+	barber bool
+	id     string
+}
+
+type seenVersion struct {
+	v     int64
+	found bool      // false: the query found no such row
+	sent  time.Time // when the query that read it was sent
+}
+
+// versions are change versions read by one query, or recently enough.
 type versions struct {
 	accounts map[string]int64 // config_version by account id
 	barbers  map[string]int64 // bookings_version by barber id
@@ -82,25 +111,22 @@ type fenceRound struct {
 // their wait.
 const fenceTimeout = 5 * time.Second
 
-// read returns the versions of an account and some of its barbers, from a
-// query that started after read was called.
+// read returns the versions of an account and some of its barbers, read
+// by a query sent no earlier than the fence's window before read was
+// called.
 func (f *fence) read(ctx context.Context, account string, barbers []string) (versions, error) {
+	now := time.Now()
 	f.mu.Lock()
-	round := f.next
-	if round == nil {
-		round = &fenceRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
-		f.next = round
+	if f.window > 0 {
+		if got, ok := f.recent(now, account, barbers); ok {
+			f.mu.Unlock()
+			f.metrics.CacheLookup("versions", true)
+			return got, nil
+		}
+		f.metrics.CacheLookup("versions", false)
 	}
+	round := f.gather(account, barbers)
 	round.callers++
-	round.accounts[account] = struct{}{}
-	for _, b := range barbers {
-		round.barbers[b] = struct{}{}
-	}
-	if f.inFlight < maxRounds {
-		f.inFlight++
-		f.next = nil
-		go f.run(round)
-	}
 	f.mu.Unlock()
 	select {
 	case <-round.done:
@@ -110,15 +136,77 @@ func (f *fence) read(ctx context.Context, account string, barbers []string) (ver
 	}
 }
 
+// recent answers from versions read within the window before now, if every
+// one asked for was. When the oldest of them is over half a window old, it
+// also has them read again, for the callers to come. f.mu is held.
+func (f *fence) recent(now time.Time, account string, barbers []string) (versions, bool) {
+	oldest := now
+	look := func(barber bool, id string) (seenVersion, bool) {
+		s, ok := f.seen[fenceID{barber, id}]
+		if !ok || now.Sub(s.sent) >= f.window {
+			return s, false
+		}
+		if s.sent.Before(oldest) {
+			oldest = s.sent
+		}
+		return s, true
+	}
+	a, ok := look(false, account)
+	if !ok {
+		return versions{}, false
+	}
+	got := versions{accounts: make(map[string]int64, 1), barbers: make(map[string]int64, len(barbers))}
+	if a.found {
+		got.accounts[account] = a.v
+	}
+	for _, id := range barbers {
+		b, ok := look(true, id)
+		if !ok {
+			return versions{}, false
+		}
+		if b.found {
+			got.barbers[id] = b.v
+		}
+	}
+	if now.Sub(oldest) >= f.window/4 {
+		f.gather(account, barbers)
+	}
+	return got, true
+}
+
+// gather adds the ids to the round that gathers callers, and starts it when
+// fewer than maxRounds run. f.mu is held.
+func (f *fence) gather(account string, barbers []string) *fenceRound {
+	round := f.next
+	if round == nil {
+		round = &fenceRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
+		f.next = round
+	}
+	round.accounts[account] = struct{}{}
+	for _, b := range barbers {
+		round.barbers[b] = struct{}{}
+	}
+	if f.inFlight < maxRounds {
+		f.inFlight++
+		f.next = nil
+		go f.run(round)
+	}
+	return round
+}
+
 // run answers rounds one after another until nobody waits.
 func (f *fence) run(round *fenceRound) {
 	for round != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
+		sent := time.Now()
 		round.got, round.err = f.query(ctx, round)
 		cancel()
 		f.metrics.VersionRead(round.callers)
 		close(round.done)
 		f.mu.Lock()
+		if round.err == nil && f.window > 0 {
+			f.remember(round, sent)
+		}
 		failed := round.err
 		round, f.next = f.next, nil
 		if failed != nil && round != nil {
@@ -133,6 +221,35 @@ func (f *fence) run(round *fenceRound) {
 			f.inFlight--
 		}
 		f.mu.Unlock()
+	}
+}
+
+// remember keeps what a round read, as of when its query was sent. f.mu is
+// held.
+func (f *fence) remember(round *fenceRound, sent time.Time) {
+	if f.seen == nil {
+		f.seen, f.sweepAt = map[fenceID]seenVersion{}, minSweep
+	}
+	keep := func(id fenceID, got map[string]int64) {
+		if old, ok := f.seen[id]; ok && old.sent.After(sent) {
+			return // a later query's, when rounds overlap
+		}
+		v, ok := got[id.id]
+		f.seen[id] = seenVersion{v: v, found: ok, sent: sent}
+	}
+	for id := range round.accounts {
+		keep(fenceID{false, id}, round.got.accounts)
+	}
+	for id := range round.barbers {
+		keep(fenceID{true, id}, round.got.barbers)
+	}
+	if len(f.seen) >= f.sweepAt {
+		for id, s := range f.seen {
+			if sent.Sub(s.sent) >= f.window {
+				delete(f.seen, id)
+			}
+		}
+		f.sweepAt = max(minSweep, 2*len(f.seen))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -75,6 +76,74 @@ func TestFenceSeesEveryCommittedChange(t *testing.T) {
 		wg.Wait()
 		if reads.Load() != 8*40 {
 			t.Fatalf("%d reads", reads.Load())
+		}
+	})
+}
+
+// queryCounter counts the fence's queries.
+type queryCounter struct {
+	noMetrics
+	n atomic.Int64
+}
+
+func (c *queryCounter) VersionRead(int) { c.n.Add(1) }
+
+// With a window, a read is answered by versions read no earlier than the
+// window before it was called: without a query of its own while they are
+// that recent (and with one started for the reads to come once they are
+// over a quarter of the window old), and never by versions read before a
+// change committed a window or more earlier.
+func TestFenceWindow(t *testing.T) {
+	const window = 400 * time.Millisecond
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := tenant.System(context.Background())
+		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		queries := &queryCounter{}
+		f := &fence{db: db, metrics: queries, window: window}
+		read := func() int64 {
+			t.Helper()
+			got, err := f.read(ctx, acc.ID, []string{b.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.covers(acc.ID, []string{b.ID}) {
+				t.Fatalf("versions read: %+v", got)
+			}
+			return got.barbers[b.ID]
+		}
+		first := time.Now()
+		v0 := read()
+		for range 50 {
+			if v := read(); v != v0 {
+				t.Fatalf("version %d, then %d, with nothing written", v0, v)
+			}
+		}
+		if time.Since(first) < window/4 && queries.n.Load() != 1 {
+			t.Fatalf("%d queries for reads within a quarter of the window", queries.n.Load())
+		}
+
+		// Half a window later, a read is still answered,
+		// and has the versions read again for the reads to come.
+		time.Sleep(window/2 - time.Since(first))
+		before := queries.n.Load()
+		read()
+		for deadline := time.Now().Add(5 * time.Second); queries.n.Load() == before; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no query was started to read the versions again")
+			}
+		}
+
+		bump := "UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = ?"
+		if db.Dialect == dialect.Postgres {
+			bump = strings.Replace(bump, "?", "$1", 1)
+		}
+		if _, err := db.SQL.ExecContext(ctx, bump, b.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(window)
+		if v := read(); v != v0+1 {
+			t.Fatalf("version %d a window after %d was committed", v, v0+1)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,6 +24,11 @@ type Resolver struct {
 	// AvailabilityCacheBytes bounds the memory of cached availability
 	// answers; 0 means DefaultAvailabilityCacheBytes.
 	AvailabilityCacheBytes int
+	// FreshnessWindow is how long a read of the database's change versions
+	// answers for the caches (graph/fence.go); writes wait it out before
+	// they answer (SettleWrites). 0: every cached answer is checked by a
+	// read made after its request arrived.
+	FreshnessWindow time.Duration
 
 	cachesOnce sync.Once
 	cache      *caches // see caches()
@@ -48,7 +54,27 @@ func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Resolver{DB: db, Log: log, Limits: DefaultLimits, Now: schema.Now}
+	return &Resolver{DB: db, Log: log, Limits: DefaultLimits, Now: schema.Now, FreshnessWindow: DefaultFreshnessWindow}
+}
+
+// DefaultFreshnessWindow is Resolver.FreshnessWindow unless set otherwise.
+const DefaultFreshnessWindow = 5 * time.Millisecond
+
+// SettleWrites waits out the freshness window after a request's writes,
+// before it answers: once a client is told a write is done, every cached
+// answer in every process reflects it. The adapters call it before they
+// answer a request that may have written (REST methods other than GET and
+// HEAD, GraphQL mutations). The request's end cuts the wait short.
+func (r *Resolver) SettleWrites(ctx context.Context) {
+	if r.FreshnessWindow <= 0 {
+		return
+	}
+	t := time.NewTimer(r.FreshnessWindow)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (r *Resolver) now() time.Time { return r.Now().UTC().Truncate(time.Microsecond) }

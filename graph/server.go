@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -28,6 +29,7 @@ func NewHandler(r *Resolver) *handler.Server {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
+	srv.Use(settleMutations{r})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return r.presentError(ctx, err)
 	})
@@ -36,6 +38,30 @@ func NewHandler(r *Resolver) *handler.Server {
 		return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
 	})
 	return srv
+}
+
+// settleMutations is the gqlgen handler extension that makes a mutation
+// wait out the freshness window before its response goes out
+// (Resolver.SettleWrites).
+type settleMutations struct{ r *Resolver }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = settleMutations{}
+
+func (settleMutations) ExtensionName() string { return "SettleWrites" }
+
+func (settleMutations) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if graphql.HasOperationContext(ctx) {
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Mutation {
+			s.r.SettleWrites(ctx)
+		}
+	}
+	return resp
 }
 
 // presentError is the one GraphQL error presenter: a domain error keeps its

@@ -15,6 +15,8 @@ import (
 
 	"barberd/ent/apikey"
 	"barberd/graph"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
 	"barberd/rest"
 )
 
@@ -24,6 +26,7 @@ func (e *env) replica() string {
 	e.t.Helper()
 	res := graph.NewResolver(e.db, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	res.Now = e.clock.now
+	res.FreshnessWindow = e.res.FreshnessWindow
 	r := chi.NewRouter()
 	r.Use(rest.Middleware(res.Log)...)
 	r.Mount(rest.BasePath, rest.New(res))
@@ -31,6 +34,25 @@ func (e *env) replica() string {
 	e.t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// eachWindow runs fn against SQLite and PostgreSQL with each of the given
+// freshness windows.
+func eachWindow(t *testing.T, windows []time.Duration, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	for _, w := range windows {
+		t.Run("window="+w.String(), func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) { fn(t, newEnvWindow(t, db, w)) })
+		})
+	}
+}
+
+// exactAndDefault are the windows of the tests of changes written straight
+// to SQL: none (every request checks the database) and the default.
+var exactAndDefault = []time.Duration{0, graph.DefaultFreshnessWindow}
+
+// wroteSQL waits for a change written straight to SQL, behind barberd's
+// back, to show: within the freshness window.
+func (e *env) wroteSQL() { time.Sleep(e.res.FreshnessWindow) }
 
 // freeStarts lists the local start times availability offers, at base, for
 // a Lisbon service with a barber on a date.
@@ -57,9 +79,10 @@ func (e *env) freeStarts(base, key, svc, barberName, date string) []string {
 
 // Availability is cached per process; whatever another process changes
 // must show in the very next answer, with no write going through the
-// process that answers.
+// process that answers; what is written straight to SQL, once the
+// freshness window has passed.
 func TestCachedAvailabilityFollowsEveryWriter(t *testing.T) {
-	each(t, func(t *testing.T, e *env) {
+	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
 		a, b := e.srv.URL, e.replica()
 		key := e.keys.APIKey
 		free := func() []string { return e.freeStarts(a, key, haircut, joao, tuesday) }
@@ -92,6 +115,7 @@ func TestCachedAvailabilityFollowsEveryWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		e.wroteSQL()
 		if offered("13:30:00") || offered("14:00:00") {
 			t.Fatal("time off added behind the cache's back is not honoured")
 		}
@@ -146,7 +170,7 @@ func TestCachedAvailabilityFollowsTheClock(t *testing.T) {
 // errors still come first, also once the catalog changes behind the
 // cache's back.
 func TestCachedDayAnswersEachBarber(t *testing.T) {
-	each(t, func(t *testing.T, e *env) {
+	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
 		base, key := e.srv.URL, e.keys.APIKey
 		type slot struct {
 			StartsAt, EndsAt, StartsAtUTC, EndsAtUTC, BarberID string
@@ -211,6 +235,7 @@ func TestCachedDayAnswersEachBarber(t *testing.T) {
 		if err := e.db.Barber.UpdateOneID(miguelID).RemoveServiceIDs(e.service(haircut)).Exec(e.ctx); err != nil {
 			t.Fatal(err)
 		}
+		e.wroteSQL()
 		get(miguelID, http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
 		if got := ofBarber(get("", http.StatusOK, ""), miguelID); len(got) != 0 {
 			t.Fatalf("a barber who no longer does the service is offered: %v", got)
@@ -223,7 +248,7 @@ func TestCachedDayAnswersEachBarber(t *testing.T) {
 
 // A revoked key is refused on its next request, by every process.
 func TestCachedKeyRevocation(t *testing.T) {
-	each(t, func(t *testing.T, e *env) {
+	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
 		a, b := e.srv.URL, e.replica()
 		key := e.key(graph.ScopeContextRead)
 		for _, base := range []string{a, b, a, b} {
@@ -233,6 +258,7 @@ func TestCachedKeyRevocation(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("revoke: %d, %v", n, err)
 		}
+		e.wroteSQL()
 		for _, base := range []string{a, b} {
 			expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusUnauthorized, "invalid_api_key")
 		}
@@ -240,9 +266,10 @@ func TestCachedKeyRevocation(t *testing.T) {
 }
 
 // Many readers racing one writer: once a create has answered, no reader
-// that starts afterwards, on either process, sees its slot free.
+// that starts afterwards, on either process, sees its slot free; with a
+// freshness window too, since a write waits it out before it answers.
 func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
-	each(t, func(t *testing.T, e *env) {
+	eachWindow(t, []time.Duration{0, 100 * time.Millisecond}, func(t *testing.T, e *env) {
 		a, b := e.srv.URL, e.replica()
 		key := e.keys.APIKey
 		starts := []string{"09:00:00", "09:30:00", "10:00:00", "10:30:00", "11:00:00", "11:30:00"}
@@ -282,5 +309,45 @@ func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
+	})
+}
+
+// With a freshness window, versions read that recently answer for the
+// caches: a change written straight to SQL may go unseen for as long as the
+// window, and no longer. A write through barberd waits the window out
+// before it answers; a read does not.
+func TestFreshnessWindow(t *testing.T) {
+	const window = 2 * time.Second
+	eachWindow(t, []time.Duration{window}, func(t *testing.T, e *env) {
+		base, key := e.srv.URL, e.key(graph.ScopeContextRead)
+		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "") // reads the key
+		checked := time.Now()
+		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "") // checks its version
+		if _, err := e.db.APIKey.Update().Where(apikey.Prefix(key[:11])).SetRevokedAt(testNow).Save(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		r := doRequest(t, base, "GET", "/context", key, nil, nil)
+		if time.Since(checked) < window {
+			// The versions read for the first request, before the
+			// revocation, still answer.
+			expect(t, r, http.StatusOK, "")
+		}
+		time.Sleep(window - time.Since(revoked))
+		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusUnauthorized, "invalid_api_key")
+
+		start := time.Now()
+		expect(t, doRequest(t, base, "POST", "/appointments", e.keys.APIKey, map[string]any{
+			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
+			"starts_at": tuesdayAt10, "client": map[string]any{"name": clientName, "phone": validPhone},
+		}, nil), http.StatusCreated, "")
+		if d := time.Since(start); d < window {
+			t.Fatalf("a create answered %v after it was sent, within the window of %v", d, window)
+		}
+		start = time.Now()
+		e.freeStarts(base, e.keys.APIKey, haircut, joao, tuesday)
+		if d := time.Since(start); d >= window {
+			t.Fatalf("a read took %v: reads should not wait out the window", d)
+		}
 	})
 }

@@ -102,6 +102,12 @@ func each(t *testing.T, fn func(t *testing.T, e *env)) {
 
 func newEnv(t testing.TB, db *store.DB) *env {
 	t.Helper()
+	return newEnvWindow(t, db, graph.DefaultFreshnessWindow)
+}
+
+// newEnvWindow is newEnv with the given freshness window.
+func newEnvWindow(t testing.TB, db *store.DB, window time.Duration) *env {
+	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if os.Getenv("BARBERD_TEST_LOG") != "" {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -109,6 +115,7 @@ func newEnv(t testing.TB, db *store.DB) *env {
 	c := &clock{}
 	res := graph.NewResolver(db, log)
 	res.Now = c.now
+	res.FreshnessWindow = window
 	keys, err := res.SeedDemo(context.Background())
 	if err != nil {
 		t.Fatal(err)

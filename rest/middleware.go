@@ -139,3 +139,45 @@ func KeyHolder(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// settleWrites makes a request that may have written (any method but GET
+// and HEAD) wait out the freshness window before its answer goes out
+// (graph.Resolver.SettleWrites): its handler writes the answer after its
+// transactions committed.
+func settleWrites(res *graph.Resolver) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead || res.FreshnessWindow <= 0 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: func() { res.SettleWrites(r.Context()) }}, r)
+		})
+	}
+}
+
+// settlingWriter settles before the first byte of the answer.
+type settlingWriter struct {
+	http.ResponseWriter
+	settle  func()
+	settled bool
+}
+
+func (w *settlingWriter) wait() {
+	if !w.settled {
+		w.settled = true
+		w.settle()
+	}
+}
+
+func (w *settlingWriter) WriteHeader(code int) {
+	w.wait()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *settlingWriter) Write(b []byte) (int, error) {
+	w.wait()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *settlingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

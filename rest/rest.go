@@ -70,6 +70,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	})
 	r.Group(func(r chi.Router) {
 		authenticated(r)
+		r.Use(settleWrites(res))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)

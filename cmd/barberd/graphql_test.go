@@ -26,9 +26,12 @@ type gqlEnv struct {
 	now  *atomic.Int64 // the server's clock in Unix nanoseconds; setNow moves it
 }
 
-func newGQLEnv(t *testing.T, db *store.DB) *gqlEnv {
+func newGQLEnv(t *testing.T, db *store.DB, configure ...func(*graph.Resolver)) *gqlEnv {
 	t.Helper()
 	res := graph.NewResolver(db, nil)
+	for _, c := range configure {
+		c(res)
+	}
 	now := new(atomic.Int64)
 	now.Store(time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC).UnixNano()) // a Monday
 	res.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
@@ -235,6 +238,27 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 					t.Fatalf("code %q, want %s: %+v", c, graph.CodeValidationFailed, r.Errors)
 				}
 			})
+		}
+	})
+}
+
+// A GraphQL mutation waits out the freshness window before it answers, so
+// every replica's caches show it by then (graph.Resolver.SettleWrites); a
+// query does not wait.
+func TestGraphQLMutationsSettle(t *testing.T) {
+	const window = time.Second
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newGQLEnv(t, db, func(r *graph.Resolver) { r.FreshnessWindow = window })
+		timed := func(query string) time.Duration {
+			start := time.Now()
+			e.query(t, e.keys.AdminAPIKey, query, nil).ok(t)
+			return time.Since(start)
+		}
+		if d := timed(`mutation { createApiKey(input: {name: "CRM", scopes: ["context:read"]}) { secret } }`); d < window {
+			t.Fatalf("a mutation answered after %v, within the window of %v", d, window)
+		}
+		if d := timed(`{ apiKeys { id } }`); d >= window {
+			t.Fatalf("a query took %v: queries should not wait out the window", d)
 		}
 	})
 }

@@ -38,6 +38,7 @@ type serverConfig struct {
 	pprofAddr       string // "": no profiling endpoint
 	cacheMB         int    // availability cache
 	memoryLimitMB   int    // soft limit for the Go runtime; 0: none
+	freshness       time.Duration
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -58,6 +59,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		{&c.writeTimeout, "write-timeout", "BARBERD_WRITE_TIMEOUT", 30 * time.Second, "longest time to write a response"},
 		{&c.idleTimeout, "idle-timeout", "BARBERD_IDLE_TIMEOUT", 120 * time.Second, "how long an idle keep-alive connection stays open"},
 		{&c.shutdownTimeout, "shutdown-timeout", "BARBERD_SHUTDOWN_TIMEOUT", 20 * time.Second, "how long a stop waits for requests in flight"},
+		{&c.freshness, "freshness-window", "BARBERD_FRESHNESS_WINDOW", graph.DefaultFreshnessWindow, "how long a check of the database's change versions answers for cached keys, catalogs and availability; writes through barberd wait this long before they answer, so every replica's next answer shows them; changes written straight to SQL show within it; 0: every cached answer is checked after its request arrived, and writes do not wait (at most 1s)"},
 	} {
 		def, err := envDuration(d.env, d.def)
 		if err != nil {
@@ -108,6 +110,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.cacheMB < 1 || c.memoryLimitMB < 0 {
 		return errors.New("--availability-cache-mb must be at least 1 and --memory-limit-mb not negative")
 	}
+	if c.freshness < 0 || c.freshness > time.Second {
+		return errors.New("--freshness-window must be between 0 and 1s")
+	}
 	if c.memoryLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(c.memoryLimitMB) << 20)
 	}
@@ -117,6 +122,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	defer db.Close()
 	res.AvailabilityCacheBytes = c.cacheMB << 20
+	res.FreshnessWindow = c.freshness
 	if c.pprofAddr != "" {
 		stop, err := serveProfiler(c.pprofAddr)
 		if err != nil {
