@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -35,6 +36,7 @@ type Metrics struct {
 	notifications *prometheus.CounterVec
 	rateLimited   prometheus.Counter
 	cacheLookups  *prometheus.CounterVec
+	lookups       sync.Map // lookupKey -> the prometheus.Counter in cacheLookups
 	versionReads  prometheus.Counter
 	versionCalls  prometheus.Counter
 }
@@ -81,7 +83,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 		}),
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "barberd_cache_lookups_total",
-			Help: "Lookups in this replica's caches (api_key, catalog, availability), by result: hit (a usable entry) or miss.",
+			Help: "Lookups in this replica's caches (api_key, catalog, availability; versions: a read of the change versions within the freshness window), by result: hit (a usable entry) or miss.",
 		}, []string{"cache", "result"}),
 		versionReads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "barberd_version_reads_total",
@@ -89,7 +91,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 		}),
 		versionCalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "barberd_version_read_requests_total",
-			Help: "Requests answered by those queries; divided by barberd_version_reads_total, how many shared one.",
+			Help: "Requests that waited for those queries; divided by barberd_version_reads_total, how many shared one.",
 		}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
@@ -164,13 +166,24 @@ func (m *Metrics) HoldsExpired(n int) { m.holdsExpired.Add(float64(n)) }
 // NotificationWritten implements graph.Metrics.
 func (m *Metrics) NotificationWritten(typ string) { m.notifications.WithLabelValues(typ).Inc() }
 
-// CacheLookup implements graph.Metrics.
+type lookupKey struct {
+	cache string
+	hit   bool
+}
+
+// CacheLookup implements graph.Metrics. Several lookups are counted per
+// request, so each counter is found once, not by its labels every time.
 func (m *Metrics) CacheLookup(cache string, hit bool) {
-	result := "miss"
-	if hit {
-		result = "hit"
+	k := lookupKey{cache, hit}
+	c, ok := m.lookups.Load(k)
+	if !ok {
+		result := "miss"
+		if hit {
+			result = "hit"
+		}
+		c, _ = m.lookups.LoadOrStore(k, m.cacheLookups.WithLabelValues(cache, result))
 	}
-	m.cacheLookups.WithLabelValues(cache, result).Inc()
+	c.(prometheus.Counter).Inc()
 }
 
 // VersionRead implements graph.Metrics.
