@@ -317,7 +317,7 @@ func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
 // window, and no longer. A write through barberd waits the window out
 // before it answers; a read does not.
 func TestFreshnessWindow(t *testing.T) {
-	const window = 2 * time.Second
+	const window = time.Second
 	eachWindow(t, []time.Duration{window}, func(t *testing.T, e *env) {
 		base, key := e.srv.URL, e.key(graph.ScopeContextRead)
 		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "") // reads the key
