@@ -181,5 +181,6 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 	if err != nil {
 		return "", nil, r.dbError(err)
 	}
+	committed(ctx) // one statement, outside inTx
 	return secret, k, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"barberd/ent/schema"
@@ -60,16 +61,47 @@ func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
 // DefaultFreshnessWindow is Resolver.FreshnessWindow unless set otherwise.
 const DefaultFreshnessWindow = 5 * time.Millisecond
 
-// SettleWrites waits out the freshness window after a request's writes,
-// before it answers: once a client is told a write is done, every cached
-// answer in every process reflects it. The adapters call it before they
-// answer a request that may have written (REST methods other than GET and
-// HEAD, GraphQL mutations). The request's end cuts the wait short.
+// TrackWrites returns a context in which the transactions a request
+// commits are recorded, for SettleWrites.
+func TrackWrites(ctx context.Context) context.Context {
+	return context.WithValue(ctx, writesKey{}, new(writes))
+}
+
+type writesKey struct{}
+
+// writes records when a request's last transaction committed (Unix
+// nanoseconds; 0: none did).
+type writes struct{ last atomic.Int64 }
+
+// committed records a commit in ctx's request, if it is tracked.
+func committed(ctx context.Context) {
+	if w, ok := ctx.Value(writesKey{}).(*writes); ok {
+		w.last.Store(time.Now().UnixNano())
+	}
+}
+
+// SettleWrites waits until the freshness window has passed since a
+// request's last commit, before it answers: once a client is told a write
+// is done, every cached answer in every process reflects it. Every write
+// that changes a version commits in inTx, which records it (CreateAPIKey,
+// one statement, records its own). The adapters
+// call SettleWrites before they answer a request that may have written (REST
+// methods other than GET and HEAD, GraphQL mutations); in a context from
+// TrackWrites it does not wait when nothing was committed, and otherwise it
+// waits the whole window. The request's end cuts the wait short.
 func (r *Resolver) SettleWrites(ctx context.Context) {
-	if r.FreshnessWindow <= 0 {
+	wait := r.FreshnessWindow
+	if w, ok := ctx.Value(writesKey{}).(*writes); ok {
+		last := w.last.Load()
+		if last == 0 {
+			return
+		}
+		wait -= time.Since(time.Unix(0, last))
+	}
+	if wait <= 0 {
 		return
 	}
-	t := time.NewTimer(r.FreshnessWindow)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -61,7 +61,10 @@ func (r *Resolver) tryTx(ctx context.Context, fn func(tx *ent.Tx) error) (err er
 	if err = fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err = tx.Commit(); err == nil {
+		committed(ctx)
+	}
+	return err
 }
 
 // forUpdate locks the rows a query reads until the transaction ends, on

@@ -315,7 +315,7 @@ func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
 // With a freshness window, versions read that recently answer for the
 // caches: a change written straight to SQL may go unseen for as long as the
 // window, and no longer. A write through barberd waits the window out
-// before it answers; a read does not.
+// before it answers; a read, or a write that committed nothing, does not.
 func TestFreshnessWindow(t *testing.T) {
 	const window = time.Second
 	eachWindow(t, []time.Duration{window}, func(t *testing.T, e *env) {
@@ -343,6 +343,15 @@ func TestFreshnessWindow(t *testing.T) {
 		}, nil), http.StatusCreated, "")
 		if d := time.Since(start); d < window {
 			t.Fatalf("a create answered %v after it was sent, within the window of %v", d, window)
+		}
+		// A write that commits nothing has nothing to wait for.
+		start = time.Now()
+		expect(t, doRequest(t, base, "POST", "/appointments", e.keys.APIKey, map[string]any{
+			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
+			"starts_at": tuesdayAt10, "client": map[string]any{"name": clientName, "phone": validPhone},
+		}, nil), http.StatusConflict, graph.CodeSlotUnavailable)
+		if d := time.Since(start); d >= window {
+			t.Fatalf("a refused create took %v: it committed nothing, so it should not wait out the window", d)
 		}
 		start = time.Now()
 		e.freeStarts(base, e.keys.APIKey, haircut, joao, tuesday)

@@ -141,9 +141,9 @@ func KeyHolder(next http.Handler) http.Handler {
 }
 
 // settleWrites makes a request that may have written (any method but GET
-// and HEAD) wait out the freshness window before its answer goes out
-// (graph.Resolver.SettleWrites): its handler writes the answer after its
-// transactions committed.
+// and HEAD) wait out the freshness window after its last commit before its
+// answer goes out (graph.Resolver.SettleWrites): its handler writes the
+// answer after its transactions committed.
 func settleWrites(res *graph.Resolver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +151,8 @@ func settleWrites(res *graph.Resolver) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: func() { res.SettleWrites(r.Context()) }}, r)
+			ctx := graph.TrackWrites(r.Context())
+			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: func() { res.SettleWrites(ctx) }}, r.WithContext(ctx))
 		})
 	}
 }

@@ -242,9 +242,10 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 	})
 }
 
-// A GraphQL mutation waits out the freshness window before it answers, so
-// every replica's caches show it by then (graph.Resolver.SettleWrites); a
-// query does not wait.
+// A GraphQL mutation waits out the freshness window after its commit before
+// it answers, so every replica's caches show it by then
+// (graph.Resolver.SettleWrites); a query, or a mutation that committed
+// nothing, does not wait.
 func TestGraphQLMutationsSettle(t *testing.T) {
 	const window = time.Second
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -259,6 +260,11 @@ func TestGraphQLMutationsSettle(t *testing.T) {
 		}
 		if d := timed(`{ apiKeys { id } }`); d >= window {
 			t.Fatalf("a query took %v: queries should not wait out the window", d)
+		}
+		start := time.Now()
+		e.query(t, e.keys.AdminAPIKey, `mutation { revokeApiKey(id: "key_01KAB3Y7W3QZ000000000000") { id } }`, nil)
+		if d := time.Since(start); d >= window {
+			t.Fatalf("a mutation that committed nothing took %v", d)
 		}
 	})
 }
