@@ -27,9 +27,10 @@ import (
 // callers gather, and one query answers them all when one of those
 // returns. With a window, the versions a query read answer, without a
 // query of their own, the callers that arrive within the window after it
-// was sent; once half the window has passed, the next such caller also
-// starts a new query, without waiting for it, so under steady load callers
-// hardly ever wait and the database sees about one query per half window.
+// was sent; once a quarter of the window has passed, the next such caller
+// also starts a new query, without waiting for it, so under steady load
+// callers hardly ever wait and the database sees about one query per
+// quarter window.
 type fence struct {
 	db      *store.DB
 	metrics Metrics
@@ -125,8 +126,7 @@ func (f *fence) read(ctx context.Context, account string, barbers []string) (ver
 		}
 		f.metrics.CacheLookup("versions", false)
 	}
-	round := f.gather(account, barbers)
-	round.callers++
+	round := f.gather(account, barbers, 1)
 	f.mu.Unlock()
 	select {
 	case <-round.done:
@@ -137,8 +137,8 @@ func (f *fence) read(ctx context.Context, account string, barbers []string) (ver
 }
 
 // recent answers from versions read within the window before now, if every
-// one asked for was. When the oldest of them is over half a window old, it
-// also has them read again, for the callers to come. f.mu is held.
+// one asked for was. When the oldest of them is a quarter of a window old,
+// it also has them read again, for the callers to come. f.mu is held.
 func (f *fence) recent(now time.Time, account string, barbers []string) (versions, bool) {
 	oldest := now
 	look := func(barber bool, id string) (seenVersion, bool) {
@@ -169,19 +169,21 @@ func (f *fence) recent(now time.Time, account string, barbers []string) (version
 		}
 	}
 	if now.Sub(oldest) >= f.window/4 {
-		f.gather(account, barbers)
+		f.gather(account, barbers, 0)
 	}
 	return got, true
 }
 
-// gather adds the ids to the round that gathers callers, and starts it when
-// fewer than maxRounds run. f.mu is held.
-func (f *fence) gather(account string, barbers []string) *fenceRound {
+// gather adds the ids, and callers who will wait for them, to the round
+// that gathers callers, and starts it when fewer than maxRounds run. f.mu is
+// held.
+func (f *fence) gather(account string, barbers []string, callers int) *fenceRound {
 	round := f.next
 	if round == nil {
 		round = &fenceRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
 		f.next = round
 	}
+	round.callers += callers
 	round.accounts[account] = struct{}{}
 	for _, b := range barbers {
 		round.barbers[b] = struct{}{}
@@ -202,11 +204,11 @@ func (f *fence) run(round *fenceRound) {
 		round.got, round.err = f.query(ctx, round)
 		cancel()
 		f.metrics.VersionRead(round.callers)
-		close(round.done)
 		f.mu.Lock()
 		if round.err == nil && f.window > 0 {
-			f.remember(round, sent)
+			f.remember(round, sent) // before its callers go on to ask again
 		}
+		close(round.done)
 		failed := round.err
 		round, f.next = f.next, nil
 		if failed != nil && round != nil {
