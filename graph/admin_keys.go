@@ -35,7 +35,9 @@ func (r *Resolver) apiKeys(ctx context.Context) ([]*ent.APIKey, error) {
 }
 
 // revokeAPIKey revokes a key of the caller's account; Authenticate refuses
-// it from the next request on. Revoking a revoked key changes nothing.
+// it from the next request on, once the revocation has answered (the
+// mutation waits out the freshness window). Revoking a revoked key changes
+// nothing.
 // Errors: not_found.
 func (r *Resolver) revokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
 	if _, err := require(ctx, ScopeAdmin); err != nil {

@@ -42,8 +42,9 @@ func newSecret() string {
 
 // Authenticate returns the viewer of the API key with the given secret.
 // A key this process has seen is checked against its account's config
-// version (any change to the account's keys changes it), read after the
-// call began; otherwise the key is read together with that version.
+// version (any change to the account's keys changes it), read within the
+// freshness window before the call began (graph/fence.go); otherwise the key
+// is read together with that version.
 // Errors: missing_api_key, invalid_api_key (unknown or revoked), unavailable.
 func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, error) {
 	if secret == "" {

@@ -12,11 +12,13 @@ import (
 // API key behind a secret, the catalog a request names, and a day's
 // availability. None is trusted on its own: each entry is tagged with the
 // change versions (graph/store/versions.go) read before the data it holds,
-// and it is used only while the versions read for the request, after the
-// request arrived, are the same. So a cached answer is never older than the
-// database was when the request came in, whichever process changed it; and
-// nothing booked depends on a cache, since every write checks the slot again
-// under the barber's lock.
+// and it is used only while the versions read for the request (by a query
+// sent no earlier than the freshness window before it arrived, graph/fence.go)
+// are the same. Writes wait the window out before they answer
+// (SettleWrites), so a cached answer never shows less than what a client has
+// been told was written, whichever process wrote it; and nothing booked
+// depends on a cache, since every write checks the slot again under the
+// barber's lock.
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
 // for availability (Resolver.AvailabilityCacheBytes), where a unit's open
@@ -132,8 +134,8 @@ type availabilityEntry struct {
 
 // cachedAvailability returns the cached entry for k when it is still what
 // the database says: same config version, same bookings versions of its
-// barbers (read now, after the request arrived) and not yet changed by the
-// passing of time.
+// barbers (read for this request, within the freshness window) and not yet
+// changed by the passing of time.
 // An error is the database's: the caller need not ask it again.
 func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabilityKey, now time.Time) (e *availabilityEntry, err error) {
 	defer func() { c.metrics.CacheLookup("availability", e != nil) }()

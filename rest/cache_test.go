@@ -246,7 +246,8 @@ func TestCachedDayAnswersEachBarber(t *testing.T) {
 	})
 }
 
-// A revoked key is refused on its next request, by every process.
+// A key revoked straight in SQL is refused, by every process, on its next
+// request once the freshness window has passed.
 func TestCachedKeyRevocation(t *testing.T) {
 	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
 		a, b := e.srv.URL, e.replica()
