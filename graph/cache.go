@@ -15,7 +15,7 @@ import (
 // and it is used only while the versions read for the request (by a query
 // sent no earlier than the freshness window before it arrived, graph/fence.go)
 // are the same. Writes wait the window out before they answer
-// (SettleWrites), so a cached answer never shows less than what a client has
+// (TrackWrites), so a cached answer never shows less than what a client has
 // been told was written, whichever process wrote it; and nothing booked
 // depends on a cache, since every write checks the slot again under the
 // barber's lock.

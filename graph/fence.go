@@ -19,7 +19,7 @@ import (
 // window of 0, after it arrived). So a cache entry tagged with the versions
 // it answers reflects every change committed before that moment, in this
 // process or any other one on the same database; and since every write made
-// through barberd waits out the window before it answers (SettleWrites), a
+// through barberd waits out the window before it answers (TrackWrites), a
 // caller never gets an answer older than a write some client has been told
 // is done.
 //

@@ -27,7 +27,7 @@ type Resolver struct {
 	AvailabilityCacheBytes int
 	// FreshnessWindow is how long a read of the database's change versions
 	// answers for the caches (graph/fence.go); writes wait it out before
-	// they answer (SettleWrites). 0: every cached answer is checked by a
+	// they answer (TrackWrites). 0: every cached answer is checked by a
 	// read made after its request arrived.
 	FreshnessWindow time.Duration
 
@@ -62,9 +62,33 @@ func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
 const DefaultFreshnessWindow = 5 * time.Millisecond
 
 // TrackWrites returns a context in which the transactions a request
-// commits are recorded, for SettleWrites.
-func TrackWrites(ctx context.Context) context.Context {
-	return context.WithValue(ctx, writesKey{}, new(writes))
+// commits are recorded, and settle, which waits until the freshness window
+// has passed since the last of them (not at all when none committed),
+// before the request answers: once a client is told a write is done, every
+// cached answer in every process reflects it. Every write that changes a
+// version commits in inTx, which records it (CreateAPIKey, one statement,
+// records its own). The adapters track the requests that may write (REST
+// methods other than GET and HEAD, GraphQL mutations) and settle before
+// they answer. The request's end cuts the wait short.
+func (r *Resolver) TrackWrites(ctx context.Context) (_ context.Context, settle func()) {
+	w := new(writes)
+	ctx = context.WithValue(ctx, writesKey{}, w)
+	return ctx, func() {
+		last := w.last.Load()
+		if last == 0 {
+			return
+		}
+		wait := r.FreshnessWindow - time.Since(time.Unix(0, last))
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
 }
 
 type writesKey struct{}
@@ -77,35 +101,6 @@ type writes struct{ last atomic.Int64 }
 func committed(ctx context.Context) {
 	if w, ok := ctx.Value(writesKey{}).(*writes); ok {
 		w.last.Store(time.Now().UnixNano())
-	}
-}
-
-// SettleWrites waits until the freshness window has passed since a
-// request's last commit, before it answers: once a client is told a write
-// is done, every cached answer in every process reflects it. Every write
-// that changes a version commits in inTx, which records it (CreateAPIKey,
-// one statement, records its own). The adapters
-// call SettleWrites before they answer a request that may have written (REST
-// methods other than GET and HEAD, GraphQL mutations); in a context from
-// TrackWrites it does not wait when nothing was committed, and otherwise it
-// waits the whole window. The request's end cuts the wait short.
-func (r *Resolver) SettleWrites(ctx context.Context) {
-	wait := r.FreshnessWindow
-	if w, ok := ctx.Value(writesKey{}).(*writes); ok {
-		last := w.last.Load()
-		if last == 0 {
-			return
-		}
-		wait -= time.Since(time.Unix(0, last))
-	}
-	if wait <= 0 {
-		return
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
 	}
 }
 

@@ -42,7 +42,7 @@ func NewHandler(r *Resolver) *handler.Server {
 
 // settleMutations is the gqlgen handler extension that makes a mutation
 // wait out the freshness window after its last commit before its response
-// goes out (Resolver.SettleWrites).
+// goes out (Resolver.TrackWrites).
 type settleMutations struct{ r *Resolver }
 
 var _ interface {
@@ -55,11 +55,11 @@ func (settleMutations) ExtensionName() string { return "SettleWrites" }
 func (settleMutations) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	ctx = TrackWrites(ctx)
+	ctx, settle := s.r.TrackWrites(ctx)
 	resp := next(ctx)
 	if graphql.HasOperationContext(ctx) {
 		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Mutation {
-			s.r.SettleWrites(ctx)
+			settle()
 		}
 	}
 	return resp

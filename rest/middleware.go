@@ -142,17 +142,17 @@ func KeyHolder(next http.Handler) http.Handler {
 
 // settleWrites makes a request that may have written (any method but GET
 // and HEAD) wait out the freshness window after its last commit before its
-// answer goes out (graph.Resolver.SettleWrites): its handler writes the
+// answer goes out (graph.Resolver.TrackWrites): its handler writes the
 // answer after its transactions committed.
 func settleWrites(res *graph.Resolver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodGet || r.Method == http.MethodHead || res.FreshnessWindow <= 0 {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				next.ServeHTTP(w, r)
 				return
 			}
-			ctx := graph.TrackWrites(r.Context())
-			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: func() { res.SettleWrites(ctx) }}, r.WithContext(ctx))
+			ctx, settle := res.TrackWrites(r.Context())
+			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: settle}, r.WithContext(ctx))
 		})
 	}
 }

@@ -244,7 +244,7 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 
 // A GraphQL mutation waits out the freshness window after its commit before
 // it answers, so every replica's caches show it by then
-// (graph.Resolver.SettleWrites); a query, or a mutation that committed
+// (graph.Resolver.TrackWrites); a query, or a mutation that committed
 // nothing, does not wait.
 func TestGraphQLMutationsSettle(t *testing.T) {
 	const window = time.Second
