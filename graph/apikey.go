@@ -34,6 +34,30 @@ func hashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// secretLen is the length of every secret newSecret makes: the prefix and
+// 32 random bytes in unpadded base32.
+const secretLen = len(secretPrefix) + 52
+
+// wellFormedSecret reports whether s could be a secret newSecret made.
+// Anything else is refused without asking the database.
+func wellFormedSecret(s string) bool {
+	if len(s) != secretLen || !strings.HasPrefix(s, secretPrefix) {
+		return false
+	}
+	for _, c := range []byte(s[len(secretPrefix):]) {
+		if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownKeyTTL is how long a secret the database did not know is refused
+// without asking it again. A secret is 256 random bits, so one that is
+// unknown now will not be issued later; the bound only keeps the memory of
+// a flood of wrong keys short-lived.
+const unknownKeyTTL = time.Minute
+
 func newSecret() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
@@ -45,13 +69,23 @@ func newSecret() string {
 // version (any change to the account's keys changes it), read within the
 // freshness window before the call began (graph/fence.go); otherwise the key
 // is read together with that version.
+// A secret of the wrong shape, or one the database did not know within
+// unknownKeyTTL, is refused without a query.
 // Errors: missing_api_key, invalid_api_key (unknown or revoked), unavailable.
 func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, error) {
 	if secret == "" {
 		return nil, Errorf(CodeMissingAPIKey, "Send your API key in header X-Service-Api-Key.")
 	}
+	invalid := Errorf(CodeInvalidAPIKey, "The API key is not valid.")
+	if !wellFormedSecret(secret) {
+		return nil, invalid
+	}
 	hash := hashSecret(secret)
 	c := r.caches()
+	if at, ok := c.unknownKeys.get(hash); ok && r.now().Sub(at) < unknownKeyTTL {
+		c.metrics.CacheLookup("unknown_api_key", true)
+		return nil, invalid
+	}
 	if e, ok := c.keys.get(hash); ok {
 		hinted := c.hinted(ctx, e.viewer.AccountID)
 		got, err := c.fence.read(ctx, e.viewer.AccountID, hinted.barbers())
@@ -79,7 +113,8 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 			AppendSelectAs(a.C(account.FieldConfigVersion), account.FieldConfigVersion)
 	}).Only(sys)
 	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeInvalidAPIKey, "The API key is not valid.")
+		c.unknownKeys.put(hash, r.now())
+		return nil, invalid
 	}
 	if err != nil {
 		return nil, r.dbError(err)

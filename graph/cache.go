@@ -33,6 +33,7 @@ type caches struct {
 	metrics      Metrics
 	fence        fence
 	keys         *memo[string, *keyEntry]
+	unknownKeys  *memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *memo[catalogKey, *catalogEntry]
 	availability *memo[availabilityKey, *availabilityEntry]
 }
@@ -44,10 +45,11 @@ func (r *Resolver) caches() *caches {
 			budget = DefaultAvailabilityCacheBytes
 		}
 		r.cache = &caches{
-			metrics:  r.metrics(),
-			fence:    fence{db: r.DB, metrics: r.metrics(), window: r.FreshnessWindow},
-			keys:     newMemo[string, *keyEntry](maxCachedKeys, nil),
-			catalogs: newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+			metrics:     r.metrics(),
+			fence:       fence{db: r.DB, metrics: r.metrics(), window: r.FreshnessWindow},
+			keys:        newMemo[string, *keyEntry](maxCachedKeys, nil),
+			unknownKeys: newMemo[string, time.Time](maxCachedKeys, nil),
+			catalogs:    newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 			availability: newMemo[availabilityKey](budget, func(e *availabilityEntry) int {
 				return 256 + 16*len(e.barbers) + e.day.Size()
 			}),

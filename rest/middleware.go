@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"time"
@@ -18,9 +19,40 @@ import (
 )
 
 // Middleware is the chain every route of the server runs behind: request
-// id, room for the key id, the access log, and panic recovery.
+// id, headers every answer carries, room for the key id, the access log,
+// and panic recovery.
 func Middleware(log *slog.Logger) []func(http.Handler) http.Handler {
-	return []func(http.Handler) http.Handler{RequestID(log), KeyHolder, AccessLog, Recover}
+	return []func(http.Handler) http.Handler{RequestID(log), NoStore, KeyHolder, AccessLog, Recover}
+}
+
+// NoStore marks every answer as one that no cache may keep and no browser
+// may sniff: answers carry clients' personal data and keys' details.
+// Handlers of content that may be cached (the playground's assets) set
+// Cache-Control themselves, over this.
+func NoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Deadline gives every request's context the deadline d from its start
+// (the server's write timeout): once the answer could no longer be
+// written, the resolvers and database work behind it stop. The client
+// going away cancels the context already (net/http). 0: no deadline.
+func Deadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 }
 
 type requestIDKey struct{}
@@ -106,20 +138,64 @@ func Recover(next http.Handler) http.Handler {
 	})
 }
 
+// AddrLimits are the limits kept per client address, for the requests no
+// key can be charged for: requests without a key (anonymous GraphQL:
+// introspection for the playground) and failed authentications, so a flood
+// of wrong keys never reaches the database. IPv6 clients are limited per
+// /64, the block one subscriber usually holds. A nil *AddrLimits, or a nil
+// limiter in it, limits nothing.
+type AddrLimits struct {
+	Anonymous *RateLimiter // requests without a key
+	Failures  *RateLimiter // refused keys; an address with none left is refused before the lookup
+	Addr      *ClientAddr  // how the client address is found (trusted proxies)
+}
+
+// bucket is the limiter key of r's client address.
+func (l *AddrLimits) bucket(r *http.Request) string {
+	a := l.Addr.Of(r)
+	if ip, err := netip.ParseAddr(a); err == nil && ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return a
+}
+
 // Authenticate resolves the X-Service-Api-Key header to a viewer. With
 // required, a request without a valid key is refused with 401; without it, a
 // request with no key goes on anonymously (GraphQL serves introspection so),
-// and onError renders refusals in the caller's own error format.
-func Authenticate(res *graph.Resolver, required bool, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+// charged to its client address. onError renders refusals in the caller's
+// own error format.
+func Authenticate(res *graph.Resolver, limits *AddrLimits, required bool, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	if limits == nil {
+		limits = &AddrLimits{}
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			secret := r.Header.Get("X-Service-Api-Key")
 			if secret == "" && !required {
+				if l := limits.Anonymous; l != nil {
+					if d := l.Allow(limits.bucket(r)); !d.Allowed {
+						l.refuse(w, r, d.RetryAfter, onError, "Too many requests without an API key from this address")
+						return
+					}
+				}
 				next.ServeHTTP(w, r)
 				return
 			}
+			failures := limits.Failures
+			var addr string
+			if failures != nil {
+				addr = limits.bucket(r)
+				if retry, empty := failures.Empty(addr); empty {
+					failures.refuse(w, r, retry, onError, "Too many requests with a missing or wrong API key from this address")
+					return
+				}
+			}
 			v, err := res.Authenticate(r.Context(), secret)
 			if err != nil {
+				if code := graph.ErrorCode(err); failures != nil && (code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey) {
+					failures.Allow(addr)
+				}
 				onError(w, r, err)
 				return
 			}

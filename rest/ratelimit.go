@@ -30,13 +30,9 @@ const CodeRateLimited = codeRateLimited
 // (and a round trip) on the path of every request. Set the per-replica rate
 // with the replica count in mind.
 //
-// Only authenticated requests are charged, to their key; a request with a
-// bad key never reaches the limiter (it is refused by Authenticate, at the
-// cost of one indexed lookup of the key's hash). A per-client-IP limit on
-// failed authentication is deliberately left out: behind a load balancer
-// RemoteAddr is the balancer's, so such a limit would throttle everyone at
-// once unless X-Forwarded-For were trusted, which needs configuration of
-// the trusted proxies; brute-forcing a 256-bit secret is hopeless anyway.
+// Only authenticated requests are charged, to their key. Requests without
+// a key and failed authentications are limited per client address by
+// limiters of their own (AddrLimits).
 //
 // A bucket left alone long enough to refill completely is indistinguishable
 // from a new one, so idle buckets are evicted: memory stays proportional to
@@ -142,6 +138,26 @@ func (l *RateLimiter) Len() int {
 	return len(l.buckets)
 }
 
+// Empty tells, without charging anything, whether key's bucket is empty,
+// and how long until it holds a request again. A nil limiter is never empty.
+func (l *RateLimiter) Empty(key string) (time.Duration, bool) {
+	if l == nil {
+		return 0, false
+	}
+	now := l.Now()
+	l.mu.Lock()
+	b := l.buckets[key]
+	l.mu.Unlock()
+	if b == nil {
+		return 0, false
+	}
+	tokens := b.lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0, false
+	}
+	return l.wait(1 - tokens), true
+}
+
 // Middleware charges each authenticated request (one with a viewer, put in
 // the context by Authenticate, which must run before it) to its key id and
 // sets RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (draft-ietf-
@@ -167,17 +183,23 @@ func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Reque
 			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
 			h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(d.Reset, 0)))
 			if !d.Allowed {
-				if l.OnLimited != nil {
-					l.OnLimited()
-				}
-				h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.RetryAfter, 1)))
-				onLimited(w, r, graph.Errorf(codeRateLimited,
-					"Too many requests for this API key; retry after %d seconds.", ceilSeconds(d.RetryAfter, 1)))
+				l.refuse(w, r, d.RetryAfter, onLimited, "Too many requests for this API key")
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// refuse answers a request over the limit: Retry-After, and a rate_limited
+// error through onLimited.
+func (l *RateLimiter) refuse(w http.ResponseWriter, r *http.Request, retry time.Duration, onLimited func(http.ResponseWriter, *http.Request, error), what string) {
+	if l.OnLimited != nil {
+		l.OnLimited()
+	}
+	secs := ceilSeconds(retry, 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	onLimited(w, r, graph.Errorf(codeRateLimited, "%s; retry after %d seconds.", what, secs))
 }
 
 // ceilSeconds rounds d up to whole seconds, at least least.

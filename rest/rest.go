@@ -33,26 +33,40 @@ type api struct {
 // Option configures the v1 handler.
 type Option func(*options)
 
-type options struct{ limiter *RateLimiter }
+type options struct {
+	limiter *RateLimiter
+	addr    *AddrLimits
+	maxBody int64
+}
+
+// WithMaxBody refuses bodies over n bytes with payload_too_large (default
+// DefaultMaxBody).
+func WithMaxBody(n int64) Option { return func(o *options) { o.maxBody = n } }
 
 // WithRateLimiter charges every authenticated request to its key's bucket
 // in l (nil: no limit). Share one l between handlers serving the same keys.
 func WithRateLimiter(l *RateLimiter) Option { return func(o *options) { o.limiter = l } }
 
+// WithAddrLimits limits failed authentications per client address (nil:
+// no limit). Share one l between handlers, as with WithRateLimiter.
+func WithAddrLimits(l *AddrLimits) Option { return func(o *options) { o.addr = l } }
+
 // New returns the v1 handler, to be mounted at BasePath. It expects the
 // RequestID middleware to run before it.
 func New(res *graph.Resolver, opts ...Option) http.Handler {
-	var o options
+	o := options{maxBody: DefaultMaxBody}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	a := &api{res: res, q: res.Query(), m: res.Mutation()}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
+	r.Use(LimitBody(o.maxBody, false, writeError))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", Allowed(r))
 		writeError(w, r, graph.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
 	})
 	r.Get("/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
@@ -60,7 +74,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		_, _ = w.Write(OpenAPI)
 	})
 	authenticated := func(r chi.Router) {
-		r.Use(Authenticate(res, true, writeError))
+		r.Use(Authenticate(res, o.addr, true, writeError))
 		r.Use(o.limiter.Middleware(writeError))
 	}
 	r.Group(func(r chi.Router) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -491,9 +493,20 @@ func TestPanicRecovered(t *testing.T) {
 
 // TestSIGTERMDrains stops a server with SIGTERM in the middle of a burst of
 // creates: every request the server took in is answered in full, the
-// process exits 0, and every 201 is in the database.
+// process exits 0, and every 201 is in the database. With keep-alive
+// connections, a request sent on a connection the server had open is one
+// it took in: it must be answered (with Connection: close), never cut.
 func TestSIGTERMDrains(t *testing.T) {
 	t.Parallel()
+	for _, keepAlive := range []bool{false, true} {
+		t.Run(map[bool]string{false: "connection per request", true: "keep-alive"}[keepAlive], func(t *testing.T) {
+			t.Parallel()
+			testSIGTERMDrains(t, keepAlive)
+		})
+	}
+}
+
+func testSIGTERMDrains(t *testing.T, keepAlive bool) {
 	dbURL := storetest.URL(t, dialect.Postgres)
 	keys := seedDemo(t, dbURL)
 	s := startServer(t, t.TempDir(), "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--database-url", dbURL)
@@ -503,13 +516,14 @@ func TestSIGTERMDrains(t *testing.T) {
 
 	// A connection per request: a refused dial is then a request the server
 	// never took, anything else short of a full response is a broken one.
-	tr := &http.Transport{DisableKeepAlives: true}
+	tr := &http.Transport{DisableKeepAlives: !keepAlive, MaxIdleConnsPerHost: 64}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	type outcome struct {
 		ref, reqID      string
 		status          int
 		id              string
 		err             error
+		reused          bool // sent on a connection the server had accepted before
 		began, finished time.Time
 	}
 	var (
@@ -530,7 +544,10 @@ func TestSIGTERMDrains(t *testing.T) {
 				o := outcome{ref: fmt.Sprintf("drain-%d", i), reqID: fmt.Sprintf("drain-req-%d", i), began: time.Now()}
 				body := ids.bookingAt(slots[i], fmt.Sprintf("+3519130%05d", i), o.ref)
 				body["barber_id"] = ids.joao
-				r, err := sendWithID(client, "POST", api+"/appointments", keys.APIKey, o.reqID, body)
+				var reused atomic.Bool
+				trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) }}
+				r, err := sendWithID(client, "POST", api+"/appointments", keys.APIKey, o.reqID, body, trace)
+				o.reused = reused.Load()
 				o.finished, o.err = time.Now(), err
 				if err == nil {
 					o.status = r.Status
@@ -606,6 +623,8 @@ func TestSIGTERMDrains(t *testing.T) {
 			}
 		case logged:
 			t.Errorf("%s: the server handled it (status %d) but the client got %v", o.ref, st, o.err)
+		case o.reused:
+			t.Errorf("%s: sent on a kept-alive connection, yet cut: %v", o.ref, o.err)
 		default:
 			// Reset before the server accepted it (still in the listen
 			// backlog when the listener closed): never taken in.
@@ -632,18 +651,96 @@ func TestSIGTERMDrains(t *testing.T) {
 	checkInvariants(t, db)
 }
 
-// sendWithID is send with an X-Request-Id.
-func sendWithID(client *http.Client, method, url, key, reqID string, body any) (*reply, error) {
-	return send(&http.Client{Transport: headerTransport{client.Transport, "X-Request-Id", reqID}, Timeout: client.Timeout}, method, url, key, body)
+// TestSIGTERMKeepsIdleConnections: a connection kept alive and idle when
+// the SIGTERM comes may still bring its next request during the drain
+// delay, and gets a whole answer that closes it, while new connections are
+// refused. Without the delay the server would close the idle connection at
+// once, and a client sending on it at that moment would get a reset.
+func TestSIGTERMKeepsIdleConnections(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, t.TempDir(), "serve", "--addr", "127.0.0.1:0", "--jobs-interval", "0",
+				"--drain-delay", "5s", "--database-url", storetest.URL(t, d))
+			host := strings.TrimPrefix(s.URL, "http://")
+			conn, err := net.Dial("tcp", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			get := func() (*http.Response, error) {
+				if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: barberd\r\n\r\n"); err != nil {
+					return nil, err
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				return resp, err
+			}
+			if resp, err := get(); err != nil || resp.StatusCode != 200 || resp.Close {
+				t.Fatalf("before the SIGTERM: %v %v", resp, err)
+			}
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			// Until the listener is closed, a dial may still succeed.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				c, err := net.Dial("tcp", host)
+				if err != nil {
+					break
+				}
+				c.Close()
+				if time.Now().After(deadline) {
+					t.Fatal("new connections are still accepted 10 s after the SIGTERM")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			resp, err := get()
+			if err != nil {
+				t.Fatalf("a request on the connection kept alive during the drain: %v", err)
+			}
+			if resp.StatusCode != 200 || !resp.Close {
+				t.Fatalf("during the drain: status %d, Connection: close %v; want 200 closing the connection", resp.StatusCode, resp.Close)
+			}
+			// The server is now free to stop before the delay is out.
+			select {
+			case <-s.done:
+			case <-time.After(4 * time.Second):
+				t.Fatal("the server did not stop once its last connection closed")
+			}
+			if s.code != 0 {
+				t.Fatalf("exit %d\n%s", s.code, s.stderr)
+			}
+		})
+	}
+}
+
+// sendWithID is send with an X-Request-Id (and, when given, a trace).
+func sendWithID(client *http.Client, method, url, key, reqID string, body any, trace ...*httptrace.ClientTrace) (*reply, error) {
+	var tr *httptrace.ClientTrace
+	if len(trace) > 0 {
+		tr = trace[0]
+	}
+	return send(&http.Client{Transport: headerTransport{client.Transport, "X-Request-Id", reqID, tr}, Timeout: client.Timeout}, method, url, key, body)
 }
 
 type headerTransport struct {
 	rt          http.RoundTripper
 	name, value string
+	trace       *httptrace.ClientTrace
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
+	ctx := r.Context()
+	if h.trace != nil {
+		ctx = httptrace.WithClientTrace(ctx, h.trace)
+	}
+	r = r.Clone(ctx)
 	r.Header.Set(h.name, h.value)
 	rt := h.rt
 	if rt == nil {

@@ -11,14 +11,12 @@ import (
 )
 
 // writeGraphQLError answers a GraphQL request refused before execution (a
-// bad API key, or the key's rate limit) in GraphQL's own response form.
+// bad API key, a rate limit, a body too large) in GraphQL's own response
+// form, with the status the REST table gives its code.
 func writeGraphQLError(w http.ResponseWriter, err error) {
-	status := http.StatusUnauthorized
-	switch graph.ErrorCode(err) {
-	case graph.CodeUnavailable:
-		status = http.StatusServiceUnavailable
-	case rest.CodeRateLimited:
-		status = http.StatusTooManyRequests
+	status := rest.Status(graph.ErrorCode(err))
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -74,7 +74,7 @@ func TestRouterRateLimitAndMetrics(t *testing.T) {
 		metrics := rest.NewMetrics(db.SQL)
 		res.Metrics = metrics
 		// Two at once, then one every 100 s: the test never sees a refill.
-		srv := httptest.NewServer(routes(res, db, serverConfig{rateLimit: 0.01, rateBurst: 2}, metrics))
+		srv := httptest.NewServer(routes(res, db, serverConfig{rateLimit: 0.01, rateBurst: 2}, metrics, nil))
 		t.Cleanup(srv.Close)
 
 		gql := func(key string) (*http.Response, map[string]any) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -36,8 +38,16 @@ type serverConfig struct {
 	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
 	rateBurst       int
 	pprofAddr       string // "": no profiling endpoint
-	cacheMB         int    // availability cache
-	memoryLimitMB   int    // soft limit for the Go runtime; 0: none
+	metricsAddr     string // "": /metrics on the API listener
+	drainDelay      time.Duration
+	maxBody         int64
+	anonRate        float64 // requests a second without a key, per client address
+	anonBurst       int
+	failRate        float64 // failed authentications a second, per client address
+	failBurst       int
+	trustedProxies  string
+	cacheMB         int // availability cache
+	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
 }
 
@@ -59,6 +69,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		{&c.writeTimeout, "write-timeout", "BARBERD_WRITE_TIMEOUT", 30 * time.Second, "longest time to write a response"},
 		{&c.idleTimeout, "idle-timeout", "BARBERD_IDLE_TIMEOUT", 120 * time.Second, "how long an idle keep-alive connection stays open"},
 		{&c.shutdownTimeout, "shutdown-timeout", "BARBERD_SHUTDOWN_TIMEOUT", 20 * time.Second, "how long a stop waits for requests in flight"},
+		{&c.drainDelay, "drain-delay", "BARBERD_DRAIN_DELAY", time.Second, "on SIGTERM, how long open keep-alive connections may still bring a request (answered with Connection: close) while /readyz says 503, before the server stops; new connections are refused at once"},
 		{&c.freshness, "freshness-window", "BARBERD_FRESHNESS_WINDOW", graph.DefaultFreshnessWindow, "how long a check of the database's change versions answers for cached keys, catalogs and availability; writes through barberd wait this long before they answer, so every replica's next answer shows them; changes written straight to SQL show within it; 0: every cached answer is checked after its request arrived, and writes do not wait (at most 1s)"},
 	} {
 		def, err := envDuration(d.env, d.def)
@@ -75,6 +86,15 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if err != nil {
 		return err
 	}
+	if err := addrLimitFlags(fs, &c); err != nil {
+		return err
+	}
+	maxBody, err := envInt("BARBERD_MAX_BODY_BYTES", rest.DefaultMaxBody)
+	if err != nil {
+		return err
+	}
+	fs.Int64Var(&c.maxBody, "max-body-bytes", int64(maxBody), "largest request body of REST and GraphQL, in bytes; larger ones get 413 payload_too_large (env BARBERD_MAX_BODY_BYTES)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("BARBERD_METRICS_ADDR"), "serve /metrics on this separate address (e.g. 127.0.0.1:9090) instead of on --addr; empty: /metrics is on --addr (env BARBERD_METRICS_ADDR)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
 	fs.IntVar(&c.rateBurst, "rate-burst", rateBurst, "requests an API key may make at once before --rate-limit applies (env BARBERD_RATE_BURST)")
 	jobsInterval, err := envDuration("BARBERD_JOBS_INTERVAL", 15*time.Second)
@@ -104,8 +124,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.jobsInterval < 0 || c.reminderLead < 0 {
 		return errors.New("--jobs-interval and --reminder-lead must not be negative")
 	}
-	if c.rateLimit < 0 || c.rateBurst < 1 {
-		return errors.New("--rate-limit must not be negative and --rate-burst must be at least 1")
+	if c.rateLimit < 0 || c.rateBurst < 1 || c.anonRate < 0 || c.anonBurst < 1 || c.failRate < 0 || c.failBurst < 1 {
+		return errors.New("rate limits must not be negative and bursts must be at least 1")
+	}
+	if c.maxBody < 1024 || c.drainDelay < 0 {
+		return errors.New("--max-body-bytes must be at least 1024 and --drain-delay not negative")
+	}
+	if _, err := rest.NewClientAddr(c.trustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if c.cacheMB < 1 || c.memoryLimitMB < 0 {
 		return errors.New("--availability-cache-mb must be at least 1 and --memory-limit-mb not negative")
@@ -130,6 +156,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		}
 		defer stop()
 	}
+	metrics := rest.NewMetrics(db.SQL)
+	if c.metricsAddr != "" {
+		stop, err := serveAside(c.metricsAddr, "--metrics-addr", metrics.Handler())
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
@@ -140,7 +174,35 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 			return err
 		}
 	}
-	return serve(ctx, ln, c, res, db)
+	return serve(ctx, ln, c, res, db, metrics)
+}
+
+// addrLimitFlags defines the flags of the limits kept per client address.
+func addrLimitFlags(fs *flag.FlagSet, c *serverConfig) error {
+	for _, d := range []struct {
+		rate      *float64
+		burst     *int
+		flag, env string
+		defRate   float64
+		defBurst  int
+		what      string
+	}{
+		{&c.anonRate, &c.anonBurst, "anonymous-rate", "BARBERD_ANONYMOUS_RATE", 2, 20, "GraphQL requests without an API key (introspection for the playground)"},
+		{&c.failRate, &c.failBurst, "auth-failure-rate", "BARBERD_AUTH_FAILURE_RATE", 1, 10, "requests with a missing or wrong API key; past it, such an address is refused before its key is looked up"},
+	} {
+		rate, err := envFloat(d.env+"_LIMIT", d.defRate)
+		if err != nil {
+			return err
+		}
+		burst, err := envInt(d.env+"_BURST", d.defBurst)
+		if err != nil {
+			return err
+		}
+		fs.Float64Var(d.rate, d.flag+"-limit", rate, "a second, sustained, each client address may make "+d.what+", on each replica; 0 disables the limit (env "+d.env+"_LIMIT)")
+		fs.IntVar(d.burst, d.flag+"-burst", burst, "how many of those an address may make at once (env "+d.env+"_BURST)")
+	}
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("BARBERD_TRUSTED_PROXIES"), "load balancers in front of barberd, as comma-separated addresses or CIDR prefixes: behind them the client address is read from X-Forwarded-For; empty: the connection's peer is the client (env BARBERD_TRUSTED_PROXIES)")
+	return nil
 }
 
 // introduceDemo seeds the demo account when the database has none and
@@ -202,9 +264,13 @@ func portOf(addr net.Addr) string {
 }
 
 // serve runs the HTTP server (and the background jobs) on ln until ctx
-// ends, then drains requests in flight for up to the shutdown timeout.
-func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB) error {
-	metrics := rest.NewMetrics(db.SQL)
+// ends, then drains: ln is closed at once, so no new connection is
+// accepted; /readyz says 503 and every answer closes its connection, while
+// open keep-alive connections may still bring the request they were
+// sending for up to the drain delay; then the server waits for the requests
+// in flight for up to the shutdown timeout. So every request the server
+// accepted gets a whole answer.
+func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB, metrics *rest.Metrics) error {
 	res.Metrics = metrics // before the jobs start: they count too
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	var jobs sync.WaitGroup
@@ -213,12 +279,14 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	if c.jobsInterval > 0 {
 		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead) })
 	}
+	d := &drain{}
 	srv := &http.Server{
-		Handler:           routes(res, db, c, metrics),
+		Handler:           d.middleware(routes(res, db, c, metrics, d)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.readTimeout,
 		WriteTimeout:      c.writeTimeout,
 		IdleTimeout:       c.idleTimeout,
+		ConnState:         d.track,
 		ErrorLog:          slog.NewLogLogger(res.Log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -229,36 +297,114 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 		return err
 	case <-ctx.Done():
 	}
-	res.Log.Info("shutting down", "timeout", c.shutdownTimeout.String())
+	res.Log.Info("draining", "delay", c.drainDelay.String(), "timeout", c.shutdownTimeout.String())
+	d.start()
+	_ = ln.Close() // refuse new connections now; Serve returns
+	d.wait(c.drainDelay)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	res.Log.Info("stopped")
 	return nil
 }
 
-// newRouter assembles every route of the server, without a rate limit.
+// drain is the state of a server that was told to stop: it closes every
+// connection after its next answer, and counts the connections still open.
+type drain struct {
+	draining atomic.Bool
+	mu       sync.Mutex
+	open     map[net.Conn]struct{}
+	changed  chan struct{} // closed and replaced whenever a connection closes
+}
+
+func (d *drain) start() { d.draining.Store(true) }
+
+// track follows connections (http.Server.ConnState).
+func (d *drain) track(c net.Conn, s http.ConnState) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.open == nil {
+		d.open = map[net.Conn]struct{}{}
+		d.changed = make(chan struct{})
+	}
+	switch s {
+	case http.StateNew:
+		d.open[c] = struct{}{}
+	case http.StateHijacked, http.StateClosed:
+		delete(d.open, c)
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
+}
+
+// wait returns once every connection has closed, or after delay.
+func (d *drain) wait(delay time.Duration) {
+	deadline := time.After(delay)
+	for {
+		d.mu.Lock()
+		n, changed := len(d.open), d.changed
+		d.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-deadline:
+			return
+		case <-changed:
+		}
+	}
+}
+
+// middleware closes the connection after each answer once draining.
+func (d *drain) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// newRouter assembles every route of the server, without rate limits.
 func newRouter(res *graph.Resolver, db *store.DB) http.Handler {
-	return routes(res, db, serverConfig{}, rest.NewMetrics(db.SQL))
+	return routes(res, db, serverConfig{}, rest.NewMetrics(db.SQL), nil)
 }
 
 // routes assembles every route of the server. /metrics needs no API key:
-// expose it only on an internal network.
-func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Metrics) http.Handler {
+// unless it has a listener of its own (--metrics-addr), expose the API only
+// behind something that keeps /metrics internal. d may be nil (never
+// draining).
+func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Metrics, d *drain) http.Handler {
 	limiter := rest.NewRateLimiter(c.rateLimit, c.rateBurst) // nil when disabled
-	if limiter != nil {
-		limiter.OnLimited = metrics.RateLimited
+	addr, _ := rest.NewClientAddr(c.trustedProxies)          // checked when the flags were read
+	limits := &rest.AddrLimits{
+		Anonymous: rest.NewRateLimiter(c.anonRate, c.anonBurst),
+		Failures:  rest.NewRateLimiter(c.failRate, c.failBurst),
+		Addr:      addr,
+	}
+	for _, l := range []*rest.RateLimiter{limiter, limits.Anonymous, limits.Failures} {
+		if l != nil {
+			l.OnLimited = metrics.RateLimited
+		}
+	}
+	maxBody := c.maxBody
+	if maxBody <= 0 {
+		maxBody = rest.DefaultMaxBody
 	}
 	r := chi.NewRouter()
 	r.Use(metrics.Middleware) // first: it sees the 500 of a recovered panic
 	r.Use(rest.Middleware(res.Log)...)
-	r.NotFound(rest.New(res, rest.WithRateLimiter(limiter)).ServeHTTP) // unknown routes get a problem+json 404
-	r.Handle("/metrics", metrics.Handler())
+	r.Use(rest.Deadline(c.writeTimeout))
+	v1 := rest.New(res, rest.WithRateLimiter(limiter), rest.WithAddrLimits(limits), rest.WithMaxBody(maxBody))
+	r.NotFound(v1.ServeHTTP) // unknown routes get a problem+json 404
+	if c.metricsAddr == "" {
+		r.Handle("/metrics", metrics.Handler())
+	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -267,6 +413,11 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if d != nil && d.draining.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "stopping\n")
+			return
+		}
 		if err := db.Ping(ctx); err != nil {
 			w.Header().Set("Retry-After", "2")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -275,10 +426,20 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	r.Mount(rest.BasePath, rest.New(res, rest.WithRateLimiter(limiter)))
+	r.Mount(rest.BasePath, v1)
 	gql := graph.NewHandler(res)
 	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
-	r.Handle("/graphql", rest.Authenticate(res, false, gqlError)(limiter.Middleware(gqlError)(gql)))
+	r.Route("/graphql", func(r chi.Router) {
+		r.Use(rest.LimitBody(maxBody, true, gqlError))
+		r.Use(rest.Authenticate(res, limits, false, gqlError))
+		r.Use(limiter.Middleware(gqlError))
+		r.Get("/", gql.ServeHTTP)
+		r.Post("/", gql.ServeHTTP)
+		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			gqlError(w, r, graph.Errorf(rest.CodeMethodNotAllowed, "%s is not allowed on /graphql; send queries with POST (or GET).", r.Method))
+		})
+	})
 	r.Mount("/playground", playground.Handler("/playground", "/graphql")) // GraphiQL, embedded: works offline
 	return r
 }
@@ -286,17 +447,23 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 // serveProfiler serves Go's profiler on its own address, away from the
 // public router, and returns how to stop it.
 func serveProfiler(addr string) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof-addr: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return serveAside(addr, "--pprof-addr", mux)
+}
+
+// serveAside serves h on a listener of its own at addr, away from the
+// public router, and returns how to stop it.
+func serveAside(addr, flag string, h http.Handler) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	return func() { srv.Close() }, nil
 }
