@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
 
 	"barberd/graph"
 	"barberd/graph/store"
@@ -265,4 +269,74 @@ func TestMetricsAddr(t *testing.T) {
 	if code, _ := get(s.URL + "/healthz"); code != 200 {
 		t.Fatalf("/healthz: %d", code)
 	}
+}
+
+// TestRequestsStopWhenNobodyWaits: a request stuck behind a lock stops its
+// database work once its deadline (the write timeout) passes, and once its
+// client goes away, instead of waiting for the lock for as long as another
+// transaction holds it.
+func TestRequestsStopWhenNobodyWaits(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		logs := &syncBuffer{}
+		res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(logs, nil)))
+		keys, err := res.SeedDemo(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(routes(res, db, serverConfig{writeTimeout: time.Second}, rest.NewMetrics(db.SQL), nil))
+		t.Cleanup(srv.Close)
+		ids := lisbonIDs(t, srv.URL, keys.APIKey)
+		day := nextWeekday(time.Tuesday)
+
+		// Another transaction holds João's lock (SQLite: the write lock).
+		tx, err := db.SQL.BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect == dialect.Postgres {
+			if _, err := tx.Exec(`SELECT id FROM barbers WHERE id = $1 FOR UPDATE`, ids.joao); err != nil {
+				t.Fatal(err)
+			}
+		}
+		held := time.Now()
+		t.Cleanup(func() { _ = tx.Rollback() })
+
+		create := func(ctx context.Context, at, reqID string) (*http.Response, error) {
+			b, _ := json.Marshal(ids.bookingAt(day+"T"+at, "+351912000111", ""))
+			req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+rest.BasePath+"/appointments", bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Service-Api-Key", keys.APIKey)
+			req.Header.Set("X-Request-Id", reqID)
+			return http.DefaultClient.Do(req)
+		}
+		// The deadline: the server gives up after its write timeout.
+		resp, err := create(context.Background(), "10:00:00", "stuck-deadline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if took := time.Since(held); took > 5*time.Second || resp.StatusCode < 500 {
+			t.Fatalf("past its deadline: status %d after %v; want an error soon after 1 s", resp.StatusCode, took)
+		}
+		// The client going away: the server's work ends with it.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		gone := time.Now()
+		if _, err := create(ctx, "11:00:00", "stuck-gone"); err == nil {
+			t.Fatal("the request answered while the lock was held")
+		}
+		for !strings.Contains(logs.String(), `"request_id":"stuck-gone"`) || !strings.Contains(logs.String(), `"msg":"request"`) {
+			if time.Since(gone) > 5*time.Second {
+				t.Fatalf("the server still works on a request whose client left 5 s ago\n%s", logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		// Nothing of the two was written.
+		if x := call(t, "GET", srv.URL+rest.BasePath+"/availability?unit_id="+ids.unit+"&service_id="+ids.haircut+"&barber_id="+ids.joao+"&date="+day, keys.APIKey, nil, 200); !bytes.Contains(x.Body, []byte(day+`T10:00:00"`)) || !bytes.Contains(x.Body, []byte(day+`T11:00:00"`)) {
+			t.Fatalf("a stopped create booked its slot: %s", x.Body)
+		}
+	})
 }
