@@ -299,15 +299,16 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	}
 	res.Log.Info("draining", "delay", c.drainDelay.String(), "timeout", c.shutdownTimeout.String())
 	d.start()
-	_ = ln.Close() // refuse new connections now; Serve returns
+	_ = ln.Close() // refuse new connections now
+	// Serve returns at once; the connections it accepted go on.
+	if err := <-errc; !errors.Is(err, net.ErrClosed) {
+		return err
+	}
 	d.wait(c.drainDelay)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-		return err
 	}
 	res.Log.Info("stopped")
 	return nil
