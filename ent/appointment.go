@@ -38,6 +38,12 @@ type Appointment struct {
 	BarberID string `json:"barber_id,omitempty"`
 	// CustomerID holds the value of the "customer_id" field.
 	CustomerID string `json:"customer_id,omitempty"`
+	// The client's name as given when the appointment was booked.
+	ClientName string `json:"client_name,omitempty"`
+	// The client's phone (E.164) as given when the appointment was booked.
+	ClientPhone string `json:"client_phone,omitempty"`
+	// The client's e-mail as given when the appointment was booked, if one was.
+	ClientEmail *string `json:"client_email,omitempty"`
 	// APIKeyID holds the value of the "api_key_id" field.
 	APIKeyID string `json:"api_key_id,omitempty"`
 	// HoldID holds the value of the "hold_id" field.
@@ -76,7 +82,7 @@ type AppointmentEdges struct {
 	Service *Service `json:"service,omitempty"`
 	// Barber holds the value of the barber edge.
 	Barber *Barber `json:"barber,omitempty"`
-	// Customer holds the value of the customer edge.
+	// The account's customer record of the client's phone, which later bookings with that phone update. Scope admin.
 	Customer *Customer `json:"customer,omitempty"`
 	// APIKey holds the value of the api_key edge.
 	APIKey *APIKey `json:"api_key,omitempty"`
@@ -173,7 +179,7 @@ func (*Appointment) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case appointment.FieldVersion:
 			values[i] = new(sql.NullInt64)
-		case appointment.FieldID, appointment.FieldAccountID, appointment.FieldUnitID, appointment.FieldServiceID, appointment.FieldBarberID, appointment.FieldCustomerID, appointment.FieldAPIKeyID, appointment.FieldHoldID, appointment.FieldExternalReference, appointment.FieldStatus, appointment.FieldSource, appointment.FieldCancellationReason:
+		case appointment.FieldID, appointment.FieldAccountID, appointment.FieldUnitID, appointment.FieldServiceID, appointment.FieldBarberID, appointment.FieldCustomerID, appointment.FieldClientName, appointment.FieldClientPhone, appointment.FieldClientEmail, appointment.FieldAPIKeyID, appointment.FieldHoldID, appointment.FieldExternalReference, appointment.FieldStatus, appointment.FieldSource, appointment.FieldCancellationReason:
 			values[i] = new(sql.NullString)
 		case appointment.FieldCreatedAt, appointment.FieldUpdatedAt, appointment.FieldStartsAt, appointment.FieldEndsAt, appointment.FieldCancelledAt, appointment.FieldRemindedAt:
 			values[i] = new(sql.NullTime)
@@ -239,6 +245,25 @@ func (_m *Appointment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field customer_id", values[i])
 			} else if value.Valid {
 				_m.CustomerID = value.String
+			}
+		case appointment.FieldClientName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field client_name", values[i])
+			} else if value.Valid {
+				_m.ClientName = value.String
+			}
+		case appointment.FieldClientPhone:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field client_phone", values[i])
+			} else if value.Valid {
+				_m.ClientPhone = value.String
+			}
+		case appointment.FieldClientEmail:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field client_email", values[i])
+			} else if value.Valid {
+				_m.ClientEmail = new(string)
+				*_m.ClientEmail = value.String
 			}
 		case appointment.FieldAPIKeyID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -402,6 +427,17 @@ func (_m *Appointment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("customer_id=")
 	builder.WriteString(_m.CustomerID)
+	builder.WriteString(", ")
+	builder.WriteString("client_name=")
+	builder.WriteString(_m.ClientName)
+	builder.WriteString(", ")
+	builder.WriteString("client_phone=")
+	builder.WriteString(_m.ClientPhone)
+	builder.WriteString(", ")
+	if v := _m.ClientEmail; v != nil {
+		builder.WriteString("client_email=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("api_key_id=")
 	builder.WriteString(_m.APIKeyID)

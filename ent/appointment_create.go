@@ -88,6 +88,32 @@ func (_c *AppointmentCreate) SetCustomerID(v string) *AppointmentCreate {
 	return _c
 }
 
+// SetClientName sets the "client_name" field.
+func (_c *AppointmentCreate) SetClientName(v string) *AppointmentCreate {
+	_c.mutation.SetClientName(v)
+	return _c
+}
+
+// SetClientPhone sets the "client_phone" field.
+func (_c *AppointmentCreate) SetClientPhone(v string) *AppointmentCreate {
+	_c.mutation.SetClientPhone(v)
+	return _c
+}
+
+// SetClientEmail sets the "client_email" field.
+func (_c *AppointmentCreate) SetClientEmail(v string) *AppointmentCreate {
+	_c.mutation.SetClientEmail(v)
+	return _c
+}
+
+// SetNillableClientEmail sets the "client_email" field if the given value is not nil.
+func (_c *AppointmentCreate) SetNillableClientEmail(v *string) *AppointmentCreate {
+	if v != nil {
+		_c.SetClientEmail(*v)
+	}
+	return _c
+}
+
 // SetAPIKeyID sets the "api_key_id" field.
 func (_c *AppointmentCreate) SetAPIKeyID(v string) *AppointmentCreate {
 	_c.mutation.SetAPIKeyID(v)
@@ -356,6 +382,27 @@ func (_c *AppointmentCreate) check() error {
 	if _, ok := _c.mutation.CustomerID(); !ok {
 		return &ValidationError{Name: "customer_id", err: errors.New(`ent: missing required field "Appointment.customer_id"`)}
 	}
+	if _, ok := _c.mutation.ClientName(); !ok {
+		return &ValidationError{Name: "client_name", err: errors.New(`ent: missing required field "Appointment.client_name"`)}
+	}
+	if v, ok := _c.mutation.ClientName(); ok {
+		if err := appointment.ClientNameValidator(v); err != nil {
+			return &ValidationError{Name: "client_name", err: fmt.Errorf(`ent: validator failed for field "Appointment.client_name": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ClientPhone(); !ok {
+		return &ValidationError{Name: "client_phone", err: errors.New(`ent: missing required field "Appointment.client_phone"`)}
+	}
+	if v, ok := _c.mutation.ClientPhone(); ok {
+		if err := appointment.ClientPhoneValidator(v); err != nil {
+			return &ValidationError{Name: "client_phone", err: fmt.Errorf(`ent: validator failed for field "Appointment.client_phone": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.ClientEmail(); ok {
+		if err := appointment.ClientEmailValidator(v); err != nil {
+			return &ValidationError{Name: "client_email", err: fmt.Errorf(`ent: validator failed for field "Appointment.client_email": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.APIKeyID(); !ok {
 		return &ValidationError{Name: "api_key_id", err: errors.New(`ent: missing required field "Appointment.api_key_id"`)}
 	}
@@ -460,6 +507,18 @@ func (_c *AppointmentCreate) createSpec() (*Appointment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(appointment.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.ClientName(); ok {
+		_spec.SetField(appointment.FieldClientName, field.TypeString, value)
+		_node.ClientName = value
+	}
+	if value, ok := _c.mutation.ClientPhone(); ok {
+		_spec.SetField(appointment.FieldClientPhone, field.TypeString, value)
+		_node.ClientPhone = value
+	}
+	if value, ok := _c.mutation.ClientEmail(); ok {
+		_spec.SetField(appointment.FieldClientEmail, field.TypeString, value)
+		_node.ClientEmail = &value
 	}
 	if value, ok := _c.mutation.ExternalReference(); ok {
 		_spec.SetField(appointment.FieldExternalReference, field.TypeString, value)
@@ -849,6 +908,15 @@ func (u *AppointmentUpsertOne) UpdateNewValues() *AppointmentUpsertOne {
 		}
 		if _, exists := u.create.mutation.CustomerID(); exists {
 			s.SetIgnore(appointment.FieldCustomerID)
+		}
+		if _, exists := u.create.mutation.ClientName(); exists {
+			s.SetIgnore(appointment.FieldClientName)
+		}
+		if _, exists := u.create.mutation.ClientPhone(); exists {
+			s.SetIgnore(appointment.FieldClientPhone)
+		}
+		if _, exists := u.create.mutation.ClientEmail(); exists {
+			s.SetIgnore(appointment.FieldClientEmail)
 		}
 		if _, exists := u.create.mutation.APIKeyID(); exists {
 			s.SetIgnore(appointment.FieldAPIKeyID)
@@ -1262,6 +1330,15 @@ func (u *AppointmentUpsertBulk) UpdateNewValues() *AppointmentUpsertBulk {
 			}
 			if _, exists := b.mutation.CustomerID(); exists {
 				s.SetIgnore(appointment.FieldCustomerID)
+			}
+			if _, exists := b.mutation.ClientName(); exists {
+				s.SetIgnore(appointment.FieldClientName)
+			}
+			if _, exists := b.mutation.ClientPhone(); exists {
+				s.SetIgnore(appointment.FieldClientPhone)
+			}
+			if _, exists := b.mutation.ClientEmail(); exists {
+				s.SetIgnore(appointment.FieldClientEmail)
 			}
 			if _, exists := b.mutation.APIKeyID(); exists {
 				s.SetIgnore(appointment.FieldAPIKeyID)

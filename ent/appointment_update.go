@@ -311,6 +311,9 @@ func (_u *AppointmentUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(appointment.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if _u.mutation.ClientEmailCleared() {
+		_spec.ClearField(appointment.FieldClientEmail, field.TypeString)
+	}
 	if _u.mutation.ExternalReferenceCleared() {
 		_spec.ClearField(appointment.FieldExternalReference, field.TypeString)
 	}
@@ -736,6 +739,9 @@ func (_u *AppointmentUpdateOne) sqlSave(ctx context.Context) (_node *Appointment
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(appointment.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ClientEmailCleared() {
+		_spec.ClearField(appointment.FieldClientEmail, field.TypeString)
 	}
 	if _u.mutation.ExternalReferenceCleared() {
 		_spec.ClearField(appointment.FieldExternalReference, field.TypeString)

@@ -364,6 +364,21 @@ func (_q *AppointmentQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, appointment.FieldCustomerID)
 				fieldSeen[appointment.FieldCustomerID] = struct{}{}
 			}
+		case "clientName":
+			if _, ok := fieldSeen[appointment.FieldClientName]; !ok {
+				selectedFields = append(selectedFields, appointment.FieldClientName)
+				fieldSeen[appointment.FieldClientName] = struct{}{}
+			}
+		case "clientPhone":
+			if _, ok := fieldSeen[appointment.FieldClientPhone]; !ok {
+				selectedFields = append(selectedFields, appointment.FieldClientPhone)
+				fieldSeen[appointment.FieldClientPhone] = struct{}{}
+			}
+		case "clientEmail":
+			if _, ok := fieldSeen[appointment.FieldClientEmail]; !ok {
+				selectedFields = append(selectedFields, appointment.FieldClientEmail)
+				fieldSeen[appointment.FieldClientEmail] = struct{}{}
+			}
 		case "holdID":
 			if _, ok := fieldSeen[appointment.FieldHoldID]; !ok {
 				selectedFields = append(selectedFields, appointment.FieldHoldID)

@@ -765,6 +765,53 @@ type AppointmentWhereInput struct {
 	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
 	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
 
+	// "client_name" field predicates.
+	ClientName             *string  `json:"clientName,omitempty"`
+	ClientNameNEQ          *string  `json:"clientNameNEQ,omitempty"`
+	ClientNameIn           []string `json:"clientNameIn,omitempty"`
+	ClientNameNotIn        []string `json:"clientNameNotIn,omitempty"`
+	ClientNameGT           *string  `json:"clientNameGT,omitempty"`
+	ClientNameGTE          *string  `json:"clientNameGTE,omitempty"`
+	ClientNameLT           *string  `json:"clientNameLT,omitempty"`
+	ClientNameLTE          *string  `json:"clientNameLTE,omitempty"`
+	ClientNameContains     *string  `json:"clientNameContains,omitempty"`
+	ClientNameHasPrefix    *string  `json:"clientNameHasPrefix,omitempty"`
+	ClientNameHasSuffix    *string  `json:"clientNameHasSuffix,omitempty"`
+	ClientNameEqualFold    *string  `json:"clientNameEqualFold,omitempty"`
+	ClientNameContainsFold *string  `json:"clientNameContainsFold,omitempty"`
+
+	// "client_phone" field predicates.
+	ClientPhone             *string  `json:"clientPhone,omitempty"`
+	ClientPhoneNEQ          *string  `json:"clientPhoneNEQ,omitempty"`
+	ClientPhoneIn           []string `json:"clientPhoneIn,omitempty"`
+	ClientPhoneNotIn        []string `json:"clientPhoneNotIn,omitempty"`
+	ClientPhoneGT           *string  `json:"clientPhoneGT,omitempty"`
+	ClientPhoneGTE          *string  `json:"clientPhoneGTE,omitempty"`
+	ClientPhoneLT           *string  `json:"clientPhoneLT,omitempty"`
+	ClientPhoneLTE          *string  `json:"clientPhoneLTE,omitempty"`
+	ClientPhoneContains     *string  `json:"clientPhoneContains,omitempty"`
+	ClientPhoneHasPrefix    *string  `json:"clientPhoneHasPrefix,omitempty"`
+	ClientPhoneHasSuffix    *string  `json:"clientPhoneHasSuffix,omitempty"`
+	ClientPhoneEqualFold    *string  `json:"clientPhoneEqualFold,omitempty"`
+	ClientPhoneContainsFold *string  `json:"clientPhoneContainsFold,omitempty"`
+
+	// "client_email" field predicates.
+	ClientEmail             *string  `json:"clientEmail,omitempty"`
+	ClientEmailNEQ          *string  `json:"clientEmailNEQ,omitempty"`
+	ClientEmailIn           []string `json:"clientEmailIn,omitempty"`
+	ClientEmailNotIn        []string `json:"clientEmailNotIn,omitempty"`
+	ClientEmailGT           *string  `json:"clientEmailGT,omitempty"`
+	ClientEmailGTE          *string  `json:"clientEmailGTE,omitempty"`
+	ClientEmailLT           *string  `json:"clientEmailLT,omitempty"`
+	ClientEmailLTE          *string  `json:"clientEmailLTE,omitempty"`
+	ClientEmailContains     *string  `json:"clientEmailContains,omitempty"`
+	ClientEmailHasPrefix    *string  `json:"clientEmailHasPrefix,omitempty"`
+	ClientEmailHasSuffix    *string  `json:"clientEmailHasSuffix,omitempty"`
+	ClientEmailIsNil        bool     `json:"clientEmailIsNil,omitempty"`
+	ClientEmailNotNil       bool     `json:"clientEmailNotNil,omitempty"`
+	ClientEmailEqualFold    *string  `json:"clientEmailEqualFold,omitempty"`
+	ClientEmailContainsFold *string  `json:"clientEmailContainsFold,omitempty"`
+
 	// "hold_id" field predicates.
 	HoldID             *string  `json:"holdID,omitempty"`
 	HoldIDNEQ          *string  `json:"holdIDNEQ,omitempty"`
@@ -1207,6 +1254,129 @@ func (i *AppointmentWhereInput) P() (predicate.Appointment, error) {
 	}
 	if i.CustomerIDContainsFold != nil {
 		predicates = append(predicates, appointment.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.ClientName != nil {
+		predicates = append(predicates, appointment.ClientNameEQ(*i.ClientName))
+	}
+	if i.ClientNameNEQ != nil {
+		predicates = append(predicates, appointment.ClientNameNEQ(*i.ClientNameNEQ))
+	}
+	if len(i.ClientNameIn) > 0 {
+		predicates = append(predicates, appointment.ClientNameIn(i.ClientNameIn...))
+	}
+	if len(i.ClientNameNotIn) > 0 {
+		predicates = append(predicates, appointment.ClientNameNotIn(i.ClientNameNotIn...))
+	}
+	if i.ClientNameGT != nil {
+		predicates = append(predicates, appointment.ClientNameGT(*i.ClientNameGT))
+	}
+	if i.ClientNameGTE != nil {
+		predicates = append(predicates, appointment.ClientNameGTE(*i.ClientNameGTE))
+	}
+	if i.ClientNameLT != nil {
+		predicates = append(predicates, appointment.ClientNameLT(*i.ClientNameLT))
+	}
+	if i.ClientNameLTE != nil {
+		predicates = append(predicates, appointment.ClientNameLTE(*i.ClientNameLTE))
+	}
+	if i.ClientNameContains != nil {
+		predicates = append(predicates, appointment.ClientNameContains(*i.ClientNameContains))
+	}
+	if i.ClientNameHasPrefix != nil {
+		predicates = append(predicates, appointment.ClientNameHasPrefix(*i.ClientNameHasPrefix))
+	}
+	if i.ClientNameHasSuffix != nil {
+		predicates = append(predicates, appointment.ClientNameHasSuffix(*i.ClientNameHasSuffix))
+	}
+	if i.ClientNameEqualFold != nil {
+		predicates = append(predicates, appointment.ClientNameEqualFold(*i.ClientNameEqualFold))
+	}
+	if i.ClientNameContainsFold != nil {
+		predicates = append(predicates, appointment.ClientNameContainsFold(*i.ClientNameContainsFold))
+	}
+	if i.ClientPhone != nil {
+		predicates = append(predicates, appointment.ClientPhoneEQ(*i.ClientPhone))
+	}
+	if i.ClientPhoneNEQ != nil {
+		predicates = append(predicates, appointment.ClientPhoneNEQ(*i.ClientPhoneNEQ))
+	}
+	if len(i.ClientPhoneIn) > 0 {
+		predicates = append(predicates, appointment.ClientPhoneIn(i.ClientPhoneIn...))
+	}
+	if len(i.ClientPhoneNotIn) > 0 {
+		predicates = append(predicates, appointment.ClientPhoneNotIn(i.ClientPhoneNotIn...))
+	}
+	if i.ClientPhoneGT != nil {
+		predicates = append(predicates, appointment.ClientPhoneGT(*i.ClientPhoneGT))
+	}
+	if i.ClientPhoneGTE != nil {
+		predicates = append(predicates, appointment.ClientPhoneGTE(*i.ClientPhoneGTE))
+	}
+	if i.ClientPhoneLT != nil {
+		predicates = append(predicates, appointment.ClientPhoneLT(*i.ClientPhoneLT))
+	}
+	if i.ClientPhoneLTE != nil {
+		predicates = append(predicates, appointment.ClientPhoneLTE(*i.ClientPhoneLTE))
+	}
+	if i.ClientPhoneContains != nil {
+		predicates = append(predicates, appointment.ClientPhoneContains(*i.ClientPhoneContains))
+	}
+	if i.ClientPhoneHasPrefix != nil {
+		predicates = append(predicates, appointment.ClientPhoneHasPrefix(*i.ClientPhoneHasPrefix))
+	}
+	if i.ClientPhoneHasSuffix != nil {
+		predicates = append(predicates, appointment.ClientPhoneHasSuffix(*i.ClientPhoneHasSuffix))
+	}
+	if i.ClientPhoneEqualFold != nil {
+		predicates = append(predicates, appointment.ClientPhoneEqualFold(*i.ClientPhoneEqualFold))
+	}
+	if i.ClientPhoneContainsFold != nil {
+		predicates = append(predicates, appointment.ClientPhoneContainsFold(*i.ClientPhoneContainsFold))
+	}
+	if i.ClientEmail != nil {
+		predicates = append(predicates, appointment.ClientEmailEQ(*i.ClientEmail))
+	}
+	if i.ClientEmailNEQ != nil {
+		predicates = append(predicates, appointment.ClientEmailNEQ(*i.ClientEmailNEQ))
+	}
+	if len(i.ClientEmailIn) > 0 {
+		predicates = append(predicates, appointment.ClientEmailIn(i.ClientEmailIn...))
+	}
+	if len(i.ClientEmailNotIn) > 0 {
+		predicates = append(predicates, appointment.ClientEmailNotIn(i.ClientEmailNotIn...))
+	}
+	if i.ClientEmailGT != nil {
+		predicates = append(predicates, appointment.ClientEmailGT(*i.ClientEmailGT))
+	}
+	if i.ClientEmailGTE != nil {
+		predicates = append(predicates, appointment.ClientEmailGTE(*i.ClientEmailGTE))
+	}
+	if i.ClientEmailLT != nil {
+		predicates = append(predicates, appointment.ClientEmailLT(*i.ClientEmailLT))
+	}
+	if i.ClientEmailLTE != nil {
+		predicates = append(predicates, appointment.ClientEmailLTE(*i.ClientEmailLTE))
+	}
+	if i.ClientEmailContains != nil {
+		predicates = append(predicates, appointment.ClientEmailContains(*i.ClientEmailContains))
+	}
+	if i.ClientEmailHasPrefix != nil {
+		predicates = append(predicates, appointment.ClientEmailHasPrefix(*i.ClientEmailHasPrefix))
+	}
+	if i.ClientEmailHasSuffix != nil {
+		predicates = append(predicates, appointment.ClientEmailHasSuffix(*i.ClientEmailHasSuffix))
+	}
+	if i.ClientEmailIsNil {
+		predicates = append(predicates, appointment.ClientEmailIsNil())
+	}
+	if i.ClientEmailNotNil {
+		predicates = append(predicates, appointment.ClientEmailNotNil())
+	}
+	if i.ClientEmailEqualFold != nil {
+		predicates = append(predicates, appointment.ClientEmailEqualFold(*i.ClientEmailEqualFold))
+	}
+	if i.ClientEmailContainsFold != nil {
+		predicates = append(predicates, appointment.ClientEmailContainsFold(*i.ClientEmailContainsFold))
 	}
 	if i.HoldID != nil {
 		predicates = append(predicates, appointment.HoldIDEQ(*i.HoldID))

@@ -1464,6 +1464,9 @@ type AppointmentMutation struct {
 	id                  *string
 	created_at          *time.Time
 	updated_at          *time.Time
+	client_name         *string
+	client_phone        *string
+	client_email        *string
 	external_reference  *string
 	status              *appointment.Status
 	starts_at           *time.Time
@@ -1848,6 +1851,127 @@ func (m *AppointmentMutation) OldCustomerID(ctx context.Context) (v string, err 
 // ResetCustomerID resets all changes to the "customer_id" field.
 func (m *AppointmentMutation) ResetCustomerID() {
 	m.customer = nil
+}
+
+// SetClientName sets the "client_name" field.
+func (m *AppointmentMutation) SetClientName(s string) {
+	m.client_name = &s
+}
+
+// ClientName returns the value of the "client_name" field in the mutation.
+func (m *AppointmentMutation) ClientName() (r string, exists bool) {
+	v := m.client_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientName returns the old "client_name" field's value of the Appointment entity.
+// If the Appointment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AppointmentMutation) OldClientName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientName: %w", err)
+	}
+	return oldValue.ClientName, nil
+}
+
+// ResetClientName resets all changes to the "client_name" field.
+func (m *AppointmentMutation) ResetClientName() {
+	m.client_name = nil
+}
+
+// SetClientPhone sets the "client_phone" field.
+func (m *AppointmentMutation) SetClientPhone(s string) {
+	m.client_phone = &s
+}
+
+// ClientPhone returns the value of the "client_phone" field in the mutation.
+func (m *AppointmentMutation) ClientPhone() (r string, exists bool) {
+	v := m.client_phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientPhone returns the old "client_phone" field's value of the Appointment entity.
+// If the Appointment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AppointmentMutation) OldClientPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientPhone: %w", err)
+	}
+	return oldValue.ClientPhone, nil
+}
+
+// ResetClientPhone resets all changes to the "client_phone" field.
+func (m *AppointmentMutation) ResetClientPhone() {
+	m.client_phone = nil
+}
+
+// SetClientEmail sets the "client_email" field.
+func (m *AppointmentMutation) SetClientEmail(s string) {
+	m.client_email = &s
+}
+
+// ClientEmail returns the value of the "client_email" field in the mutation.
+func (m *AppointmentMutation) ClientEmail() (r string, exists bool) {
+	v := m.client_email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientEmail returns the old "client_email" field's value of the Appointment entity.
+// If the Appointment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AppointmentMutation) OldClientEmail(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientEmail: %w", err)
+	}
+	return oldValue.ClientEmail, nil
+}
+
+// ClearClientEmail clears the value of the "client_email" field.
+func (m *AppointmentMutation) ClearClientEmail() {
+	m.client_email = nil
+	m.clearedFields[appointment.FieldClientEmail] = struct{}{}
+}
+
+// ClientEmailCleared returns if the "client_email" field was cleared in this mutation.
+func (m *AppointmentMutation) ClientEmailCleared() bool {
+	_, ok := m.clearedFields[appointment.FieldClientEmail]
+	return ok
+}
+
+// ResetClientEmail resets all changes to the "client_email" field.
+func (m *AppointmentMutation) ResetClientEmail() {
+	m.client_email = nil
+	delete(m.clearedFields, appointment.FieldClientEmail)
 }
 
 // SetAPIKeyID sets the "api_key_id" field.
@@ -2554,7 +2678,7 @@ func (m *AppointmentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AppointmentMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 21)
 	if m.account != nil {
 		fields = append(fields, appointment.FieldAccountID)
 	}
@@ -2575,6 +2699,15 @@ func (m *AppointmentMutation) Fields() []string {
 	}
 	if m.customer != nil {
 		fields = append(fields, appointment.FieldCustomerID)
+	}
+	if m.client_name != nil {
+		fields = append(fields, appointment.FieldClientName)
+	}
+	if m.client_phone != nil {
+		fields = append(fields, appointment.FieldClientPhone)
+	}
+	if m.client_email != nil {
+		fields = append(fields, appointment.FieldClientEmail)
 	}
 	if m.api_key != nil {
 		fields = append(fields, appointment.FieldAPIKeyID)
@@ -2631,6 +2764,12 @@ func (m *AppointmentMutation) Field(name string) (ent.Value, bool) {
 		return m.BarberID()
 	case appointment.FieldCustomerID:
 		return m.CustomerID()
+	case appointment.FieldClientName:
+		return m.ClientName()
+	case appointment.FieldClientPhone:
+		return m.ClientPhone()
+	case appointment.FieldClientEmail:
+		return m.ClientEmail()
 	case appointment.FieldAPIKeyID:
 		return m.APIKeyID()
 	case appointment.FieldHoldID:
@@ -2676,6 +2815,12 @@ func (m *AppointmentMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldBarberID(ctx)
 	case appointment.FieldCustomerID:
 		return m.OldCustomerID(ctx)
+	case appointment.FieldClientName:
+		return m.OldClientName(ctx)
+	case appointment.FieldClientPhone:
+		return m.OldClientPhone(ctx)
+	case appointment.FieldClientEmail:
+		return m.OldClientEmail(ctx)
 	case appointment.FieldAPIKeyID:
 		return m.OldAPIKeyID(ctx)
 	case appointment.FieldHoldID:
@@ -2755,6 +2900,27 @@ func (m *AppointmentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCustomerID(v)
+		return nil
+	case appointment.FieldClientName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientName(v)
+		return nil
+	case appointment.FieldClientPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientPhone(v)
+		return nil
+	case appointment.FieldClientEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientEmail(v)
 		return nil
 	case appointment.FieldAPIKeyID:
 		v, ok := value.(string)
@@ -2878,6 +3044,9 @@ func (m *AppointmentMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *AppointmentMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(appointment.FieldClientEmail) {
+		fields = append(fields, appointment.FieldClientEmail)
+	}
 	if m.FieldCleared(appointment.FieldHoldID) {
 		fields = append(fields, appointment.FieldHoldID)
 	}
@@ -2907,6 +3076,9 @@ func (m *AppointmentMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *AppointmentMutation) ClearField(name string) error {
 	switch name {
+	case appointment.FieldClientEmail:
+		m.ClearClientEmail()
+		return nil
 	case appointment.FieldHoldID:
 		m.ClearHoldID()
 		return nil
@@ -2950,6 +3122,15 @@ func (m *AppointmentMutation) ResetField(name string) error {
 		return nil
 	case appointment.FieldCustomerID:
 		m.ResetCustomerID()
+		return nil
+	case appointment.FieldClientName:
+		m.ResetClientName()
+		return nil
+	case appointment.FieldClientPhone:
+		m.ResetClientPhone()
+		return nil
+	case appointment.FieldClientEmail:
+		m.ResetClientEmail()
 		return nil
 	case appointment.FieldAPIKeyID:
 		m.ResetAPIKeyID()

@@ -25,11 +25,12 @@ const (
 	EventNoShow      = "appointment.no_show"
 )
 
-// loadAppointment returns an appointment with its unit, service, barber and
-// customer. Errors: appointment_not_found.
+// loadAppointment returns an appointment with its unit, service and barber:
+// what its view needs (the client is recorded on the appointment).
+// Errors: appointment_not_found.
 func loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
 	a, err := c.Appointment.Query().Where(appointment.ID(id)).
-		WithUnit().WithService().WithBarber().WithCustomer().Only(ctx)
+		WithUnit().WithService().WithBarber().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
 	}
@@ -117,12 +118,12 @@ func filter[T any](xs []T, keep func(T) bool) []T {
 }
 
 // loadByReference returns the appointment a key created with an external
-// reference, with its unit, service, barber and customer, or nil. Not
-// finding one costs one statement.
+// reference, with its unit, service and barber, or nil. Not finding one
+// costs one statement.
 func loadByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.Appointment, error) {
 	a, err := c.Appointment.Query().
 		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).
-		WithUnit().WithService().WithBarber().WithCustomer().Only(ctx)
+		WithUnit().WithService().WithBarber().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -207,13 +208,15 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				return err
 			}
 		}
-		c, err := upsertCustomer(ctx, tx, v.AccountID, in.Client)
+		given := recordOf(in.Client)
+		c, err := upsertCustomer(ctx, tx, v.AccountID, given)
 		if err != nil {
 			return err
 		}
 		end := o.start.Add(o.duration())
 		created, err := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(c.ID).
+			SetClientName(given.name).SetClientPhone(given.phone).SetNillableClientEmail(given.email).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
 			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
 		if err != nil {
@@ -256,6 +259,33 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	a = a.Unwrap()
 	a.Edges.Barber = detached(a.Edges.Barber, a.Edges.Barber.Unwrap)
 	return &model.CreateAppointmentPayload{Appointment: a}, nil
+}
+
+// clientRecord is a client as a create gives it: what the appointment
+// records, and what the account's customer record of the phone takes.
+type clientRecord struct {
+	name, phone string
+	email       *string // nil when not given
+}
+
+func recordOf(c *model.ClientInput) clientRecord {
+	out := clientRecord{name: strings.TrimSpace(c.Name), phone: c.Phone}
+	if c.Email != nil && *c.Email != "" {
+		out.email = c.Email
+	}
+	return out
+}
+
+// appointmentCustomer returns the account's customer record an appointment
+// links to. Later bookings with the same phone update that record, so only
+// dashboards read it; everyone sees the client as booked on the
+// appointment itself. Errors: insufficient_scope.
+func (r *Resolver) appointmentCustomer(ctx context.Context, a *ent.Appointment) (*ent.Customer, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	c, err := a.Customer(ctx)
+	return c, r.dbError(err)
 }
 
 // errReplay ends a create's transaction when its reference was used before.

@@ -25,7 +25,6 @@ import (
 	"barberd/ent/notification"
 	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
-	"barberd/graph/model"
 )
 
 // sqlArgs collects the arguments of a statement and names their parameters.
@@ -211,20 +210,20 @@ func deleteExpiredReservations(ctx context.Context, tx *ent.Tx, barberID string,
 	return holds, rows.Close()
 }
 
-// upsertCustomer returns the account's customer with the client's phone,
-// creating it or bringing its name (and e-mail, when given) up to date, in
-// one statement. The customer is built from what the statement returns; it
-// is not bound to a client, so it has no edges to load (the GraphQL
-// Customer type has none).
-func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.ClientInput) (*ent.Customer, error) {
+// upsertCustomer returns the account's customer record of the client's
+// phone, creating it or bringing its name (and e-mail, when given) up to
+// date, in one statement. The record is the dashboards'; the appointment
+// records the client as given (clientRecord). The customer is built from
+// what the statement returns; it is not bound to a client, so it has no
+// edges to load (the GraphQL Customer type has none).
+func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c clientRecord) (*ent.Customer, error) {
 	now := customer.DefaultCreatedAt()
 	cu := &ent.Customer{
 		ID: customer.DefaultID(), AccountID: accountID, CreatedAt: now, UpdatedAt: customer.DefaultUpdatedAt(),
-		Name: strings.TrimSpace(c.Name), Phone: c.Phone,
+		Name: c.name, Phone: c.phone,
 	}
-	withEmail := c.Email != nil && *c.Email != ""
-	if withEmail {
-		cu.Email = *c.Email
+	if c.email != nil {
+		cu.Email = *c.email
 	}
 	// The checks ent's builder makes before it writes.
 	checks := []struct {
@@ -234,7 +233,7 @@ func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.
 		{"id", customer.IDValidator(cu.ID)}, {"account_id", customer.AccountIDValidator(accountID)},
 		{"name", customer.NameValidator(cu.Name)}, {"phone", customer.PhoneValidator(cu.Phone)},
 	}
-	if withEmail {
+	if c.email != nil {
 		checks = append(checks, struct {
 			field string
 			err   error
@@ -249,7 +248,7 @@ func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c *model.
 	cols := `id, account_id, created_at, updated_at, name, phone`
 	vals := strings.Join([]string{a.add(cu.ID), a.add(accountID), a.add(cu.CreatedAt), a.add(cu.UpdatedAt), a.add(cu.Name), a.add(cu.Phone)}, ", ")
 	set := `name = excluded.name, updated_at = excluded.updated_at`
-	if withEmail {
+	if c.email != nil {
 		cols, vals, set = cols+`, email`, vals+", "+a.add(cu.Email), set+`, email = excluded.email`
 	}
 	q := `INSERT INTO customers (` + cols + `) VALUES (` + vals + `)

@@ -12,6 +12,11 @@ import (
 	"entgo.io/contrib/entgql"
 )
 
+// Customer is the resolver for the customer field.
+func (r *appointmentResolver) Customer(ctx context.Context, obj *ent.Appointment) (*ent.Customer, error) {
+	return r.appointmentCustomer(ctx, obj)
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
 	return r.node(ctx, id)
@@ -62,7 +67,13 @@ func (r *queryResolver) Units(ctx context.Context, after *entgql.Cursor[string],
 	return r.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))
 }
 
+// Appointment returns AppointmentResolver implementation.
+func (r *Resolver) Appointment() AppointmentResolver { return &appointmentResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+type (
+	appointmentResolver struct{ *Resolver }
+	queryResolver       struct{ *Resolver }
+)

@@ -35,6 +35,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Appointment() AppointmentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -70,6 +71,9 @@ type ComplexityRoot struct {
 		BarberID           func(childComplexity int) int
 		CancellationReason func(childComplexity int) int
 		CancelledAt        func(childComplexity int) int
+		ClientEmail        func(childComplexity int) int
+		ClientName         func(childComplexity int) int
+		ClientPhone        func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		Customer           func(childComplexity int) int
 		CustomerID         func(childComplexity int) int
@@ -353,6 +357,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AppointmentResolver interface {
+	Customer(ctx context.Context, obj *ent.Appointment) (*ent.Customer, error)
+}
 type MutationResolver interface {
 	HoldSlot(ctx context.Context, input model.HoldSlotInput) (*ent.Hold, error)
 	ReleaseHold(ctx context.Context, id string) (*ent.Hold, error)
@@ -523,6 +530,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Appointment.CancelledAt(childComplexity), true
+	case "Appointment.clientEmail":
+		if e.ComplexityRoot.Appointment.ClientEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.ClientEmail(childComplexity), true
+	case "Appointment.clientName":
+		if e.ComplexityRoot.Appointment.ClientName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.ClientName(childComplexity), true
+	case "Appointment.clientPhone":
+		if e.ComplexityRoot.Appointment.ClientPhone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.ClientPhone(childComplexity), true
 	case "Appointment.createdAt":
 		if e.ComplexityRoot.Appointment.CreatedAt == nil {
 			break
@@ -2404,6 +2429,18 @@ type Appointment implements Node {
   serviceID: ID!
   barberID: ID!
   customerID: ID!
+  """
+  The client's name as given when the appointment was booked.
+  """
+  clientName: String!
+  """
+  The client's phone (E.164) as given when the appointment was booked.
+  """
+  clientPhone: String!
+  """
+  The client's e-mail as given when the appointment was booked, if one was.
+  """
+  clientEmail: String
   holdID: ID
   externalReference: String
   status: AppointmentStatus!
@@ -2417,6 +2454,9 @@ type Appointment implements Node {
   unit: Unit!
   service: Service!
   barber: Barber!
+  """
+  The account's customer record of the client's phone, which later bookings with that phone update. Scope admin.
+  """
   customer: Customer!
   hold: Hold
 }
@@ -2594,6 +2634,56 @@ input AppointmentWhereInput {
   customerIDHasSuffix: ID
   customerIDEqualFold: ID
   customerIDContainsFold: ID
+  """
+  client_name field predicates
+  """
+  clientName: String
+  clientNameNEQ: String
+  clientNameIn: [String!]
+  clientNameNotIn: [String!]
+  clientNameGT: String
+  clientNameGTE: String
+  clientNameLT: String
+  clientNameLTE: String
+  clientNameContains: String
+  clientNameHasPrefix: String
+  clientNameHasSuffix: String
+  clientNameEqualFold: String
+  clientNameContainsFold: String
+  """
+  client_phone field predicates
+  """
+  clientPhone: String
+  clientPhoneNEQ: String
+  clientPhoneIn: [String!]
+  clientPhoneNotIn: [String!]
+  clientPhoneGT: String
+  clientPhoneGTE: String
+  clientPhoneLT: String
+  clientPhoneLTE: String
+  clientPhoneContains: String
+  clientPhoneHasPrefix: String
+  clientPhoneHasSuffix: String
+  clientPhoneEqualFold: String
+  clientPhoneContainsFold: String
+  """
+  client_email field predicates
+  """
+  clientEmail: String
+  clientEmailNEQ: String
+  clientEmailIn: [String!]
+  clientEmailNotIn: [String!]
+  clientEmailGT: String
+  clientEmailGTE: String
+  clientEmailLT: String
+  clientEmailLTE: String
+  clientEmailContains: String
+  clientEmailHasPrefix: String
+  clientEmailHasSuffix: String
+  clientEmailIsNil: Boolean
+  clientEmailNotNil: Boolean
+  clientEmailEqualFold: String
+  clientEmailContainsFold: String
   """
   hold_id field predicates
   """
@@ -4380,6 +4470,12 @@ func (ec *executionContext) childFields_Appointment(ctx context.Context, field g
 		return ec.fieldContext_Appointment_barberID(ctx, field)
 	case "customerID":
 		return ec.fieldContext_Appointment_customerID(ctx, field)
+	case "clientName":
+		return ec.fieldContext_Appointment_clientName(ctx, field)
+	case "clientPhone":
+		return ec.fieldContext_Appointment_clientPhone(ctx, field)
+	case "clientEmail":
+		return ec.fieldContext_Appointment_clientEmail(ctx, field)
 	case "holdID":
 		return ec.fieldContext_Appointment_holdID(ctx, field)
 	case "externalReference":
@@ -6374,6 +6470,75 @@ func (ec *executionContext) fieldContext_Appointment_customerID(_ context.Contex
 	return graphql.NewScalarFieldContext("Appointment", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Appointment_clientName(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_clientName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_clientName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appointment_clientPhone(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_clientPhone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientPhone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_clientPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appointment_clientEmail(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_clientEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_clientEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Appointment_holdID(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6709,7 +6874,7 @@ func (ec *executionContext) _Appointment_customer(ctx context.Context, field gra
 			return ec.fieldContext_Appointment_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer(ctx)
+			return ec.Resolvers.Appointment().Customer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
@@ -6724,7 +6889,7 @@ func (ec *executionContext) fieldContext_Appointment_customer(_ context.Context,
 		Object:     "Appointment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},
@@ -14190,7 +14355,7 @@ func (ec *executionContext) unmarshalInputAppointmentWhereInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "unitID", "unitIDNEQ", "unitIDIn", "unitIDNotIn", "unitIDGT", "unitIDGTE", "unitIDLT", "unitIDLTE", "unitIDContains", "unitIDHasPrefix", "unitIDHasSuffix", "unitIDEqualFold", "unitIDContainsFold", "serviceID", "serviceIDNEQ", "serviceIDIn", "serviceIDNotIn", "serviceIDGT", "serviceIDGTE", "serviceIDLT", "serviceIDLTE", "serviceIDContains", "serviceIDHasPrefix", "serviceIDHasSuffix", "serviceIDEqualFold", "serviceIDContainsFold", "barberID", "barberIDNEQ", "barberIDIn", "barberIDNotIn", "barberIDGT", "barberIDGTE", "barberIDLT", "barberIDLTE", "barberIDContains", "barberIDHasPrefix", "barberIDHasSuffix", "barberIDEqualFold", "barberIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "holdID", "holdIDNEQ", "holdIDIn", "holdIDNotIn", "holdIDGT", "holdIDGTE", "holdIDLT", "holdIDLTE", "holdIDContains", "holdIDHasPrefix", "holdIDHasSuffix", "holdIDIsNil", "holdIDNotNil", "holdIDEqualFold", "holdIDContainsFold", "externalReference", "externalReferenceNEQ", "externalReferenceIn", "externalReferenceNotIn", "externalReferenceGT", "externalReferenceGTE", "externalReferenceLT", "externalReferenceLTE", "externalReferenceContains", "externalReferenceHasPrefix", "externalReferenceHasSuffix", "externalReferenceIsNil", "externalReferenceNotNil", "externalReferenceEqualFold", "externalReferenceContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "source", "sourceNEQ", "sourceIn", "sourceNotIn", "cancelledAt", "cancelledAtNEQ", "cancelledAtIn", "cancelledAtNotIn", "cancelledAtGT", "cancelledAtGTE", "cancelledAtLT", "cancelledAtLTE", "cancelledAtIsNil", "cancelledAtNotNil", "cancellationReason", "cancellationReasonNEQ", "cancellationReasonIn", "cancellationReasonNotIn", "cancellationReasonGT", "cancellationReasonGTE", "cancellationReasonLT", "cancellationReasonLTE", "cancellationReasonContains", "cancellationReasonHasPrefix", "cancellationReasonHasSuffix", "cancellationReasonIsNil", "cancellationReasonNotNil", "cancellationReasonEqualFold", "cancellationReasonContainsFold", "remindedAt", "remindedAtNEQ", "remindedAtIn", "remindedAtNotIn", "remindedAtGT", "remindedAtGTE", "remindedAtLT", "remindedAtLTE", "remindedAtIsNil", "remindedAtNotNil", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "hasUnit", "hasUnitWith", "hasService", "hasServiceWith", "hasBarber", "hasBarberWith", "hasCustomer", "hasCustomerWith", "hasHold", "hasHoldWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "unitID", "unitIDNEQ", "unitIDIn", "unitIDNotIn", "unitIDGT", "unitIDGTE", "unitIDLT", "unitIDLTE", "unitIDContains", "unitIDHasPrefix", "unitIDHasSuffix", "unitIDEqualFold", "unitIDContainsFold", "serviceID", "serviceIDNEQ", "serviceIDIn", "serviceIDNotIn", "serviceIDGT", "serviceIDGTE", "serviceIDLT", "serviceIDLTE", "serviceIDContains", "serviceIDHasPrefix", "serviceIDHasSuffix", "serviceIDEqualFold", "serviceIDContainsFold", "barberID", "barberIDNEQ", "barberIDIn", "barberIDNotIn", "barberIDGT", "barberIDGTE", "barberIDLT", "barberIDLTE", "barberIDContains", "barberIDHasPrefix", "barberIDHasSuffix", "barberIDEqualFold", "barberIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "clientName", "clientNameNEQ", "clientNameIn", "clientNameNotIn", "clientNameGT", "clientNameGTE", "clientNameLT", "clientNameLTE", "clientNameContains", "clientNameHasPrefix", "clientNameHasSuffix", "clientNameEqualFold", "clientNameContainsFold", "clientPhone", "clientPhoneNEQ", "clientPhoneIn", "clientPhoneNotIn", "clientPhoneGT", "clientPhoneGTE", "clientPhoneLT", "clientPhoneLTE", "clientPhoneContains", "clientPhoneHasPrefix", "clientPhoneHasSuffix", "clientPhoneEqualFold", "clientPhoneContainsFold", "clientEmail", "clientEmailNEQ", "clientEmailIn", "clientEmailNotIn", "clientEmailGT", "clientEmailGTE", "clientEmailLT", "clientEmailLTE", "clientEmailContains", "clientEmailHasPrefix", "clientEmailHasSuffix", "clientEmailIsNil", "clientEmailNotNil", "clientEmailEqualFold", "clientEmailContainsFold", "holdID", "holdIDNEQ", "holdIDIn", "holdIDNotIn", "holdIDGT", "holdIDGTE", "holdIDLT", "holdIDLTE", "holdIDContains", "holdIDHasPrefix", "holdIDHasSuffix", "holdIDIsNil", "holdIDNotNil", "holdIDEqualFold", "holdIDContainsFold", "externalReference", "externalReferenceNEQ", "externalReferenceIn", "externalReferenceNotIn", "externalReferenceGT", "externalReferenceGTE", "externalReferenceLT", "externalReferenceLTE", "externalReferenceContains", "externalReferenceHasPrefix", "externalReferenceHasSuffix", "externalReferenceIsNil", "externalReferenceNotNil", "externalReferenceEqualFold", "externalReferenceContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "source", "sourceNEQ", "sourceIn", "sourceNotIn", "cancelledAt", "cancelledAtNEQ", "cancelledAtIn", "cancelledAtNotIn", "cancelledAtGT", "cancelledAtGTE", "cancelledAtLT", "cancelledAtLTE", "cancelledAtIsNil", "cancelledAtNotNil", "cancellationReason", "cancellationReasonNEQ", "cancellationReasonIn", "cancellationReasonNotIn", "cancellationReasonGT", "cancellationReasonGTE", "cancellationReasonLT", "cancellationReasonLTE", "cancellationReasonContains", "cancellationReasonHasPrefix", "cancellationReasonHasSuffix", "cancellationReasonIsNil", "cancellationReasonNotNil", "cancellationReasonEqualFold", "cancellationReasonContainsFold", "remindedAt", "remindedAtNEQ", "remindedAtIn", "remindedAtNotIn", "remindedAtGT", "remindedAtGTE", "remindedAtLT", "remindedAtLTE", "remindedAtIsNil", "remindedAtNotNil", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "hasUnit", "hasUnitWith", "hasService", "hasServiceWith", "hasBarber", "hasBarberWith", "hasCustomer", "hasCustomerWith", "hasHold", "hasHoldWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14764,6 +14929,293 @@ func (ec *executionContext) unmarshalInputAppointmentWhereInput(ctx context.Cont
 				return it, err
 			}
 			it.CustomerIDContainsFold = data
+		case "clientName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientName = data
+		case "clientNameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameNEQ = data
+		case "clientNameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameIn = data
+		case "clientNameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameNotIn = data
+		case "clientNameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameGT = data
+		case "clientNameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameGTE = data
+		case "clientNameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameLT = data
+		case "clientNameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameLTE = data
+		case "clientNameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameContains = data
+		case "clientNameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameHasPrefix = data
+		case "clientNameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameHasSuffix = data
+		case "clientNameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameEqualFold = data
+		case "clientNameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientNameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientNameContainsFold = data
+		case "clientPhone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhone = data
+		case "clientPhoneNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneNEQ = data
+		case "clientPhoneIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneIn = data
+		case "clientPhoneNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneNotIn = data
+		case "clientPhoneGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneGT = data
+		case "clientPhoneGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneGTE = data
+		case "clientPhoneLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneLT = data
+		case "clientPhoneLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneLTE = data
+		case "clientPhoneContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneContains = data
+		case "clientPhoneHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneHasPrefix = data
+		case "clientPhoneHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneHasSuffix = data
+		case "clientPhoneEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneEqualFold = data
+		case "clientPhoneContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientPhoneContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientPhoneContainsFold = data
+		case "clientEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmail = data
+		case "clientEmailNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailNEQ = data
+		case "clientEmailIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailIn = data
+		case "clientEmailNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailNotIn = data
+		case "clientEmailGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailGT = data
+		case "clientEmailGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailGTE = data
+		case "clientEmailLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailLT = data
+		case "clientEmailLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailLTE = data
+		case "clientEmailContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailContains = data
+		case "clientEmailHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailHasPrefix = data
+		case "clientEmailHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailHasSuffix = data
+		case "clientEmailIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailIsNil = data
+		case "clientEmailNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailNotNil = data
+		case "clientEmailEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailEqualFold = data
+		case "clientEmailContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientEmailContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientEmailContainsFold = data
 		case "holdID":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdID"))
 			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
@@ -21825,6 +22277,21 @@ func (ec *executionContext) _Appointment(ctx context.Context, sel ast.SelectionS
 		case "customerID":
 			out.Values[i] = ec._Appointment_customerID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientName":
+			out.Values[i] = ec._Appointment_clientName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientPhone":
+			out.Values[i] = ec._Appointment_clientPhone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientEmail":
+			out.Values[i] = ec._Appointment_clientEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "holdID":

@@ -24,7 +24,7 @@ func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ st
 }
 
 // notifyLoaded is notify returning the appointment as it recorded it, with
-// its unit, service, barber and customer, all read in the transaction.
+// its unit, service and barber, all read in the transaction.
 func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) (*ent.Appointment, error) {
 	a, err := loadAppointment(ctx, tx.Client(), appointmentID)
 	if err != nil {
@@ -33,8 +33,9 @@ func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, 
 	return a, r.record(ctx, tx, a, typ, source, previous)
 }
 
-// record is notify for an appointment whose unit, service, barber and
-// customer edges the caller has already set, as they are after the change.
+// record is notify for an appointment whose unit, service and barber edges
+// the caller has already set, as they are after the change. The snapshot
+// shows the client as recorded on the appointment.
 // It costs two statements: the notification, which returns the keys it is
 // owed to, and their deliveries (none without such keys).
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {

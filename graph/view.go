@@ -41,7 +41,8 @@ type Price struct {
 	Currency string `json:"currency"`
 }
 
-// ClientView is the client of an appointment.
+// ClientView is the client of an appointment as given when it was booked;
+// the id is the account's customer record of the phone.
 type ClientView struct {
 	ID    string  `json:"id"`
 	Name  string  `json:"name"`
@@ -53,10 +54,12 @@ type ClientView struct {
 // the REST v1 interface.
 func UTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// ViewAppointment renders an appointment whose unit, service, barber and
-// customer edges are loaded (as every operation here returns them).
+// ViewAppointment renders an appointment whose unit, service and barber
+// edges are loaded (as every operation here returns them). The client is
+// the one recorded on the appointment, not the customer record, which later
+// bookings with the same phone change.
 func ViewAppointment(a *ent.Appointment) (AppointmentView, error) {
-	u, s, b, c := a.Edges.Unit, a.Edges.Service, a.Edges.Barber, a.Edges.Customer
+	u, s, b := a.Edges.Unit, a.Edges.Service, a.Edges.Barber
 	loc, err := mustZone(u.Timezone)
 	if err != nil {
 		return AppointmentView{}, err
@@ -74,14 +77,11 @@ func ViewAppointment(a *ent.Appointment) (AppointmentView, error) {
 		Timezone:          u.Timezone,
 		DurationMinutes:   int(a.EndsAt.Sub(a.StartsAt) / time.Minute),
 		Price:             Price{Amount: s.PriceAmount, Currency: s.PriceCurrency},
-		Client:            ClientView{ID: c.ID, Name: c.Name, Phone: c.Phone},
+		Client:            ClientView{ID: a.CustomerID, Name: a.ClientName, Phone: a.ClientPhone, Email: a.ClientEmail},
 		ExternalReference: a.ExternalReference,
 		HoldID:            a.HoldID,
 		CreatedAt:         UTC(a.CreatedAt),
 		UpdatedAt:         UTC(a.UpdatedAt),
-	}
-	if c.Email != "" {
-		v.Client.Email = &c.Email
 	}
 	if a.CancelledAt != nil {
 		at := UTC(*a.CancelledAt)

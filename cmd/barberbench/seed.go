@@ -160,7 +160,7 @@ type seeder struct {
 	accountID string
 	keyID     string
 	units     []*seedUnit
-	customers []string
+	customers []seedCustomer
 	rows      int
 	res       seedResult
 	log       io.Writer
@@ -444,21 +444,27 @@ func (s *seeder) customersRows(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.customers = make([]string, n)
+	s.customers = make([]seedCustomer, n)
 	for i := range n {
-		id := pulid.New("cli")
-		s.customers[i] = id
-		name := firstNames[s.rng.IntN(len(firstNames))] + " " + lastNames[s.rng.IntN(len(lastNames))]
-		var email any
+		c := seedCustomer{id: pulid.New("cli"), phone: fmt.Sprintf("+4915%09d", i),
+			name: firstNames[s.rng.IntN(len(firstNames))] + " " + lastNames[s.rng.IntN(len(lastNames))]}
 		if i%2 == 0 {
-			email = fmt.Sprintf("client%d@example.com", i)
+			c.email = fmt.Sprintf("client%d@example.com", i)
 		}
-		if err := w.add(id, s.now, s.now, name, fmt.Sprintf("+4915%09d", i), email, s.accountID); err != nil {
+		s.customers[i] = c
+		if err := w.add(c.id, s.now, s.now, c.name, c.phone, c.email, s.accountID); err != nil {
 			return err
 		}
 	}
 	s.res.Customers = n
 	return s.done(w)
+}
+
+// seedCustomer is a customer record, whose client each of its appointments
+// records as booked.
+type seedCustomer struct {
+	id, name, phone string
+	email           any // a string, or nil
 }
 
 // barberDay is one working day of one barber.
@@ -554,7 +560,7 @@ func (s *seeder) fill(bd barberDay, n int, stopAtClose bool) []booking {
 
 var appointmentCols = []string{"id", "created_at", "updated_at", "external_reference", "status", "starts_at", "ends_at",
 	"source", "cancelled_at", "cancellation_reason", "reminded_at", "version", "account_id", "unit_id", "service_id",
-	"barber_id", "customer_id", "api_key_id", "hold_id"}
+	"barber_id", "customer_id", "client_name", "client_phone", "client_email", "api_key_id", "hold_id"}
 
 // appointments writes the history, the future bookings and the
 // reservations of every confirmed appointment, as barberd keeps them.
@@ -597,9 +603,10 @@ func (s *seeder) appointments(ctx context.Context) error {
 		if status == "confirmed" {
 			reservations = append(reservations, rsv{bd.barber.id, id, bk.start, bk.end.Add(time.Duration(sv.buf) * time.Minute)})
 		}
+		cu := s.customers[s.rng.IntN(len(s.customers))]
 		return w.add(id, created, updated, ref, status, bk.start, bk.end, source, cancelledAt, reason, remindedAt,
 			version, s.accountID, bd.unit.id, bd.unit.services[bk.service], bd.barber.id,
-			s.customers[s.rng.IntN(len(s.customers))], s.keyID, nil)
+			cu.id, cu.name, cu.phone, cu.email, s.keyID, nil)
 	}
 
 	seq := 0

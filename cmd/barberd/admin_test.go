@@ -583,7 +583,7 @@ func TestAgendaQueryCount(t *testing.T) {
 				at := start.Add(time.Duration(i/2) * 10 * time.Minute)
 				rows = append(rows, db.Appointment.Create().SetAccountID(e.keys.AccountID).SetUnitID(u.ID).
 					SetServiceID(svc.ID).SetBarberID(barbers[i%2].ID).SetCustomerID(c.ID).SetAPIKeyID(key.ID).
-					SetStartsAt(at).SetEndsAt(at.Add(10*time.Minute)))
+					SetClientName(c.Name).SetClientPhone(c.Phone).SetStartsAt(at).SetEndsAt(at.Add(10*time.Minute)))
 			}
 			db.Appointment.CreateBulk(rows...).ExecX(ctx)
 			e.must(t, e.keys.AdminAPIKey, `{ context { serverTime } }`, nil) // the key's first use is recorded

@@ -170,7 +170,7 @@ func TestGraphQL(t *testing.T) {
 					serviceID = s.(map[string]any)["id"].(string)
 				}
 			}
-			const create = `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment { id status barber { name } customer { phone } } } }`
+			const create = `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment { id status barber { name } clientPhone } } }`
 			in := map[string]any{"unitId": unitID, "serviceId": serviceID, "startsAt": "2027-03-02T10:00:00",
 				"client": map[string]any{"name": "Ana", "phone": "+351912345678"}}
 			for i := 0; i < 2; i++ {

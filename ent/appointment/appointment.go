@@ -32,6 +32,12 @@ const (
 	FieldBarberID = "barber_id"
 	// FieldCustomerID holds the string denoting the customer_id field in the database.
 	FieldCustomerID = "customer_id"
+	// FieldClientName holds the string denoting the client_name field in the database.
+	FieldClientName = "client_name"
+	// FieldClientPhone holds the string denoting the client_phone field in the database.
+	FieldClientPhone = "client_phone"
+	// FieldClientEmail holds the string denoting the client_email field in the database.
+	FieldClientEmail = "client_email"
 	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
 	FieldAPIKeyID = "api_key_id"
 	// FieldHoldID holds the string denoting the hold_id field in the database.
@@ -131,6 +137,9 @@ var Columns = []string{
 	FieldServiceID,
 	FieldBarberID,
 	FieldCustomerID,
+	FieldClientName,
+	FieldClientPhone,
+	FieldClientEmail,
 	FieldAPIKeyID,
 	FieldHoldID,
 	FieldExternalReference,
@@ -169,6 +178,12 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// ClientNameValidator is a validator for the "client_name" field. It is called by the builders before save.
+	ClientNameValidator func(string) error
+	// ClientPhoneValidator is a validator for the "client_phone" field. It is called by the builders before save.
+	ClientPhoneValidator func(string) error
+	// ClientEmailValidator is a validator for the "client_email" field. It is called by the builders before save.
+	ClientEmailValidator func(string) error
 	// ExternalReferenceValidator is a validator for the "external_reference" field. It is called by the builders before save.
 	ExternalReferenceValidator func(string) error
 	// CancellationReasonValidator is a validator for the "cancellation_reason" field. It is called by the builders before save.
@@ -276,6 +291,21 @@ func ByBarberID(opts ...sql.OrderTermOption) OrderOption {
 // ByCustomerID orders the results by the customer_id field.
 func ByCustomerID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCustomerID, opts...).ToFunc()
+}
+
+// ByClientName orders the results by the client_name field.
+func ByClientName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClientName, opts...).ToFunc()
+}
+
+// ByClientPhone orders the results by the client_phone field.
+func ByClientPhone(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClientPhone, opts...).ToFunc()
+}
+
+// ByClientEmail orders the results by the client_email field.
+func ByClientEmail(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClientEmail, opts...).ToFunc()
 }
 
 // ByAPIKeyID orders the results by the api_key_id field.

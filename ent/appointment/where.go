@@ -100,6 +100,21 @@ func CustomerID(v string) predicate.Appointment {
 	return predicate.Appointment(sql.FieldEQ(FieldCustomerID, v))
 }
 
+// ClientName applies equality check predicate on the "client_name" field. It's identical to ClientNameEQ.
+func ClientName(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientName, v))
+}
+
+// ClientPhone applies equality check predicate on the "client_phone" field. It's identical to ClientPhoneEQ.
+func ClientPhone(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientPhone, v))
+}
+
+// ClientEmail applies equality check predicate on the "client_email" field. It's identical to ClientEmailEQ.
+func ClientEmail(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientEmail, v))
+}
+
 // APIKeyID applies equality check predicate on the "api_key_id" field. It's identical to APIKeyIDEQ.
 func APIKeyID(v string) predicate.Appointment {
 	return predicate.Appointment(sql.FieldEQ(FieldAPIKeyID, v))
@@ -548,6 +563,211 @@ func CustomerIDEqualFold(v string) predicate.Appointment {
 // CustomerIDContainsFold applies the ContainsFold predicate on the "customer_id" field.
 func CustomerIDContainsFold(v string) predicate.Appointment {
 	return predicate.Appointment(sql.FieldContainsFold(FieldCustomerID, v))
+}
+
+// ClientNameEQ applies the EQ predicate on the "client_name" field.
+func ClientNameEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientName, v))
+}
+
+// ClientNameNEQ applies the NEQ predicate on the "client_name" field.
+func ClientNameNEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNEQ(FieldClientName, v))
+}
+
+// ClientNameIn applies the In predicate on the "client_name" field.
+func ClientNameIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldIn(FieldClientName, vs...))
+}
+
+// ClientNameNotIn applies the NotIn predicate on the "client_name" field.
+func ClientNameNotIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNotIn(FieldClientName, vs...))
+}
+
+// ClientNameGT applies the GT predicate on the "client_name" field.
+func ClientNameGT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGT(FieldClientName, v))
+}
+
+// ClientNameGTE applies the GTE predicate on the "client_name" field.
+func ClientNameGTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGTE(FieldClientName, v))
+}
+
+// ClientNameLT applies the LT predicate on the "client_name" field.
+func ClientNameLT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLT(FieldClientName, v))
+}
+
+// ClientNameLTE applies the LTE predicate on the "client_name" field.
+func ClientNameLTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLTE(FieldClientName, v))
+}
+
+// ClientNameContains applies the Contains predicate on the "client_name" field.
+func ClientNameContains(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContains(FieldClientName, v))
+}
+
+// ClientNameHasPrefix applies the HasPrefix predicate on the "client_name" field.
+func ClientNameHasPrefix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasPrefix(FieldClientName, v))
+}
+
+// ClientNameHasSuffix applies the HasSuffix predicate on the "client_name" field.
+func ClientNameHasSuffix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasSuffix(FieldClientName, v))
+}
+
+// ClientNameEqualFold applies the EqualFold predicate on the "client_name" field.
+func ClientNameEqualFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEqualFold(FieldClientName, v))
+}
+
+// ClientNameContainsFold applies the ContainsFold predicate on the "client_name" field.
+func ClientNameContainsFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContainsFold(FieldClientName, v))
+}
+
+// ClientPhoneEQ applies the EQ predicate on the "client_phone" field.
+func ClientPhoneEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientPhone, v))
+}
+
+// ClientPhoneNEQ applies the NEQ predicate on the "client_phone" field.
+func ClientPhoneNEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNEQ(FieldClientPhone, v))
+}
+
+// ClientPhoneIn applies the In predicate on the "client_phone" field.
+func ClientPhoneIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldIn(FieldClientPhone, vs...))
+}
+
+// ClientPhoneNotIn applies the NotIn predicate on the "client_phone" field.
+func ClientPhoneNotIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNotIn(FieldClientPhone, vs...))
+}
+
+// ClientPhoneGT applies the GT predicate on the "client_phone" field.
+func ClientPhoneGT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGT(FieldClientPhone, v))
+}
+
+// ClientPhoneGTE applies the GTE predicate on the "client_phone" field.
+func ClientPhoneGTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGTE(FieldClientPhone, v))
+}
+
+// ClientPhoneLT applies the LT predicate on the "client_phone" field.
+func ClientPhoneLT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLT(FieldClientPhone, v))
+}
+
+// ClientPhoneLTE applies the LTE predicate on the "client_phone" field.
+func ClientPhoneLTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLTE(FieldClientPhone, v))
+}
+
+// ClientPhoneContains applies the Contains predicate on the "client_phone" field.
+func ClientPhoneContains(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContains(FieldClientPhone, v))
+}
+
+// ClientPhoneHasPrefix applies the HasPrefix predicate on the "client_phone" field.
+func ClientPhoneHasPrefix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasPrefix(FieldClientPhone, v))
+}
+
+// ClientPhoneHasSuffix applies the HasSuffix predicate on the "client_phone" field.
+func ClientPhoneHasSuffix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasSuffix(FieldClientPhone, v))
+}
+
+// ClientPhoneEqualFold applies the EqualFold predicate on the "client_phone" field.
+func ClientPhoneEqualFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEqualFold(FieldClientPhone, v))
+}
+
+// ClientPhoneContainsFold applies the ContainsFold predicate on the "client_phone" field.
+func ClientPhoneContainsFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContainsFold(FieldClientPhone, v))
+}
+
+// ClientEmailEQ applies the EQ predicate on the "client_email" field.
+func ClientEmailEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEQ(FieldClientEmail, v))
+}
+
+// ClientEmailNEQ applies the NEQ predicate on the "client_email" field.
+func ClientEmailNEQ(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNEQ(FieldClientEmail, v))
+}
+
+// ClientEmailIn applies the In predicate on the "client_email" field.
+func ClientEmailIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldIn(FieldClientEmail, vs...))
+}
+
+// ClientEmailNotIn applies the NotIn predicate on the "client_email" field.
+func ClientEmailNotIn(vs ...string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldNotIn(FieldClientEmail, vs...))
+}
+
+// ClientEmailGT applies the GT predicate on the "client_email" field.
+func ClientEmailGT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGT(FieldClientEmail, v))
+}
+
+// ClientEmailGTE applies the GTE predicate on the "client_email" field.
+func ClientEmailGTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldGTE(FieldClientEmail, v))
+}
+
+// ClientEmailLT applies the LT predicate on the "client_email" field.
+func ClientEmailLT(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLT(FieldClientEmail, v))
+}
+
+// ClientEmailLTE applies the LTE predicate on the "client_email" field.
+func ClientEmailLTE(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldLTE(FieldClientEmail, v))
+}
+
+// ClientEmailContains applies the Contains predicate on the "client_email" field.
+func ClientEmailContains(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContains(FieldClientEmail, v))
+}
+
+// ClientEmailHasPrefix applies the HasPrefix predicate on the "client_email" field.
+func ClientEmailHasPrefix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasPrefix(FieldClientEmail, v))
+}
+
+// ClientEmailHasSuffix applies the HasSuffix predicate on the "client_email" field.
+func ClientEmailHasSuffix(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldHasSuffix(FieldClientEmail, v))
+}
+
+// ClientEmailIsNil applies the IsNil predicate on the "client_email" field.
+func ClientEmailIsNil() predicate.Appointment {
+	return predicate.Appointment(sql.FieldIsNull(FieldClientEmail))
+}
+
+// ClientEmailNotNil applies the NotNil predicate on the "client_email" field.
+func ClientEmailNotNil() predicate.Appointment {
+	return predicate.Appointment(sql.FieldNotNull(FieldClientEmail))
+}
+
+// ClientEmailEqualFold applies the EqualFold predicate on the "client_email" field.
+func ClientEmailEqualFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldEqualFold(FieldClientEmail, v))
+}
+
+// ClientEmailContainsFold applies the ContainsFold predicate on the "client_email" field.
+func ClientEmailContainsFold(v string) predicate.Appointment {
+	return predicate.Appointment(sql.FieldContainsFold(FieldClientEmail, v))
 }
 
 // APIKeyIDEQ applies the EQ predicate on the "api_key_id" field.

@@ -171,16 +171,56 @@ func init() {
 	appointment.DefaultUpdatedAt = appointmentDescUpdatedAt.Default.(func() time.Time)
 	// appointment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	appointment.UpdateDefaultUpdatedAt = appointmentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// appointmentDescClientName is the schema descriptor for client_name field.
+	appointmentDescClientName := appointmentFields[4].Descriptor()
+	// appointment.ClientNameValidator is a validator for the "client_name" field. It is called by the builders before save.
+	appointment.ClientNameValidator = func() func(string) error {
+		validators := appointmentDescClientName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(client_name string) error {
+			for _, fn := range fns {
+				if err := fn(client_name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// appointmentDescClientPhone is the schema descriptor for client_phone field.
+	appointmentDescClientPhone := appointmentFields[5].Descriptor()
+	// appointment.ClientPhoneValidator is a validator for the "client_phone" field. It is called by the builders before save.
+	appointment.ClientPhoneValidator = func() func(string) error {
+		validators := appointmentDescClientPhone.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(client_phone string) error {
+			for _, fn := range fns {
+				if err := fn(client_phone); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// appointmentDescClientEmail is the schema descriptor for client_email field.
+	appointmentDescClientEmail := appointmentFields[6].Descriptor()
+	// appointment.ClientEmailValidator is a validator for the "client_email" field. It is called by the builders before save.
+	appointment.ClientEmailValidator = appointmentDescClientEmail.Validators[0].(func(string) error)
 	// appointmentDescExternalReference is the schema descriptor for external_reference field.
-	appointmentDescExternalReference := appointmentFields[6].Descriptor()
+	appointmentDescExternalReference := appointmentFields[9].Descriptor()
 	// appointment.ExternalReferenceValidator is a validator for the "external_reference" field. It is called by the builders before save.
 	appointment.ExternalReferenceValidator = appointmentDescExternalReference.Validators[0].(func(string) error)
 	// appointmentDescCancellationReason is the schema descriptor for cancellation_reason field.
-	appointmentDescCancellationReason := appointmentFields[12].Descriptor()
+	appointmentDescCancellationReason := appointmentFields[15].Descriptor()
 	// appointment.CancellationReasonValidator is a validator for the "cancellation_reason" field. It is called by the builders before save.
 	appointment.CancellationReasonValidator = appointmentDescCancellationReason.Validators[0].(func(string) error)
 	// appointmentDescVersion is the schema descriptor for version field.
-	appointmentDescVersion := appointmentFields[14].Descriptor()
+	appointmentDescVersion := appointmentFields[17].Descriptor()
 	// appointment.DefaultVersion holds the default value on creation for the version field.
 	appointment.DefaultVersion = appointmentDescVersion.Default.(int)
 	// appointmentDescID is the schema descriptor for id field.

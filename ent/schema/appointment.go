@@ -25,7 +25,17 @@ func (Appointment) Fields() []ent.Field {
 		field.String("unit_id").Immutable(),
 		field.String("service_id").Immutable(),
 		field.String("barber_id"),
+		// customer_id links the account's customer record of the phone; the
+		// client_ fields are the client as given when the appointment was
+		// booked. Reading the appointment shows those: later bookings with
+		// the same phone update the customer record, never this one.
 		field.String("customer_id").Immutable(),
+		field.String("client_name").NotEmpty().MaxRuneLen(200).Immutable().
+			Comment("The client's name as given when the appointment was booked."),
+		field.String("client_phone").NotEmpty().MaxLen(16).Immutable().
+			Comment("The client's phone (E.164) as given when the appointment was booked."),
+		field.String("client_email").Optional().Nillable().MaxLen(254).Immutable().
+			Comment("The client's e-mail as given when the appointment was booked, if one was."),
 		// api_key_id is the key that created the appointment; external_reference
 		// is unique per key, which makes creates idempotent.
 		field.String("api_key_id").Immutable().
@@ -54,7 +64,8 @@ func (Appointment) Edges() []ent.Edge {
 		edge.To("unit", Unit.Type).Field("unit_id").Unique().Required().Immutable(),
 		edge.To("service", Service.Type).Field("service_id").Unique().Required().Immutable(),
 		edge.To("barber", Barber.Type).Field("barber_id").Unique().Required(),
-		edge.To("customer", Customer.Type).Field("customer_id").Unique().Required().Immutable(),
+		edge.To("customer", Customer.Type).Field("customer_id").Unique().Required().Immutable().
+			Comment("The account's customer record of the client's phone, which later bookings with that phone update. Scope admin."),
 		edge.To("api_key", APIKey.Type).Field("api_key_id").Unique().Required().Immutable().
 			Annotations(entgql.Skip()),
 		edge.To("hold", Hold.Type).Field("hold_id").Unique(),

@@ -10,7 +10,10 @@ import (
 	"barberd/ent/schema/pulid"
 )
 
-// Customer is a client of the shop (the REST "client"), one per phone number per account.
+// Customer is the account's record of a client, one per phone number per
+// account (the id of the REST "client"). Every booking with the phone
+// updates its name (and e-mail, when given), for dashboards to search; an
+// appointment shows the client as given when it was booked instead.
 type Customer struct{ ent.Schema }
 
 // Mixin of the Customer.

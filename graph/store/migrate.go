@@ -16,9 +16,10 @@ var migrating sync.Mutex
 // migrations of replicas starting at once.
 const migrationLock = 0x62617262 // "barb"
 
-// Migrate brings the schema up to date: ent's tables and indexes, then the
-// database-level guarantee that no two reservations of one barber overlap
-// and the triggers that keep the change versions (versions.go).
+// Migrate brings the schema up to date: the steps ent cannot take alone
+// (recordClients), ent's tables and indexes, then the database-level
+// guarantee that no two reservations of one barber overlap and the triggers
+// that keep the change versions (versions.go).
 // It is safe to run from several processes at once.
 func (db *DB) Migrate(ctx context.Context) error {
 	// ent's migration writes to package-level table descriptors: one at a
@@ -35,6 +36,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: lock: %w", err)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck // released with the session anyway
+	}
+	if err := db.recordClients(ctx); err != nil {
+		return fmt.Errorf("migrate: appointments' clients: %w", err)
 	}
 	if err := db.createSchema(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -76,6 +80,61 @@ func stalePlan(err error) bool {
 	msg := err.Error()
 	return Classify(err) == Retry || strings.Contains(msg, "already exists") || strings.Contains(msg, "duplicate column name")
 }
+
+// recordClients upgrades a database from before appointments recorded their
+// client (client_name, client_phone, client_email): it adds the columns and
+// fills them from each appointment's customer record, which is what the
+// appointment showed until then, in one transaction, so no appointment is
+// ever seen without its client. ent cannot: the columns are NOT NULL, which
+// neither database adds to a table with rows without a default. On SQLite
+// the columns get the default ADD COLUMN needs, and ent's migration then
+// rebuilds the table once without it (keeping its rows, indexes and the
+// rows that refer to them). A new database, or one already upgraded, is
+// left to ent.
+func (db *DB) recordClients(ctx context.Context) error {
+	tx, err := db.SQL.BeginTx(ctx, nil) // on SQLite, the write lock: one process upgrades
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	columns := `SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'client_name') FROM pragma_table_info('appointments')`
+	stmts := []string{
+		`ALTER TABLE appointments ADD COLUMN client_name text NOT NULL DEFAULT ''`,
+		`ALTER TABLE appointments ADD COLUMN client_phone text NOT NULL DEFAULT ''`,
+		`ALTER TABLE appointments ADD COLUMN client_email text NULL`,
+		backfillClients,
+	}
+	if db.Dialect == dialect.Postgres {
+		columns = `SELECT COUNT(*), COUNT(*) FILTER (WHERE column_name = 'client_name') FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'appointments'`
+		// The columns as ent creates them in a new database.
+		stmts = []string{
+			`ALTER TABLE appointments ADD COLUMN client_name character varying,
+ADD COLUMN client_phone character varying, ADD COLUMN client_email character varying`,
+			backfillClients,
+			`ALTER TABLE appointments ALTER COLUMN client_name SET NOT NULL, ALTER COLUMN client_phone SET NOT NULL`,
+		}
+	}
+	var n, recorded int
+	if err := tx.QueryRowContext(ctx, columns).Scan(&n, &recorded); err != nil {
+		return err
+	}
+	if n == 0 || recorded > 0 {
+		return nil
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// backfillClients gives every appointment its customer record's name, phone
+// and e-mail (an empty e-mail was shown as none).
+const backfillClients = `UPDATE appointments
+SET client_name = c.name, client_phone = c.phone, client_email = NULLIF(c.email, '')
+FROM customers c WHERE c.id = appointments.customer_id`
 
 // postgresNoOverlap is the last line of defence against double booking: an
 // exclusion constraint over every blocking row (active holds and confirmed

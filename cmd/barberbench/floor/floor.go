@@ -74,8 +74,8 @@ VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (account_id, phone) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
 RETURNING id`
 	sqlAppointment = `INSERT INTO appointments (id, created_at, updated_at, external_reference, status, starts_at, ends_at,
-source, version, account_id, unit_id, service_id, barber_id, customer_id, api_key_id)
-VALUES ($1, $2, $3, $4, 'confirmed', $5, $6, 'api', 1, $7, $8, $9, $10, $11, $12)`
+source, version, account_id, unit_id, service_id, barber_id, customer_id, client_name, client_phone, api_key_id)
+VALUES ($1, $2, $3, $4, 'confirmed', $5, $6, 'api', 1, $7, $8, $9, $10, $11, $12, $13, $14)`
 	sqlReservation = `INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id, appointment_id)
 VALUES ($1, $2, $3, $4, $5, $6)`
 	sqlNotification = `INSERT INTO notifications (id, type, source, appointment, created_at, account_id, appointment_id)
@@ -286,7 +286,7 @@ func (f *Floor) try(ctx context.Context, c *create) (err error) {
 	}
 	aptID := pulid.New("apt")
 	if _, err = tx.ExecContext(ctx, q.appointment, aptID, at, at, c.ref, c.start, end,
-		t.AccountID, t.UnitID, t.ServiceID, c.barberID, customerID, t.APIKeyID); err != nil {
+		t.AccountID, t.UnitID, t.ServiceID, c.barberID, customerID, c.name, c.phone, t.APIKeyID); err != nil {
 		return err
 	}
 	if _, err = tx.ExecContext(ctx, q.reservation, pulid.New("rsv"), c.start, busyUntil, t.AccountID, c.barberID, aptID); err != nil {
