@@ -22,6 +22,9 @@ func effectiveStatus(h *ent.Hold, now time.Time) hold.Status {
 // loadHold returns a hold with its unit, its status as of now.
 // Errors: hold_not_found.
 func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
 	h, err := r.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
@@ -133,6 +136,9 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 // change to the barber's holds and reservations happens.
 // Errors: hold_not_found.
 func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
 	h, err := tx.Hold.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
