@@ -63,9 +63,12 @@ func (r *Resolver) bookableUnits(ctx context.Context) ([]*ent.Unit, error) {
 
 // bookableServices lists the active, online-bookable services, by name;
 // with unitID only those offered at that unit, with their active unit ids
-// loaded. Errors: unit_not_found.
+// loaded. Errors: validation_failed, unit_not_found.
 func (r *Resolver) bookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error) {
 	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, err
+	}
+	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
 		return nil, err
 	}
 	q := r.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
@@ -82,9 +85,12 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string) ([]*ent
 // bookableBarbers lists the active barbers, by name; with unitID those who
 // work there, with serviceID those who perform it. Their active unit ids and
 // bookable service ids are loaded.
-// Errors: unit_not_found, service_not_found.
+// Errors: validation_failed, unit_not_found, service_not_found.
 func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string) ([]*ent.Barber, error) {
 	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, err
+	}
+	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
 		return nil, err
 	}
 	q := r.DB.Barber.Query().Where(barber.Active(true))

@@ -21,6 +21,10 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 		return nil, r.dbError(err)
 	}
 	l := r.Limits
+	var holdsMax *int
+	if l.ActiveHoldsPerKey > 0 {
+		holdsMax = &l.ActiveHoldsPerKey
+	}
 	return &model.BookingContext{
 		Account:    acc,
 		APIKey:     key,
@@ -31,6 +35,7 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 			HoldTTLMaxSeconds:         int(l.HoldTTLMax.Seconds()),
 			NotificationsLimitDefault: l.NotificationsDefault,
 			NotificationsLimitMax:     l.NotificationsMax,
+			ActiveHoldsMax:            holdsMax,
 		},
 	}, nil
 }

@@ -192,6 +192,7 @@ type ComplexityRoot struct {
 	}
 
 	Limits struct {
+		ActiveHoldsMax            func(childComplexity int) int
 		HoldTTLDefaultSeconds     func(childComplexity int) int
 		HoldTTLMaxSeconds         func(childComplexity int) int
 		HoldTTLMinSeconds         func(childComplexity int) int
@@ -1018,6 +1019,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Hold.UpdatedAt(childComplexity), true
 
+	case "Limits.activeHoldsMax":
+		if e.ComplexityRoot.Limits.ActiveHoldsMax == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limits.ActiveHoldsMax(childComplexity), true
 	case "Limits.holdTtlDefaultSeconds":
 		if e.ComplexityRoot.Limits.HoldTTLDefaultSeconds == nil {
 			break
@@ -2096,6 +2103,8 @@ type Limits {
   holdTtlMaxSeconds: Int!
   notificationsLimitDefault: Int!
   notificationsLimitMax: Int!
+  "The most holds the calling key may have active at once (more: too_many_holds); null: no cap."
+  activeHoldsMax: Int
 }
 
 "A free time at which a service can be booked with a barber."
@@ -4716,6 +4725,8 @@ func (ec *executionContext) childFields_Limits(ctx context.Context, field graphq
 		return ec.fieldContext_Limits_notificationsLimitDefault(ctx, field)
 	case "notificationsLimitMax":
 		return ec.fieldContext_Limits_notificationsLimitMax(ctx, field)
+	case "activeHoldsMax":
+		return ec.fieldContext_Limits_activeHoldsMax(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Limits", field.Name)
 }
@@ -8573,6 +8584,29 @@ func (ec *executionContext) _Limits_notificationsLimitMax(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_Limits_notificationsLimitMax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Limits_activeHoldsMax(ctx context.Context, field graphql.CollectedField, obj *model.Limits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limits_activeHoldsMax(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveHoldsMax, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limits_activeHoldsMax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -23540,6 +23574,11 @@ func (ec *executionContext) _Limits(ctx context.Context, sel ast.SelectionSet, o
 		case "notificationsLimitMax":
 			out.Values[i] = ec._Limits_notificationsLimitMax(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "activeHoldsMax":
+			out.Values[i] = ec._Limits_activeHoldsMax(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

@@ -4,11 +4,19 @@ import (
 	"context"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
 	"barberd/ent"
+	"barberd/ent/apikey"
 	"barberd/ent/hold"
 	"barberd/ent/reservation"
 	"barberd/graph/model"
 )
+
+// CodeTooManyHolds refuses a hold when its key already has as many active
+// holds as it may (Limits.ActiveHoldsPerKey).
+const CodeTooManyHolds = "too_many_holds"
 
 // effectiveStatus is a hold's status at instant now: an active hold past its
 // expiry is expired, whether or not a writer has recorded it yet.
@@ -22,6 +30,9 @@ func effectiveStatus(h *ent.Hold, now time.Time) hold.Status {
 // loadHold returns a hold with its unit, its status as of now.
 // Errors: hold_not_found.
 func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
 	h, err := r.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
@@ -37,7 +48,8 @@ func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
 // barber free then is chosen.
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible,
-// invalid_local_time, outside_booking_window, slot_unavailable.
+// invalid_local_time, outside_booking_window, too_many_holds,
+// slot_unavailable.
 func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.Hold, error) {
 	v, err := require(ctx, ScopeHoldsWrite)
 	if err != nil {
@@ -61,6 +73,9 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
+		if err := r.checkHoldCap(ctx, tx, v.KeyID, now); err != nil {
+			return err
+		}
 		b, err := r.pickBarber(ctx, tx, o, now)
 		if err != nil {
 			return err
@@ -94,6 +109,38 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	h.Edges.Unit = o.unit
 	h.Status = effectiveStatus(h, r.now())
 	return h, nil
+}
+
+// checkHoldCap refuses another hold when the key has the most active holds
+// it may. On PostgreSQL it first locks the key's row, so the holds of one
+// key, whichever barber and replica they are for, are counted and written
+// one after another and the cap is exact; the count is a statement of its
+// own so that it sees, in READ COMMITTED, the holds committed while it
+// waited for the lock. SQLite's write transactions are serial already.
+// Errors: too_many_holds.
+func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
+	most := r.Limits.ActiveHoldsPerKey
+	if most <= 0 {
+		return nil
+	}
+	if r.DB.Dialect == dialect.Postgres {
+		// NO KEY UPDATE, unlike UPDATE, does not wait for the key-share
+		// locks that rows referring to the key take as they are inserted
+		// (a create's notification deliveries), so only holds wait.
+		_, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID).
+			Modify(func(s *sql.Selector) { s.For(sql.LockNoKeyUpdate) }).Strings(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	n, err := tx.Hold.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now)).Count(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= most {
+		return Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold or use one in a booking, then hold again.", most)
+	}
+	return nil
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again
@@ -133,6 +180,9 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 // change to the barber's holds and reservations happens.
 // Errors: hold_not_found.
 func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	}
 	h, err := tx.Hold.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)

@@ -130,6 +130,7 @@ func (s *jobShop) book(barber int, start time.Time) *ent.Appointment {
 func newJobResolver(db *store.DB, clock *jobClock) *graph.Resolver {
 	res := graph.NewResolver(db, nil)
 	res.Now = clock.now
+	res.Limits.ActiveHoldsPerKey = 0 // the shops' one key holds whole days here
 	return res
 }
 

@@ -39,6 +39,9 @@ type Resolver struct {
 type Limits struct {
 	HoldTTLDefault, HoldTTLMin, HoldTTLMax time.Duration
 	NotificationsDefault, NotificationsMax int
+	// ActiveHoldsPerKey caps the holds one API key may have active at
+	// once, so no key can hold a barber's whole day; 0: no cap.
+	ActiveHoldsPerKey int
 }
 
 // DefaultLimits are the limits of rest-v1.md.
@@ -48,6 +51,7 @@ var DefaultLimits = Limits{
 	HoldTTLMax:           1800 * time.Second,
 	NotificationsDefault: 50,
 	NotificationsMax:     200,
+	ActiveHoldsPerKey:    10,
 }
 
 // NewResolver returns a resolver over db with the default limits.

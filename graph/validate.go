@@ -18,7 +18,59 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 
 const wallTimeForm = "must be a local time in the form YYYY-MM-DDTHH:MM:SS, without offset or Z"
 
+// Messages of text that cannot be stored.
+const (
+	MessageInvalidUTF8 = "must be valid UTF-8 text"
+	MessageNUL         = "must not contain the NUL character (U+0000)"
+)
+
+// TextProblem says what makes s unfit to store as text, or "". PostgreSQL
+// refuses a NUL and invalid UTF-8 (and SQLite would store them as given),
+// so both are refused before either database sees them.
+func TextProblem(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return MessageNUL
+	case !utf8.ValidString(s):
+		return MessageInvalidUTF8
+	}
+	return ""
+}
+
+// cleanText records field when v is not storable text.
+func cleanText(p *Problems, field, v string) bool {
+	if msg := TextProblem(v); msg != "" {
+		p.Add(field, "%s", msg)
+		return false
+	}
+	return true
+}
+
+// maxIDLen is the longest id an entity has (ent/schema/pulid).
+const maxIDLen = 40
+
+// PlausibleID reports whether id could name a stored entity: ids are
+// prefixed ULIDs, made of ASCII letters, digits and "_". An id that fails
+// names nothing, so a lookup can answer "not found" without asking the
+// database (which would refuse some such ids with an error).
+func PlausibleID(id string) bool {
+	if id == "" || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// required records field when v is blank or not storable text.
 func required(p *Problems, field, v string) bool {
+	if !cleanText(p, field, v) {
+		return false
+	}
 	if strings.TrimSpace(v) == "" {
 		p.Add(field, "is required")
 		return false
@@ -42,7 +94,7 @@ func checkLength(p *Problems, field, v string, lo, hi int) {
 }
 
 func checkOptionalID(p *Problems, field string, v *string) {
-	if v != nil && strings.TrimSpace(*v) == "" {
+	if v != nil && cleanText(p, field, *v) && strings.TrimSpace(*v) == "" {
 		p.Add(field, "must not be empty when given")
 	}
 }
@@ -95,10 +147,10 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
 	if required(&p, "client.phone", c.Phone) && !e164.MatchString(c.Phone) {
 		p.Add("client.phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +5511987654321")
 	}
-	if c.Email != nil && *c.Email != "" && !validEmail(*c.Email) {
+	if c.Email != nil && cleanText(&p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
 		p.Add("client.email", "must be a valid e-mail address")
 	}
-	if ref := in.ExternalReference; ref != nil {
+	if ref := in.ExternalReference; ref != nil && cleanText(&p, "external_reference", *ref) {
 		// Stored as given, so its untrimmed length counts.
 		if strings.TrimSpace(*ref) == "" || utf8.RuneCountInString(*ref) > 255 {
 			p.Add("external_reference", "must be 1 to 255 characters")
@@ -126,6 +178,19 @@ func CheckCancel(reason string) Problems {
 	var p Problems
 	if required(&p, "reason", reason) {
 		checkLength(&p, "reason", reason, 1, 500)
+	}
+	return p
+}
+
+// CheckCatalogFilters checks the optional unit and service of a catalog
+// list.
+func CheckCatalogFilters(unitID, serviceID *string) Problems {
+	var p Problems
+	if unitID != nil {
+		cleanText(&p, "unit_id", *unitID)
+	}
+	if serviceID != nil {
+		cleanText(&p, "service_id", *serviceID)
 	}
 	return p
 }

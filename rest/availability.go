@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"barberd/graph"
 	"barberd/graph/model"
@@ -29,8 +28,9 @@ type availabilityQuery struct {
 type availabilityQueryKey struct{}
 
 // parseAvailabilityQuery reads the query as url.Values.Get would (the first
-// value of each parameter), without building the map; invalid UTF-8 reads
-// as U+FFFD, as in every other field.
+// value of each parameter), without building the map. Values are kept as
+// sent: the resolver refuses those that are not text (a NUL, invalid
+// UTF-8), naming them, as it checks every field of the query.
 func parseAvailabilityQuery(raw string) availabilityQuery {
 	var q availabilityQuery
 	var seen [4]bool
@@ -55,9 +55,6 @@ func parseAvailabilityQuery(raw string) availabilityQuery {
 			if v, err = url.QueryUnescape(v); err != nil {
 				continue
 			}
-		}
-		if !utf8.ValidString(v) {
-			v = strings.ToValidUTF8(v, "\uFFFD") // as a JSON body would read it
 		}
 		seen[i] = true
 		switch i {

@@ -9,6 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
 )
@@ -18,12 +22,17 @@ const maxBody = 64 << 10
 
 // fields reads a JSON object (a body, or a nested object of one) field by
 // field, recording every wrongly typed field, so a client hears of all its
-// mistakes at once. Absent fields and nulls read as nil.
+// mistakes at once. Absent fields and nulls read as nil. A string that is
+// not storable text (a NUL, invalid UTF-8) is a wrongly typed field too:
+// no handler ever sees one.
 type fields struct {
 	prefix   string
 	raw      map[string]json.RawMessage
 	problems *graph.Problems
 	query    bool // query parameters carry every value as a string
+	// unfit says, by parameter, why a query value is not text: the value
+	// in raw no longer shows it (JSON encoding replaces invalid UTF-8).
+	unfit map[string]string
 }
 
 // decodeBody reads a POST body that must be a JSON object. A body may be
@@ -58,19 +67,102 @@ func queryFields(r *http.Request) *fields {
 		if len(vs) > 0 {
 			b, _ := json.Marshal(vs[0])
 			f.raw[k] = b
+			if msg := graph.TextProblem(vs[0]); msg != "" {
+				if f.unfit == nil {
+					f.unfit = map[string]string{}
+				}
+				f.unfit[k] = msg
+			}
 		}
 	}
 	return f
 }
 
+// pathID answers 404 with code notFound when the path's {id} cannot name
+// a stored entity (graph.PlausibleID: a NUL, invalid UTF-8, anything that
+// is not an id), so that no such id reaches a handler or the database.
+func pathID(notFound, noun string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if id := chi.URLParam(r, "id"); !graph.PlausibleID(id) {
+				writeError(w, r, graph.Errorf(notFound, "No %s %q.", noun, id))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 func (f *fields) name(n string) string { return f.prefix + n }
 
+// get returns the raw value of field n, when it is there and is not null.
+// A string that is not storable text is recorded as a problem and reads as
+// absent.
 func (f *fields) get(n string) (json.RawMessage, bool) {
 	v, ok := f.raw[n]
 	if !ok || string(v) == "null" {
 		return nil, false
 	}
+	msg := f.unfit[n]
+	if !f.query && len(v) > 0 && v[0] == '"' {
+		msg = jsonTextProblem(v)
+	}
+	if msg != "" {
+		f.problems.Add(f.name(n), "%s", msg)
+		return nil, false
+	}
 	return v, true
+}
+
+// jsonTextProblem says what makes the JSON string raw unfit to store as
+// text, or "" (graph.TextProblem). It reads the raw bytes because
+// encoding/json quietly turns invalid UTF-8, and an escaped half of a
+// UTF-16 surrogate pair, into U+FFFD; \u0000 decodes to a NUL. raw is a
+// valid JSON string.
+func jsonTextProblem(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return graph.MessageInvalidUTF8
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		i++ // every escape is \ and one character, but \u and four hex digits
+		if raw[i] != 'u' || i+4 >= len(raw) {
+			continue
+		}
+		c := hexRune(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case c == 0:
+			return graph.MessageNUL
+		case utf16.IsSurrogate(c):
+			if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' &&
+				utf16.DecodeRune(c, hexRune(raw[i+3:i+7])) != utf8.RuneError {
+				i += 6 // a whole pair
+				continue
+			}
+			return graph.MessageInvalidUTF8
+		}
+	}
+	return ""
+}
+
+// hexRune reads four hex digits.
+func hexRune(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // str returns the string field n, or nil.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,11 +59,15 @@ func fzRead(t *testing.T, f *fields, kind, n string) (any, bool) {
 
 // fzExpect derives, independently of decode.go, what accessor kind makes of
 // the raw JSON value v of a field (present says whether the field is there
-// at all): whether it is a bad field, and the value a good one reads as.
-func fzExpect(kind string, v json.RawMessage, present, query bool) (bad bool, want any) {
+// at all; unfit whether it is a string that is not storable text): whether
+// it is a bad field, and the value a good one reads as.
+func fzExpect(kind string, v json.RawMessage, present, query, unfit bool) (bad bool, want any) {
 	v = bytes.TrimSpace(v)
 	if !present || string(v) == "null" {
 		return false, nil
+	}
+	if unfit {
+		return true, nil
 	}
 	var s string
 	isString := v[0] == '"' && json.Unmarshal(v, &s) == nil
@@ -102,10 +107,15 @@ func fzExpect(kind string, v json.RawMessage, present, query bool) (bad bool, wa
 
 // fzCheckField reads field n of g with accessor kind, checks the value
 // against fzExpect, and returns the full name of the field when it is bad.
-func fzCheckField(t *testing.T, g *fields, kind, n string) (sub *fields, bad string) {
+// params are the query parameters as sent (nil for a body).
+func fzCheckField(t *testing.T, g *fields, kind, n string, params url.Values) (sub *fields, bad string) {
 	t.Helper()
 	raw, present := g.raw[n]
-	isBad, want := fzExpect(kind, raw, present, g.query)
+	unfit := fzUnfitJSON(raw)
+	if g.query {
+		unfit = fzUnfitText(params.Get(n))
+	}
+	isBad, want := fzExpect(kind, raw, present, g.query, unfit)
 	if isBad {
 		bad = g.prefix + n
 	}
@@ -125,9 +135,7 @@ func fzCheckField(t *testing.T, g *fields, kind, n string) (sub *fields, bad str
 	}
 	switch got := got.(type) {
 	case *string:
-		// Query values with invalid UTF-8 pass through JSON, which
-		// replaces the bad bytes.
-		if w := want.(string); *got != w && (!g.query || utf8.ValidString(w)) {
+		if w := want.(string); *got != w {
 			t.Fatalf("str(%q) from %s = %q, want %q", g.prefix+n, raw, *got, w)
 		}
 	case *int:
@@ -146,10 +154,10 @@ func fzCheckField(t *testing.T, g *fields, kind, n string) (sub *fields, bad str
 // accessor on a fresh copy of f, as a handler would: top-level fields first,
 // then the fields of nested objects. It checks each value, and that exactly
 // the bad fields, each once and by full name, are reported as problems.
-func fzCheckAccessors(t *testing.T, f *fields, names []string, nested map[string][]string) {
+func fzCheckAccessors(t *testing.T, f *fields, params url.Values, names []string, nested map[string][]string) {
 	t.Helper()
 	for _, kind := range fzAccessors {
-		g := &fields{prefix: f.prefix, raw: f.raw, problems: new(graph.Problems), query: f.query}
+		g := &fields{prefix: f.prefix, raw: f.raw, problems: new(graph.Problems), query: f.query, unfit: f.unfit}
 		var wantBad []string
 		note := func(bad string) {
 			if bad != "" {
@@ -158,7 +166,7 @@ func fzCheckAccessors(t *testing.T, f *fields, names []string, nested map[string
 		}
 		subs := map[string]*fields{}
 		for _, n := range names {
-			sub, bad := fzCheckField(t, g, kind, n)
+			sub, bad := fzCheckField(t, g, kind, n, params)
 			note(bad)
 			subs[n] = sub
 		}
@@ -169,11 +177,11 @@ func fzCheckAccessors(t *testing.T, f *fields, names []string, nested map[string
 			sub := subs[n]
 			if kind != "object" {
 				var bad string
-				sub, bad = fzCheckField(t, g, "object", n)
+				sub, bad = fzCheckField(t, g, "object", n, params)
 				note(bad)
 			}
 			for _, m := range nested[n] {
-				_, bad := fzCheckField(t, sub, kind, m)
+				_, bad := fzCheckField(t, sub, kind, m, params)
 				note(bad)
 			}
 		}
@@ -227,6 +235,7 @@ func FuzzDecodeBody(f *testing.F) {
 		{`{"client":{"name":1,"phone":false,"email":{"x":1},"client":{"name":"nested"}}}`, jsonType, false},
 		{`{"client":[],"external_reference":{}}`, jsonType, false},
 		{`{"client":null,"unit_id":"\u0000\ud800","\u0075nit_id":"dup"}`, jsonType, false},
+		{`{"unit_id":"\ud83d\ude00","service_id":"\udc00\ud800","barber_id":"\\u0000","hold_id":"\ud800\\udc00","client":{"name":"a\u0000"}}`, jsonType, false},
 		{`{"unit_id":"a","unit_id":2}`, jsonType, false},
 		{"{\"unit_id\":\"\xff\xfe\",\"\xff\":1}", jsonType, false},
 		{`{"reason":"` + strings.Repeat("ü", 600) + `"}`, jsonType, false},
@@ -306,8 +315,49 @@ func FuzzDecodeBody(f *testing.F) {
 		if blank && len(got.raw) != 0 {
 			t.Fatalf("blank optional body read as %s", fzDump(got.raw))
 		}
-		fzCheckAccessors(t, got, fzTopFields, map[string][]string{"client": fzClientFields})
+		fzCheckAccessors(t, got, nil, fzTopFields, map[string][]string{"client": fzClientFields})
 	})
+}
+
+// fzUnfitText reports whether a string is not storable text.
+func fzUnfitText(s string) bool { return strings.ContainsRune(s, 0) || !utf8.ValidString(s) }
+
+// fzEscape splits the inside of a JSON string into escapes and runs of
+// other characters.
+var fzEscape = regexp.MustCompile(`\\(?:u[0-9a-fA-F]{4}|.)|[^\\]+`)
+
+// fzUnfitJSON reports whether raw is a JSON string that does not read as
+// storable text: invalid UTF-8, an escaped NUL, or an escaped half of a
+// surrogate pair without its other half.
+func fzUnfitJSON(raw json.RawMessage) bool {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	if !utf8.Valid(raw) || strings.ContainsRune(s, 0) {
+		return true
+	}
+	parts := fzEscape.FindAll(raw[1:len(raw)-1], -1)
+	escaped := func(i int) rune {
+		if i < 0 || i >= len(parts) || len(parts[i]) != 6 || parts[i][1] != 'u' {
+			return -1
+		}
+		v, _ := strconv.ParseUint(string(parts[i][2:]), 16, 32)
+		return rune(v)
+	}
+	for i := range parts {
+		switch r := escaped(i); {
+		case 0xDC00 <= r && r <= 0xDFFF:
+			if p := escaped(i - 1); !(0xD800 <= p && p <= 0xDBFF) {
+				return true
+			}
+		case 0xD800 <= r && r <= 0xDBFF:
+			if n := escaped(i + 1); !(0xDC00 <= n && n <= 0xDFFF) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func fzShort(b []byte) string {
@@ -371,7 +421,12 @@ func FuzzQueryFields(f *testing.F) {
 				t.Fatalf("parameter %q = %q was dropped", k, v)
 			}
 		}
-		fzCheckAccessors(t, got, fzTopFields, map[string][]string{"client": fzClientFields})
+		for k, v := range vals {
+			if (got.unfit[k] != "") != fzUnfitText(v[0]) {
+				t.Fatalf("parameter %q = %q: unfit %q", k, v[0], got.unfit[k])
+			}
+		}
+		fzCheckAccessors(t, got, vals, fzTopFields, map[string][]string{"client": fzClientFields})
 	})
 }
 
@@ -383,7 +438,7 @@ func FuzzParseAvailabilityQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		got := parseAvailabilityQuery(q)
 		vals, _ := url.ParseQuery(q)
-		get := func(k string) string { return strings.ToValidUTF8(vals.Get(k), "\uFFFD") }
+		get := vals.Get // as sent: the resolver refuses text that is not
 		if got.unitID != get("unit_id") || got.serviceID != get("service_id") || got.date != get("date") {
 			t.Fatalf("%q read as %+v, want %q %q %q", q, got, vals.Get("unit_id"), vals.Get("service_id"), vals.Get("date"))
 		}

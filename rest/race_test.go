@@ -35,6 +35,12 @@ type racer struct {
 // them idle for the race.
 func newRacer(t *testing.T, e *env, n int) *racer {
 	t.Helper()
+	return newRacerAt(t, e.srv.URL, e.keys.APIKey, n)
+}
+
+// newRacerAt is newRacer for the server at base, warmed up with key.
+func newRacerAt(t *testing.T, base, key string, n int) *racer {
+	t.Helper()
 	tr := &http.Transport{
 		MaxIdleConns:        2 * n,
 		MaxIdleConnsPerHost: 2 * n,
@@ -43,7 +49,7 @@ func newRacer(t *testing.T, e *env, n int) *racer {
 		DisableCompression:  true,
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	r := &racer{t: t, base: e.srv.URL, client: &http.Client{Transport: tr, Timeout: time.Minute}}
+	r := &racer{t: t, base: base, client: &http.Client{Transport: tr, Timeout: time.Minute}}
 	// Warm up: n simultaneous GETs make the transport open n connections,
 	// which then wait idle in the pool.
 	var wg sync.WaitGroup
@@ -51,7 +57,7 @@ func newRacer(t *testing.T, e *env, n int) *racer {
 	for range n {
 		wg.Go(func() {
 			<-start
-			res, err := r.send("GET", "/units", e.keys.APIKey, nil)
+			res, err := r.send("GET", "/units", key, nil)
 			if err != nil {
 				t.Errorf("warm-up: %v", err)
 			} else if res.Status != http.StatusOK {

@@ -38,6 +38,7 @@ type Context struct {
 	Limits     struct {
 		HoldTTLSeconds     limit `json:"hold_ttl_seconds"`
 		NotificationsLimit limit `json:"notifications_limit"`
+		ActiveHoldsMax     *int  `json:"active_holds_max"` // null: no cap
 	} `json:"limits"`
 }
 
@@ -55,6 +56,7 @@ func contextOf(c *model.BookingContext) Context {
 	l := c.Limits
 	out.Limits.HoldTTLSeconds = limit{Default: l.HoldTTLDefaultSeconds, Min: &l.HoldTTLMinSeconds, Max: l.HoldTTLMaxSeconds}
 	out.Limits.NotificationsLimit = limit{Default: l.NotificationsLimitDefault, Max: l.NotificationsLimitMax}
+	out.Limits.ActiveHoldsMax = l.ActiveHoldsMax
 	return out
 }
 

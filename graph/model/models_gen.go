@@ -150,6 +150,8 @@ type Limits struct {
 	HoldTTLMaxSeconds         int `json:"holdTtlMaxSeconds"`
 	NotificationsLimitDefault int `json:"notificationsLimitDefault"`
 	NotificationsLimitMax     int `json:"notificationsLimitMax"`
+	// The most holds the calling key may have active at once (more: too_many_holds); null: no cap.
+	ActiveHoldsMax *int `json:"activeHoldsMax,omitempty"`
 }
 
 type RescheduleAppointmentInput struct {
