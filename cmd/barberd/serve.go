@@ -46,6 +46,7 @@ type serverConfig struct {
 	failRate        float64 // failed authentications a second, per client address
 	failBurst       int
 	trustedProxies  string
+	holdsPerKey     int
 	cacheMB         int // availability cache
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
@@ -94,6 +95,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	fs.Int64Var(&c.maxBody, "max-body-bytes", int64(maxBody), "largest request body of REST and GraphQL, in bytes; larger ones get 413 payload_too_large (env BARBERD_MAX_BODY_BYTES)")
+	holdsPerKey, err := envInt("BARBERD_MAX_HOLDS_PER_KEY", graph.DefaultLimits.ActiveHoldsPerKey)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&c.holdsPerKey, "max-holds-per-key", holdsPerKey, "most holds one API key may have active at once; past it a hold gets 429 too_many_holds; 0: no cap (env BARBERD_MAX_HOLDS_PER_KEY)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("BARBERD_METRICS_ADDR"), "serve /metrics on this separate address (e.g. 127.0.0.1:9090) instead of on --addr; empty: /metrics is on --addr (env BARBERD_METRICS_ADDR)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
 	fs.IntVar(&c.rateBurst, "rate-burst", rateBurst, "requests an API key may make at once before --rate-limit applies (env BARBERD_RATE_BURST)")
@@ -127,8 +133,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.rateLimit < 0 || c.rateBurst < 1 || c.anonRate < 0 || c.anonBurst < 1 || c.failRate < 0 || c.failBurst < 1 {
 		return errors.New("rate limits must not be negative and bursts must be at least 1")
 	}
-	if c.maxBody < 1024 || c.drainDelay < 0 {
-		return errors.New("--max-body-bytes must be at least 1024 and --drain-delay not negative")
+	if c.maxBody < 1024 || c.drainDelay < 0 || c.holdsPerKey < 0 {
+		return errors.New("--max-body-bytes must be at least 1024, and --drain-delay and --max-holds-per-key not negative")
 	}
 	if _, err := rest.NewClientAddr(c.trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
@@ -149,6 +155,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	defer db.Close()
 	res.AvailabilityCacheBytes = c.cacheMB << 20
 	res.FreshnessWindow = c.freshness
+	res.Limits.ActiveHoldsPerKey = c.holdsPerKey
 	if c.pprofAddr != "" {
 		stop, err := serveProfiler(c.pprofAddr)
 		if err != nil {
