@@ -17,9 +17,6 @@ import (
 	"barberd/graph"
 )
 
-// maxBody is the largest request body accepted.
-const maxBody = 64 << 10
-
 // fields reads a JSON object (a body, or a nested object of one) field by
 // field, recording every wrongly typed field, so a client hears of all its
 // mistakes at once. Absent fields and nulls read as nil. A string that is
@@ -39,10 +36,10 @@ type fields struct {
 // left out only when optional is true.
 // Errors: unsupported_media_type, payload_too_large, invalid_json.
 func decodeBody(w http.ResponseWriter, r *http.Request, optional bool) (*fields, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(r.Body) // bounded by LimitBody
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, graph.Errorf(codePayloadTooLarge, "The request body is larger than %d KiB.", maxBody>>10)
+		return nil, graph.Errorf(codePayloadTooLarge, "The request is larger than %s.", sizeText(tooLarge.Limit))
 	}
 	if err != nil {
 		return nil, graph.Errorf(graph.CodeInvalidJSON, "The request body could not be read.")
