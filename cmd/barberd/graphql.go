@@ -17,6 +17,9 @@ func writeGraphQLError(w http.ResponseWriter, err error) {
 	switch graph.ErrorCode(err) {
 	case graph.CodeUnavailable:
 		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "2")
+	case graph.CodeCanceled:
+		status = 499 // the client went away: nobody reads this
 	case rest.CodeRateLimited:
 		status = http.StatusTooManyRequests
 	}
