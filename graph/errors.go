@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"barberd/graph/model"
+	"barberd/graph/store"
 )
 
 // Error codes: stable, machine-readable, shared by REST (as "code") and
@@ -36,6 +38,10 @@ const (
 	CodeInvalidLocalTime     = "invalid_local_time"
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "unavailable"
+	// CodeCanceled answers a request whose caller went away (its context
+	// was canceled) before the answer: nobody reads it, and it is no
+	// failure of the service.
+	CodeCanceled = "request_canceled"
 )
 
 // Error is a domain error: a stable code and a message safe to show to the
@@ -80,6 +86,30 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// DomainError is the one classification of failures into domain errors:
+// err's own domain error if it has one; else what store.Classify says a
+// database failure means: a connection that broke, could not be opened or
+// timed out, or a database too busy to serve, are unavailable, and a
+// request whose caller went away is request_canceled; anything else is
+// internal, its cause kept for the log.
+func DomainError(err error) *Error {
+	if e, ok := AsError(err); ok {
+		return e
+	}
+	switch store.Classify(err) {
+	case store.Unreachable:
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &Error{Code: CodeUnavailable, Message: "The booking database did not answer in time; try again shortly.", Err: err}
+		}
+		return &Error{Code: CodeUnavailable, Message: "The booking database is unreachable; try again shortly.", Err: err}
+	case store.Retry:
+		return &Error{Code: CodeUnavailable, Message: "The booking database is busy; try again shortly.", Err: err}
+	case store.Canceled:
+		return &Error{Code: CodeCanceled, Message: "The request was canceled before it finished.", Err: err}
+	}
+	return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
 }
 
 // AsError returns err's domain error, if it has one.

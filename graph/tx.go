@@ -18,12 +18,20 @@ import (
 const maxTxAttempts = 6
 
 // inTx runs fn in a transaction and commits it, retrying a bounded number of
-// times when the database asks for it. fn must be safe to run again.
+// times when the database asks for it. fn must be safe to run again. A
+// transaction whose connection broke is not retried: its outcome is unknown
+// and the error says unavailable, so the client retries with what makes its
+// request idempotent.
 func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := r.tryTx(ctx, fn)
 		if err == nil {
 			return nil
+		}
+		if _, domain := AsError(err); !domain && ctx.Err() != nil {
+			// database/sql rolls the transaction back when the context ends,
+			// and what fn meets then (sql.ErrTxDone, say) says nothing more.
+			return r.dbError(fmt.Errorf("%w: %w", ctx.Err(), err))
 		}
 		switch kind := store.Classify(err); {
 		case kind == store.Overlap:
@@ -32,7 +40,7 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 			return Errorf(CodeSlotUnavailable, "The slot was just taken.")
 		case kind == store.Unique:
 			return err // the caller knows which unique index it raced for
-		case kind != store.Retry || attempt == maxTxAttempts || ctx.Err() != nil:
+		case kind != store.Retry || attempt == maxTxAttempts:
 			return r.dbError(err)
 		}
 		backoff := time.Duration(attempt*attempt) * 5 * time.Millisecond
@@ -77,21 +85,15 @@ func forUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](r *Resolver, q Q) 
 	return q
 }
 
-// dbError turns an error from the database into a domain error: domain
-// errors pass through, an unreachable database is "unavailable", anything
-// else is internal (its cause kept for the log).
+// dbError turns an error from the database into a domain error
+// (DomainError); domain errors pass through as they are.
 func (r *Resolver) dbError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := AsError(err); ok {
+	if _, ok := AsError(err); ok || err == nil {
 		return err
 	}
-	switch store.Classify(err) {
-	case store.Unreachable:
-		return &Error{Code: CodeUnavailable, Message: "The booking database is unreachable; try again shortly.", Err: err}
-	case store.Retry:
-		return &Error{Code: CodeUnavailable, Message: "The booking database is busy; try again shortly.", Err: err}
+	e := DomainError(err)
+	if e.Code == CodeInternal {
+		e.Err = fmt.Errorf("database: %w", err) // the log says where it came from
 	}
-	return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("database: %w", err)}
+	return e
 }

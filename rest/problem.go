@@ -42,7 +42,13 @@ var statusOf = map[string]int{
 	graph.CodeTooManyHolds:         http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
 	graph.CodeInternal:             http.StatusInternalServerError,
 	graph.CodeUnavailable:          http.StatusServiceUnavailable,
+	graph.CodeCanceled:             statusClientClosedRequest,
 }
+
+// statusClientClosedRequest answers a request whose client went away before
+// the answer (nginx's 499): nobody reads it, but the access log and the
+// metrics tell it from a failure, and it is not logged as one.
+const statusClientClosedRequest = 499
 
 // Codes that only the HTTP layer produces.
 const (
@@ -71,13 +77,11 @@ type Problem struct {
 }
 
 // writeError renders err as problem+json. Errors that are not domain errors
-// are logged with the request id and shown as internal_error, so nothing
-// internal reaches the client.
+// are classified (graph.DomainError); what is internal is logged with the
+// request id and shown as internal_error, so nothing internal reaches the
+// client.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e, ok := graph.AsError(err)
-	if !ok {
-		e = &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side.", Err: err}
-	}
+	e := graph.DomainError(err)
 	status, known := statusOf[e.Code]
 	if !known {
 		status = http.StatusInternalServerError
@@ -85,9 +89,13 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		logger(r).ErrorContext(r.Context(), "request failed", "code", e.Code, "err", e.Err)
 	}
+	title := http.StatusText(status)
+	if status == statusClientClosedRequest {
+		title = "Client Closed Request"
+	}
 	p := Problem{
 		Type:      problemTypeBase + e.Code,
-		Title:     http.StatusText(status),
+		Title:     title,
 		Status:    status,
 		Detail:    e.Message,
 		Code:      e.Code,

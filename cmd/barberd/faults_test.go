@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,180 +26,6 @@ import (
 	"barberd/graph/storetest"
 	"barberd/rest"
 )
-
-// tcpProxy forwards TCP connections from a local port to a target. It can
-// cut every connection and refuse new ones, as a database that went away
-// does, and later serve again on the same port.
-type tcpProxy struct {
-	t      testing.TB
-	target string
-	addr   string // 127.0.0.1:PORT, fixed after the first listen
-
-	mu        sync.Mutex
-	ln        net.Listener
-	conns     map[net.Conn]struct{}
-	blackhole bool // accept connections but never answer, as a host gone silent
-}
-
-// startProxy listens on a fresh local port and forwards to target.
-func startProxy(t testing.TB, target string) *tcpProxy {
-	t.Helper()
-	p := &tcpProxy{t: t, target: target, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
-	if err := p.listen(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *tcpProxy) listen() error {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-	return nil
-}
-
-// track registers c, or closes it and says false when the proxy is cut.
-func (p *tcpProxy) track(c net.Conn, ln net.Listener) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != ln || p.ln == nil {
-		c.Close()
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *tcpProxy) untrack(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-func (p *tcpProxy) forward(client net.Conn) {
-	p.mu.Lock()
-	ln := p.ln
-	p.mu.Unlock()
-	if !p.track(client, ln) {
-		return
-	}
-	p.mu.Lock()
-	silent := p.blackhole
-	p.mu.Unlock()
-	if silent {
-		_, _ = io.Copy(io.Discard, client)
-		p.untrack(client)
-		return
-	}
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil {
-		p.untrack(client)
-		return
-	}
-	if !p.track(server, ln) {
-		p.untrack(client)
-		return
-	}
-	var wg sync.WaitGroup
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		p.untrack(client, server) // either side ending ends both
-	}
-	wg.Go(func() { pipe(server, client) })
-	wg.Go(func() { pipe(client, server) })
-	wg.Wait()
-}
-
-// cut closes the listener, so new connections are refused, and every
-// connection through the proxy.
-func (p *tcpProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	p.dropConns()
-}
-
-// silence closes every connection through the proxy and leaves new ones
-// unanswered: the database's host is gone without a word.
-func (p *tcpProxy) silence() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.blackhole = true
-	p.dropConns()
-}
-
-// speak ends silence: new connections are forwarded again.
-func (p *tcpProxy) speak() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.blackhole = false
-	p.dropConns()
-}
-
-// dropConns closes every connection through the proxy; p.mu is held.
-func (p *tcpProxy) dropConns() {
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// restore listens again on the same port.
-func (p *tcpProxy) restore() {
-	p.t.Helper()
-	var err error
-	for range 50 {
-		if err = p.listen(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
-}
-
-// viaProxy returns dbURL with its host replaced by addr.
-func viaProxy(t testing.TB, dbURL, addr string) string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = addr
-	return u.String()
-}
-
-// hostOf is the host:port of a database URL.
-func hostOf(t testing.TB, dbURL string) string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Port() == "" {
-		return u.Hostname() + ":5432"
-	}
-	return u.Host
-}
 
 // openDB opens a test database directly, to check what the server wrote.
 func openDB(t testing.TB, dbURL string) *store.DB {
@@ -251,9 +76,9 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	dbURL := storetest.URL(t, dialect.Postgres)
 	keys := seedDemo(t, dbURL)
-	proxy := startProxy(t, hostOf(t, dbURL))
+	proxy := storetest.StartProxy(t, storetest.ProxyTarget(t, dbURL))
 	s := startServer(t, t.TempDir(), "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--jobs-interval", "200ms",
-		"--database-url", viaProxy(t, dbURL, proxy.addr))
+		"--database-url", proxy.URL(dbURL))
 	api := s.URL + "/api/integrations/v1"
 	ids := lisbonIDs(t, s.URL, keys.APIKey)
 	day := nextWeekday(time.Thursday)
@@ -280,7 +105,7 @@ func TestDatabaseOutage(t *testing.T) {
 		{"POST", "/appointments/" + before["id"].(string) + "/cancel", keys.APIKey, map[string]any{"reason": "outage"}},
 	}
 
-	proxy.cut()
+	proxy.Cut()
 	cutAt := time.Now()
 	// Twice: the first round meets the pool's dead connections, the second
 	// finds none and must fail to connect.
@@ -333,7 +158,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatalf("server exited during the outage\nstderr: %s", s.stderr)
 	}
 
-	proxy.restore()
+	proxy.Restore()
 	restored := time.Now()
 	var recovery time.Duration
 	for attempt := 1; ; attempt++ {
@@ -360,7 +185,7 @@ func TestDatabaseOutage(t *testing.T) {
 	// A host gone silent (connections dropped, new ones never answered)
 	// must not hang requests either: connecting gives up after a few
 	// seconds.
-	proxy.silence()
+	proxy.Silence()
 	silentAt := time.Now()
 	var silent sync.WaitGroup
 	for _, p := range append(probes[:2:2], probe{"POST", "/appointments", keys.APIKey, ids.bookingAt(day+"T16:00:00", "+351912100003", "silent-outage")}) {
@@ -382,7 +207,7 @@ func TestDatabaseOutage(t *testing.T) {
 	})
 	silent.Wait()
 	t.Logf("database silent: every call answered 503 unavailable within %v", time.Since(silentAt).Round(time.Millisecond))
-	proxy.speak()
+	proxy.Speak()
 	spoke := time.Now()
 	for {
 		r, err := send(client, "GET", api+"/units", keys.APIKey, nil)

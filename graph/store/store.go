@@ -45,7 +45,7 @@ func Open(rawURL string) (*DB, error) {
 	var db *sql.DB
 	if dia == dialect.Postgres {
 		var c sqldriver.Connector
-		if c, err = newTextConnector(dsn); err == nil {
+		if c, err = newPQConnector(dsn); err == nil {
 			db = sql.OpenDB(c)
 		}
 	} else {

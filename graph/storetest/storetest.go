@@ -43,7 +43,14 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // the test ends.
 func Open(t testing.TB, d string) *store.DB {
 	t.Helper()
-	db, err := store.Open(URL(t, d))
+	return OpenURL(t, URL(t, d))
+}
+
+// OpenURL opens and migrates the database at dbURL (from URL, or through a
+// Proxy), closed when the test ends.
+func OpenURL(t testing.TB, dbURL string) *store.DB {
+	t.Helper()
+	db, err := store.Open(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

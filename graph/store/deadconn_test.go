@@ -1,0 +1,322 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/lib/pq"
+
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// openVia opens a fresh, migrated PostgreSQL database through a proxy.
+func openVia(t *testing.T) (*store.DB, *storetest.Proxy, string) {
+	t.Helper()
+	dbURL := storetest.URL(t, dialect.Postgres)
+	proxy := storetest.StartProxy(t, storetest.ProxyTarget(t, dbURL))
+	return storetest.OpenURL(t, proxy.URL(dbURL)), proxy, dbURL
+}
+
+// fillPool leaves n connections idle in the pool.
+func fillPool(t *testing.T, db *store.DB, n int) {
+	t.Helper()
+	ctx := context.Background()
+	conns := make([]*sql.Conn, n)
+	for i := range conns {
+		c, err := db.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PingContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// A restart or failover closes every connection idle in the pool. What
+// comes next must not notice: a ping (/readyz), a read, a write outside a
+// transaction and a transaction all succeed, each time, because a
+// connection the server closed is replaced before anything is sent on it.
+// Before the check, database/sql sent the statement on a dead connection:
+// a ping failed outright (a replica whose database is fine said not ready),
+// and everything else relied on lib/pq calling the failure ErrBadConn.
+func TestPooledConnectionsDropped(t *testing.T) {
+	t.Parallel()
+	db, proxy, dbURL := openVia(t)
+	direct, err := sql.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	ways := map[string]func() error{
+		"proxy drops every connection": func() error { proxy.Drop(); return nil },
+		"PostgreSQL terminates every backend": func() error {
+			_, err := direct.ExecContext(ctx, `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+			proxy.WaitClosed()
+			return err
+		},
+	}
+	ops := map[string]func() error{
+		"ping": func() error { return db.Ping(ctx) },
+		"read": func() error {
+			var n int
+			return db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n >= $1", 0).Scan(&n)
+		},
+		"write": func() error {
+			_, err := db.SQL.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", 1)
+			return err
+		},
+		"transaction": func() error {
+			tx, err := db.SQL.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			if _, err := tx.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", 2); err != nil {
+				return err
+			}
+			return tx.Commit()
+		},
+	}
+	for way, drop := range ways {
+		for op, run := range ops {
+			for round := range 3 {
+				fillPool(t, db, 3)
+				if err := drop(); err != nil {
+					t.Fatal(err)
+				}
+				if err := run(); err != nil {
+					t.Errorf("%s, then %s (round %d): %v (%s)", way, op, round, err, kindName(store.Classify(err)))
+				}
+			}
+		}
+	}
+}
+
+// A statement outside a transaction whose connection breaks after it was
+// sent may have run. A read is run again on another connection; a write is
+// not (lib/pq reports the break as ErrBadConn, and database/sql used to run
+// the insert twice): it fails as unreachable, and ran once.
+func TestConnectionDroppedMidStatement(t *testing.T) {
+	t.Parallel()
+	db, proxy, _ := openVia(t)
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	db.SQL.SetMaxIdleConns(1) // the statement goes on the wire, not on a dead pooled connection
+	for round := range 10 {
+		fired := proxy.DropMidStatement()
+		var n int
+		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n = $1", round).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("round %d: read with its connection dropped: %d, %v", round, n, err)
+		}
+		<-fired
+
+		fired = proxy.DropMidStatement()
+		_, err := db.SQL.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round)
+		<-fired
+		if store.Classify(err) != store.Unreachable {
+			t.Fatalf("round %d: insert with its connection dropped: %v (%s), want unreachable", round, err, kindName(store.Classify(err)))
+		}
+		if errors.Is(err, driver.ErrBadConn) {
+			t.Errorf("round %d: %v is ErrBadConn: database/sql would run it again", round, err)
+		}
+		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n = $1", round).Scan(&n); err != nil || n != 1 {
+			t.Errorf("round %d: the insert ran %d times (%v), want once", round, n, err)
+		}
+	}
+}
+
+// A transaction whose connection breaks half-way fails as unreachable, and
+// nothing of it is committed.
+func TestConnectionDroppedInTransaction(t *testing.T) {
+	t.Parallel()
+	db, proxy, _ := openVia(t)
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		tx, err := db.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round); err != nil {
+			t.Fatal(err)
+		}
+		proxy.Drop()
+		_, err = tx.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round)
+		if err == nil {
+			err = tx.Commit()
+		}
+		_ = tx.Rollback()
+		if k := store.Classify(err); k != store.Unreachable {
+			t.Errorf("round %d: the transaction's next statement: %v (%s), want unreachable", round, err, kindName(k))
+		}
+	}
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows committed by broken transactions (%v)", n, err)
+	}
+}
+
+// A connection that cannot be opened is unreachable, however it fails: no
+// listener, a server that hangs up during the handshake, one that never
+// answers (connect_timeout), one gone during the handshake of a connection
+// among others. Never a bare EOF taken for an internal error.
+func TestConnectFailures(t *testing.T) {
+	t.Parallel()
+	listen := func(t *testing.T, serve func(net.Conn)) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go serve(c)
+			}
+		}()
+		return ln.Addr().String()
+	}
+	closed := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}()
+	hangUp := listen(t, func(c net.Conn) { c.Close() })
+	readThenHangUp := listen(t, func(c net.Conn) { _, _ = c.Read(make([]byte, 512)); c.Close() })
+	mute := listen(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	for name, addr := range map[string]string{
+		"refused":                 closed,
+		"hung up at once":         hangUp,
+		"hung up after a request": readThenHangUp,
+		"silent":                  mute,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db, err := store.Open(fmt.Sprintf("postgres://postgres@%s/x?sslmode=disable&connect_timeout=1", addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = db.SQL.QueryRowContext(ctx, "SELECT 1").Err()
+			if k := store.Classify(err); k != store.Unreachable {
+				t.Errorf("%v (%s), want unreachable", err, kindName(k))
+			}
+		})
+	}
+}
+
+// The requests of a caller who went away end with Canceled, on both
+// databases and whatever the statement was doing; a deadline that passed
+// is Unreachable (the database did not answer in time).
+func TestContextEnded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		slow := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 100000000) SELECT count(*) FROM c"
+		if db.Dialect == dialect.Postgres {
+			slow = "SELECT pg_sleep(10)"
+		}
+		query := func(ctx context.Context) error {
+			var n any
+			return db.SQL.QueryRowContext(ctx, slow).Scan(&n)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		if err := query(ctx); store.Classify(err) != store.Canceled {
+			t.Errorf("canceled while running: %v (%s), want canceled", err, kindName(store.Classify(err)))
+		}
+		if err := query(ctx); store.Classify(err) != store.Canceled {
+			t.Errorf("canceled before: %v (%s), want canceled", err, kindName(store.Classify(err)))
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := query(ctx); store.Classify(err) != store.Unreachable {
+			t.Errorf("deadline passed while running: %v (%s), want unreachable", err, kindName(store.Classify(err)))
+		}
+		tx, err := db.SQL.BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		var n any
+		if err := tx.QueryRowContext(ctx, slow).Scan(&n); store.Classify(err) != store.Canceled {
+			t.Errorf("canceled in a transaction: %v (%s), want canceled", err, kindName(store.Classify(err)))
+		}
+	})
+}
+
+// Classify's table for the errors the drivers and the network produce
+// without a database to provoke them.
+func TestClassifyConnectionErrors(t *testing.T) {
+	opErr := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", errno)}
+	}
+	for _, c := range []struct {
+		err  error
+		want store.Kind
+	}{
+		{io.EOF, store.Unreachable},
+		{io.ErrUnexpectedEOF, store.Unreachable},
+		{fmt.Errorf("database: %w", driver.ErrBadConn), store.Unreachable},
+		{sql.ErrConnDone, store.Unreachable},
+		{opErr(syscall.ECONNRESET), store.Unreachable},
+		{opErr(syscall.EPIPE), store.Unreachable},
+		{os.NewSyscallError("write", syscall.EPIPE), store.Unreachable},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, store.Unreachable},
+		{context.DeadlineExceeded, store.Unreachable},
+		{&pq.Error{Code: "57P01"}, store.Unreachable}, // admin_shutdown
+		{&pq.Error{Code: "57P03"}, store.Unreachable}, // cannot_connect_now
+		{&pq.Error{Code: "08006"}, store.Unreachable}, // connection_failure
+		{&pq.Error{Code: "53300"}, store.Unreachable}, // too_many_connections
+		{&pq.Error{Code: "57014"}, store.Unreachable}, // query_canceled by statement_timeout
+		{fmt.Errorf("%w: %w", context.Canceled, &pq.Error{Code: "57014"}), store.Canceled},
+		{context.Canceled, store.Canceled},
+		{&pq.Error{Code: "40001"}, store.Retry},
+		{&pq.Error{Code: "23505"}, store.Unique},
+		{&pq.Error{Code: "22021"}, store.Other},
+		{errors.New("sql: Transaction has already been committed or rolled back"), store.Other},
+	} {
+		if got := store.Classify(c.err); got != c.want {
+			t.Errorf("Classify(%v) = %s, want %s", c.err, kindName(got), kindName(c.want))
+		}
+	}
+}
+
+func kindName(k store.Kind) string {
+	return map[store.Kind]string{store.Other: "other", store.Overlap: "overlap", store.Unique: "unique",
+		store.Retry: "retry", store.Unreachable: "unreachable", store.Canceled: "canceled"}[k]
+}

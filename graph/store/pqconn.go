@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// PostgreSQL connections are lib/pq's, with what barberd needs on top.
+//
+// Arguments as text. With binary_parameters=yes lib/pq sends a query in one
+// round trip, but it sends []byte arguments in binary form, which jsonb
+// columns (ent's JSON fields) refuse. Every []byte argument goes as text
+// instead; barberd has no bytea columns, so nothing is lost.
+//
+// Dead connections. A restart or failover of PostgreSQL closes every
+// connection, and those idle in database/sql's pool only learn it when next
+// used. Rather than send a statement on one and then guess whether it ran,
+// a connection taken from the pool first looks at its socket: closed by the
+// server, reset, or holding anything the server sent unasked (PostgreSQL
+// says why it terminates a connection before it closes it), it is reported
+// as driver.ErrBadConn and database/sql takes another one, or opens a new
+// one, before anything was written. This covers every operation,
+// transactions included, in the case a failover actually produces; it is
+// the check go-sql-driver/mysql makes too. What remains is a connection
+// that dies while a statement is on the wire, and there it matters what the
+// statement was:
+//
+//   - Outside a transaction, a SELECT changes nothing, so it is retried on
+//     another connection (as driver.ErrBadConn) however the connection broke.
+//   - Any other statement outside a transaction that had been sent may have
+//     run: it is not retried (lib/pq would report driver.ErrBadConn and have
+//     database/sql run it again), and the caller answers unavailable.
+//   - Inside a transaction database/sql never retries: the transaction fails
+//     as unavailable and the client retries it (creates are idempotent by
+//     external_reference).
+//
+// A connection that cannot be opened at all is reported as a connectError:
+// unavailable, whatever lib/pq's error (a server hanging up during the
+// handshake gives a bare io.EOF).
+
+// pqConnector opens lib/pq connections that know their socket.
+type pqConnector struct{ pq *pq.Connector }
+
+func newPQConnector(dsn string) (driver.Connector, error) {
+	c, err := pq.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	c.Dialer(socketDialer{})
+	return pqConnector{c}, nil
+}
+
+func (c pqConnector) Driver() driver.Driver { return c.pq.Driver() }
+
+func (c pqConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	var sock *socket
+	cn, err := c.pq.Connect(context.WithValue(ctx, socketKey{}, &sock))
+	if err != nil {
+		return nil, &connectError{err}
+	}
+	return &pqConn{pqDriverConn: cn.(pqDriverConn), sock: sock}, nil
+}
+
+// socketKey is where Connect asks socketDialer for the connection's socket.
+type socketKey struct{}
+
+// socketDialer dials as lib/pq's default dialer does, and gives Connect the
+// socket it dialed. lib/pq's cancel requests dial without Connect's
+// context, so their sockets are not taken for the connection's.
+type socketDialer struct{ d net.Dialer }
+
+func (d socketDialer) Dial(network, address string) (net.Conn, error) {
+	return d.DialContext(context.Background(), network, address)
+}
+
+func (d socketDialer) DialTimeout(network, address string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return d.DialContext(ctx, network, address)
+}
+
+func (d socketDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := d.d.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	s := &socket{Conn: c}
+	if slot, ok := ctx.Value(socketKey{}).(**socket); ok {
+		*slot = s // a later dial (another host, SSL renegotiated) replaces it
+	}
+	return s, nil
+}
+
+// socket is a connection's network connection, counting what is written
+// on it, so a failed statement tells whether it had been sent.
+type socket struct {
+	net.Conn
+	written atomic.Int64
+}
+
+func (s *socket) Write(b []byte) (int, error) {
+	n, err := s.Conn.Write(b)
+	s.written.Add(int64(n))
+	return n, err
+}
+
+// pqDriverConn is everything lib/pq's connection implements that
+// database/sql looks for.
+type pqDriverConn interface {
+	driver.Conn
+	driver.QueryerContext
+	driver.ExecerContext
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+	driver.NamedValueChecker
+}
+
+// pqConn is one lib/pq connection. database/sql uses a connection from one
+// goroutine at a time, so its fields need no lock.
+type pqConn struct {
+	pqDriverConn
+	sock *socket // nil if the dialer was not asked (never, with pqConnector)
+	inTx bool
+}
+
+// ResetSession runs when database/sql takes the connection from its pool:
+// a connection the server has closed is refused before anything is sent.
+func (c *pqConn) ResetSession(ctx context.Context) error {
+	if err := c.pqDriverConn.ResetSession(ctx); err != nil {
+		return err
+	}
+	if c.sock != nil && !idleAlive(c.sock.Conn) {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+func (c *pqConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	sent := c.written()
+	rows, err := c.pqDriverConn.QueryContext(ctx, query, asText(args))
+	if err != nil {
+		return nil, c.failed(ctx, err, query, sent)
+	}
+	return rows, nil
+}
+
+func (c *pqConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	sent := c.written()
+	res, err := c.pqDriverConn.ExecContext(ctx, query, asText(args))
+	if err != nil {
+		return nil, c.failed(ctx, err, query, sent)
+	}
+	return res, nil
+}
+
+func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.pqDriverConn.BeginTx(ctx, opts)
+	switch {
+	case err == nil:
+		c.inTx = true
+		return pqTx{c, tx}, nil
+	case ctx.Err() != nil:
+		return nil, canceled(ctx, err)
+	case lostConnection(err):
+		// BEGIN changes nothing: database/sql may begin on another connection.
+		return nil, &badConn{err}
+	}
+	return nil, err
+}
+
+func (c *pqConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	st, err := c.pqDriverConn.PrepareContext(ctx, query)
+	if err != nil && ctx.Err() != nil {
+		err = canceled(ctx, err)
+	}
+	return st, err
+}
+
+func (c *pqConn) written() int64 {
+	if c.sock == nil {
+		return 0
+	}
+	return c.sock.written.Load()
+}
+
+// failed is the error of a statement that failed on this connection: with
+// the context's end when that caused it, and saying whether database/sql
+// may run it again on another connection when the connection broke.
+func (c *pqConn) failed(ctx context.Context, err error, query string, sentBefore int64) error {
+	switch {
+	case ctx.Err() != nil:
+		return canceled(ctx, err)
+	case c.inTx || !lostConnection(err):
+		return err
+	case readOnly(query):
+		return &badConn{err}
+	case c.written() != sentBefore:
+		return &lostConn{err}
+	}
+	return err // nothing was sent: lib/pq's driver.ErrBadConn lets database/sql retry
+}
+
+// readOnly reports whether a statement outside a transaction only reads, so
+// running it twice does no harm.
+func readOnly(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}
+
+// canceled is err, which happened once ctx had ended, as caused by that.
+func canceled(ctx context.Context, err error) error {
+	if errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ctx.Err(), err)
+}
+
+// pqTx is a transaction of a pqConn, which it tells when it ends.
+type pqTx struct {
+	c  *pqConn
+	tx driver.Tx
+}
+
+func (t pqTx) Commit() error {
+	t.c.inTx = false
+	return t.tx.Commit()
+}
+
+func (t pqTx) Rollback() error {
+	t.c.inTx = false
+	return t.tx.Rollback()
+}
+
+func asText(args []driver.NamedValue) []driver.NamedValue {
+	for i, a := range args {
+		if b, ok := a.Value.([]byte); ok {
+			args[i].Value = string(b)
+		}
+	}
+	return args
+}
