@@ -24,7 +24,8 @@ import (
 // it. Invalid UTF-8 is refused where it arrives, in the HTTP request,
 // before JSON decoding would quietly turn it into U+FFFD; a NUL, which
 // JSON ("\u0000") and GraphQL strings can both spell, is refused in the
-// operation's arguments once its variables are known.
+// operation's arguments once its variables are known. A lone surrogate
+// escape ("\ud800"), which is valid JSON, reads as U+FFFD and is kept.
 
 const uncleanText = "must be UTF-8 text without NUL characters"
 
@@ -180,11 +181,11 @@ func (t cleanPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		}
 	}
 	// gqlgen reads the same bytes, and the same read error after them.
-	var rest io.Reader = bytes.NewReader(nil)
+	var rd io.Reader = bytes.NewReader(body)
 	if err != nil {
-		rest = errReader{err}
+		rd = io.MultiReader(rd, errReader{err})
 	}
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), rest))
+	r.Body = io.NopCloser(rd)
 	t.POST.Do(w, r, exec)
 }
 

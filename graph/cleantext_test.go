@@ -82,6 +82,18 @@ func TestCleanText(t *testing.T) {
 		t.Run("bytes that are not UTF-8 in the document", func(t *testing.T) {
 			refused(t, s.post(t, s.keys.AdminAPIKey, []byte("{\"query\": \"{ __type(name: \\\"\xff\\\") { name } }\"}")), "query")
 		})
+		t.Run("bytes that are not UTF-8 outside a string", func(t *testing.T) {
+			a := s.post(t, s.keys.AdminAPIKey, []byte("{\"query\": \"{ __typename }\"\xff}"))
+			if a.code() != graph.CodeValidationFailed || a.status != 400 {
+				t.Fatalf("%d %q: %s", a.status, a.code(), a.messages())
+			}
+		})
+		t.Run("a lone surrogate in JSON is read as U+FFFD", func(t *testing.T) {
+			a := s.post(t, s.keys.AdminAPIKey, []byte(`{"query": "mutation { createUnit(input: {name: \"a\\ud800\", timezone: \"Europe/Lisbon\"}) { name } }"}`))
+			if got := a.ok(t)["createUnit"].(map[string]any)["name"]; got != "a\ufffd" {
+				t.Fatalf("stored %q", got)
+			}
+		})
 		t.Run("GET", func(t *testing.T) {
 			get := func(query, vars string) *answer {
 				q := url.Values{"query": {query}}

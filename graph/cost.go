@@ -73,7 +73,7 @@ const costCap = 1 << 40
 // filter of more than maxFilterSize conditions).
 type operationLimits struct {
 	sizes  introspectionSizes
-	limits Limits
+	limits *Limits // the resolver's, for the notifications limit
 }
 
 var _ interface {
@@ -125,7 +125,7 @@ func costString(c int) string {
 func (l operationLimits) measure(op *ast.OperationDefinition, vars map[string]any) (measure, error) {
 	w := costWalk{
 		sizes:  &l.sizes,
-		limits: l.limits,
+		limits: *l.limits,
 		vars:   vars,
 		memo:   map[memoKey]measure{},
 		active: map[string]bool{},

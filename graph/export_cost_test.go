@@ -19,7 +19,8 @@ func OperationCost(query string, vars map[string]any) (cost, depth int, err erro
 	if errs := validator.ValidateWithRules(schema, doc, validationRules()); len(errs) > 0 {
 		return 0, 0, gqlerror.List(errs)
 	}
-	l := operationLimits{sizes: measureSchema(schema), limits: DefaultLimits}
+	limits := DefaultLimits
+	l := operationLimits{sizes: measureSchema(schema), limits: &limits}
 	m, err := l.measure(doc.Operations[0], vars)
 	return m.cost, m.depth, err
 }

@@ -35,7 +35,7 @@ func NewHandler(r *Resolver) *handler.Server {
 	srv.SetDisableSuggestion(true)
 	srv.Use(documentLimits{})
 	srv.Use(extension.Introspection{})
-	srv.Use(operationLimits{sizes: measureSchema(schema), limits: r.Limits})
+	srv.Use(operationLimits{sizes: measureSchema(schema), limits: &r.Limits})
 	srv.Use(cleanText{})
 	srv.Use(settleMutations{r})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
