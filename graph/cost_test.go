@@ -308,7 +308,7 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 
 // bookSome books haircuts at the Lisbon demo unit on 2027-03-02 and
 // returns the ids of the unit and the haircut.
-func bookSome(t *testing.T, s *gqlServer) (unit, haircut string) {
+func bookSome(t testing.TB, s *gqlServer) (unit, haircut string) {
 	t.Helper()
 	catalog := s.query(t, s.keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).ok(t)
 	find := func(list, name string) string {
@@ -432,4 +432,30 @@ func TestIntrospectionHidesGeneratorDirectives(t *testing.T) {
 		t.Errorf("@goField in a query: %q %s", a.code(), a.messages())
 	}
 	s.query(t, s.keys.AdminAPIKey, `{ units(first: 1) { edges { node { id barbers { name } } } } }`, nil).ok(t)
+}
+
+// BenchmarkDashboardQueries measures what the limits add to legitimate
+// operations.
+func BenchmarkDashboardQueries(b *testing.B) {
+	s := newGQLServer(b, storetest.Open(b, "sqlite3"))
+	unit, _ := bookSome(b, s)
+	for _, d := range dashboardQueries {
+		vars := d.vars
+		if _, ok := vars["u"]; ok {
+			vars = map[string]any{"u": unit, "n": vars["n"]}
+		}
+		body, err := json.Marshal(map[string]any{"query": d.query, "variables": vars})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(d.name, func(b *testing.B) {
+			cpu := processCPU()
+			for b.Loop() {
+				if a := s.post(b, s.keys.AdminAPIKey, body); len(a.Errors) > 0 {
+					b.Fatal(a.messages())
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
