@@ -20,10 +20,16 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	if _, err := require(ctx, ScopeAdmin); err != nil {
 		return nil, err
 	}
+	var p Problems
+	checkPage(&p, first, last)
 	day, err := slots.ParseDate(date)
 	if err != nil {
-		return nil, (&Problems{{Field: "date", Message: "must be a day in the form YYYY-MM-DD"}}).Err()
+		p.Add("date", "must be a day in the form YYYY-MM-DD")
 	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	first = defaultPage(first, last)
 	u, err := anyUnit(ctx, r.DB.Client, unitID)
 	if err != nil {
 		return nil, r.dbError(err)

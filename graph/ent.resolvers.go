@@ -24,12 +24,19 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
+	if err := checkNodeIDs(ids); err != nil {
+		return nil, err
+	}
 	return r.nodes(ctx, ids)
 }
 
 // Appointments is the resolver for the appointments field.
 func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	_, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Appointment.Query().Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(orderBy), ent.WithAppointmentFilter(where.Filter))
@@ -37,7 +44,11 @@ func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[s
 
 // Barbers is the resolver for the barbers field.
 func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) (*ent.BarberConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	_, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Barber.Query().Paginate(ctx, after, first, before, last, ent.WithBarberOrder(orderBy), ent.WithBarberFilter(where.Filter))
@@ -45,7 +56,11 @@ func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	_, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Customer.Query().Paginate(ctx, after, first, before, last, ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
@@ -53,7 +68,11 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 
 // Services is the resolver for the services field.
 func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) (*ent.ServiceConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	_, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Service.Query().Paginate(ctx, after, first, before, last, ent.WithServiceOrder(orderBy), ent.WithServiceFilter(where.Filter))
@@ -61,7 +80,11 @@ func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[strin
 
 // Units is the resolver for the units field.
 func (r *queryResolver) Units(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) (*ent.UnitConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	_, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))

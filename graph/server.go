@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"time"
 
@@ -15,20 +16,27 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// maxComplexity bounds the cost of one GraphQL operation.
-const maxComplexity = 1000
-
 // NewHandler returns the GraphQL HTTP handler. Authentication happens
 // before it (the API key becomes the context's viewer); every error carries
 // its domain code in extensions.code.
+//
+// Before anything runs, with or without a key, a request is refused with
+// validation_failed when its text is not clean (cleantext.go), its document
+// is too large to validate cheaply (cost_shape.go), or its operation costs
+// too much, nests too deep or asks for too large a page (cost.go).
 func NewHandler(r *Resolver) *handler.Server {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+	schema := publicSchema(NewExecutableSchema(Config{}).Schema())
+	srv := handler.New(NewExecutableSchema(Config{Schema: schema, Resolvers: r}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(cleanGET{})
+	srv.AddTransport(cleanPOST{})
+	srv.SetParserTokenLimit(maxTokens)
+	srv.SetValidationRulesFn(validationRules)
+	srv.SetDisableSuggestion(true)
+	srv.Use(documentLimits{})
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.FixedComplexityLimit(maxComplexity))
-	srv.Use(depthLimit{max: maxDepth})
+	srv.Use(operationLimits{sizes: measureSchema(schema), limits: &r.Limits})
+	srv.Use(cleanText{})
 	srv.Use(settleMutations{r})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return r.presentError(ctx, err)
@@ -38,6 +46,21 @@ func NewHandler(r *Resolver) *handler.Server {
 		return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
 	})
 	return srv
+}
+
+// generatorDirectives are gqlgen's, for code generation only.
+var generatorDirectives = []string{"goModel", "goField", "goTag", "goExtraField", "goEnum"}
+
+// publicSchema is the schema without gqlgen's generator directives, which
+// introspection would otherwise show. They apply to type definitions only,
+// so no operation can use them.
+func publicSchema(s *ast.Schema) *ast.Schema {
+	public := *s
+	public.Directives = maps.Clone(s.Directives)
+	for _, name := range generatorDirectives {
+		delete(public.Directives, name)
+	}
+	return &public
 }
 
 // settleMutations is the gqlgen handler extension that makes a mutation

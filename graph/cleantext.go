@@ -1,0 +1,305 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Text that reaches a resolver is valid UTF-8 without NUL characters, on
+// both databases alike: PostgreSQL refuses NUL in text, SQLite would store
+// it. Invalid UTF-8 is refused where it arrives, in the HTTP request,
+// before JSON decoding would quietly turn it into U+FFFD; a NUL, which
+// JSON ("\u0000") and GraphQL strings can both spell, is refused in the
+// operation's arguments once its variables are known. A lone surrogate
+// escape ("\ud800"), which is valid JSON, reads as U+FFFD and is kept.
+
+const uncleanText = "must be UTF-8 text without NUL characters"
+
+// maxTextProblems bounds how many bad inputs one answer lists.
+const maxTextProblems = 20
+
+// cleanText is the gqlgen handler extension that refuses, before any
+// resolver runs, an operation with a string input (an argument, an input
+// object field, a list element, an id, a filter; literal or variable)
+// holding a NUL character or invalid UTF-8. Errors: validation_failed,
+// with extensions.fields naming each input by its path from the argument
+// ("input.client.name", "where.nameContains", "ids[2]").
+type cleanText struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = cleanText{}
+
+func (cleanText) ExtensionName() string { return "CleanText" }
+
+func (cleanText) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	c := textCheck{vars: oc.Variables, seen: map[string]bool{}}
+	c.directives(oc.Operation.Directives)
+	c.set(oc.Operation.SelectionSet)
+	if err := c.problems.Err(); err != nil {
+		return refuse(err)
+	}
+	return nil
+}
+
+// textCheck visits every argument of an operation once: a fragment is
+// checked once however often it is spread.
+type textCheck struct {
+	vars     map[string]any
+	seen     map[string]bool
+	problems Problems
+}
+
+func (c *textCheck) set(set ast.SelectionSet) {
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			c.directives(sel.Directives)
+			c.arguments(sel.Arguments)
+			c.set(sel.SelectionSet)
+		case *ast.InlineFragment:
+			c.directives(sel.Directives)
+			c.set(sel.SelectionSet)
+		case *ast.FragmentSpread:
+			c.directives(sel.Directives)
+			if !c.seen[sel.Name] && sel.Definition != nil {
+				c.seen[sel.Name] = true
+				c.set(sel.Definition.SelectionSet)
+			}
+		}
+	}
+}
+
+func (c *textCheck) directives(dirs ast.DirectiveList) {
+	for _, d := range dirs {
+		c.arguments(d.Arguments)
+	}
+}
+
+func (c *textCheck) arguments(args ast.ArgumentList) {
+	for _, a := range args {
+		if v, err := a.Value.Value(c.vars); err == nil {
+			c.value(&inputPath{key: a.Name}, v)
+		}
+	}
+}
+
+// value checks every string in an argument's value.
+func (c *textCheck) value(at *inputPath, v any) {
+	if len(c.problems) >= maxTextProblems {
+		return
+	}
+	switch v := v.(type) {
+	case nil:
+	case string:
+		if !cleanString(v) {
+			c.problems.Add(at.String(), uncleanText)
+		}
+	case []any:
+		for i, e := range v {
+			c.value(&inputPath{parent: at, index: i}, e)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			c.value(&inputPath{parent: at, key: k}, v[k])
+		}
+	default:
+		// Values built by Go code rather than decoded from JSON.
+		rv := reflect.ValueOf(v)
+		switch rv.Kind() {
+		case reflect.String:
+			c.value(at, rv.String())
+		case reflect.Slice, reflect.Array:
+			for i := range rv.Len() {
+				c.value(&inputPath{parent: at, index: i}, rv.Index(i).Interface())
+			}
+		case reflect.Pointer:
+			if !rv.IsNil() {
+				c.value(at, rv.Elem().Interface())
+			}
+		}
+	}
+}
+
+func cleanString(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// inputPath is where a value sits in an argument: a.b[2].c. It is spelled
+// out only for a bad value.
+type inputPath struct {
+	parent *inputPath
+	key    string // "" for a list element
+	index  int
+}
+
+func (p *inputPath) String() string {
+	if p.parent == nil {
+		return p.key
+	}
+	if p.key == "" {
+		return p.parent.String() + "[" + strconv.Itoa(p.index) + "]"
+	}
+	return p.parent.String() + "." + p.key
+}
+
+// cleanPOST is gqlgen's POST transport, refusing a body that is not valid
+// UTF-8 before JSON decoding would replace the bad bytes with U+FFFD.
+type cleanPOST struct{ transport.POST }
+
+func (t cleanPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, err := io.ReadAll(r.Body)
+	if err == nil && !utf8.Valid(body) {
+		if field, found := invalidUTF8In(body, ""); found {
+			refuseRequest(w, r, exec, field)
+			return
+		}
+	}
+	// gqlgen reads the same bytes, and the same read error after them.
+	var rd io.Reader = bytes.NewReader(body)
+	if err != nil {
+		rd = io.MultiReader(rd, errReader{err})
+	}
+	r.Body = io.NopCloser(rd)
+	t.POST.Do(w, r, exec)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// cleanGET is gqlgen's GET transport, refusing parameters that are not
+// valid UTF-8 (percent-encoding can carry any bytes).
+type cleanGET struct{ transport.GET }
+
+func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
+		for _, name := range []string{"query", "operationName", "variables", "extensions"} {
+			v := q.Get(name)
+			if utf8.ValidString(v) {
+				continue
+			}
+			field := name
+			if name == "variables" || name == "extensions" {
+				if f, found := invalidUTF8In([]byte(v), name); found {
+					field = f
+				}
+			}
+			refuseRequest(w, r, exec, field)
+			return
+		}
+	}
+	t.GET.Do(w, r, exec)
+}
+
+// refuseRequest answers 400 validation_failed naming the field whose text
+// is not valid UTF-8.
+func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, field string) {
+	err := refuse((&Problems{{Field: field, Message: uncleanText}}).Err())
+	resp := exec.DispatchError(r.Context(), gqlerror.List{err})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// invalidUTF8In finds the first string of a JSON text holding bytes that
+// are not UTF-8, and names it by its path under prefix
+// ("variables.input.client.name"). It reports false when the bad bytes are
+// not in a string: the JSON itself is then malformed.
+func invalidUTF8In(doc []byte, prefix string) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	// One level per open object (at a key, or at the value of key) or
+	// array (at an index).
+	type level struct {
+		object, atKey bool
+		key           string
+		index         int
+	}
+	var stack []*level
+	path := func() string {
+		var b strings.Builder
+		b.WriteString(prefix)
+		for _, l := range stack {
+			switch {
+			case !l.object:
+				b.WriteString("[" + strconv.Itoa(l.index) + "]")
+			case b.Len() > 0:
+				b.WriteString("." + l.key)
+			default:
+				b.WriteString(l.key)
+			}
+		}
+		return b.String()
+	}
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		// The token's own bytes, with the separators before it.
+		raw := doc[start:dec.InputOffset()]
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if key, ok := tok.(string); ok && top != nil && top.atKey {
+			top.key, top.atKey = key, false
+			if !utf8.Valid(raw) {
+				return path(), true
+			}
+			continue
+		}
+		switch tok.(type) {
+		case string:
+			if !utf8.Valid(raw) {
+				return path(), true
+			}
+		case json.Delim:
+			switch tok {
+			case json.Delim('{'):
+				stack = append(stack, &level{object: true, atKey: true})
+				continue
+			case json.Delim('['):
+				stack = append(stack, &level{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		}
+		// A value ended: its object is at a key again, its array at the
+		// next index.
+		if len(stack) > 0 {
+			if top = stack[len(stack)-1]; top.object {
+				top.atKey = true
+			} else {
+				top.index++
+			}
+		}
+	}
+}

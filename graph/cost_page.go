@@ -1,0 +1,57 @@
+package graph
+
+// Page sizes of the Relay connections (appointments, barbers, customers,
+// services, units, agenda) and of nodes(ids:).
+const (
+	// DefaultPageSize is the page of a connection asked for without first
+	// or last.
+	DefaultPageSize = 50
+	// MaxPageSize is the largest page (first or last) a connection serves,
+	// and the most ids one nodes(ids:) looks up.
+	MaxPageSize = 500
+)
+
+// checkPage reports a first or last over MaxPageSize. Negative ones are
+// left to ent's paginator, which refuses them.
+func checkPage(p *Problems, first, last *int) {
+	for _, a := range []struct {
+		name string
+		v    *int
+	}{{"first", first}, {"last", last}} {
+		if a.v != nil && *a.v > MaxPageSize {
+			p.Add(a.name, "must be at most %d", MaxPageSize)
+		}
+	}
+}
+
+// page bounds a connection's page: without first or last it is the first
+// DefaultPageSize items. Errors: validation_failed (first or last over
+// MaxPageSize).
+func page(first, last *int) (*int, error) {
+	var p Problems
+	checkPage(&p, first, last)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return defaultPage(first, last), nil
+}
+
+// defaultPage is first, or DefaultPageSize when neither first nor last is
+// given.
+func defaultPage(first, last *int) *int {
+	if first == nil && last == nil {
+		n := DefaultPageSize
+		return &n
+	}
+	return first
+}
+
+// checkNodeIDs bounds one nodes(ids:) lookup: each id is a query of its
+// own. Errors: validation_failed (more than MaxPageSize ids).
+func checkNodeIDs(ids []string) error {
+	var p Problems
+	if len(ids) > MaxPageSize {
+		p.Add("ids", "must be at most %d ids", MaxPageSize)
+	}
+	return p.Err()
+}
