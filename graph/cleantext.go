@@ -27,8 +27,6 @@ import (
 // operation's arguments once its variables are known. A lone surrogate
 // escape ("\ud800"), which is valid JSON, reads as U+FFFD and is kept.
 
-const uncleanText = "must be UTF-8 text without NUL characters"
-
 // maxTextProblems bounds how many bad inputs one answer lists.
 const maxTextProblems = 20
 
@@ -112,8 +110,8 @@ func (c *textCheck) value(at *inputPath, v any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		if !cleanString(v) {
-			c.problems.Add(at.String(), uncleanText)
+		if msg := TextProblem(v); msg != "" {
+			c.problems.Add(at.String(), "%s", msg)
 		}
 	case []any:
 		for i, e := range v {
@@ -144,10 +142,6 @@ func (c *textCheck) value(at *inputPath, v any) {
 			}
 		}
 	}
-}
-
-func cleanString(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // inputPath is where a value sits in an argument: a.b[2].c. It is spelled
@@ -220,7 +214,7 @@ func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 // refuseRequest answers 400 validation_failed naming the field whose text
 // is not valid UTF-8.
 func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, field string) {
-	err := refuse((&Problems{{Field: field, Message: uncleanText}}).Err())
+	err := refuse((&Problems{{Field: field, Message: MessageInvalidUTF8}}).Err())
 	resp := exec.DispatchError(r.Context(), gqlerror.List{err})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

@@ -37,8 +37,8 @@ func TextProblem(s string) string {
 	return ""
 }
 
-// cleanText records field when v is not storable text.
-func cleanText(p *Problems, field, v string) bool {
+// checkText records field when v is not storable text.
+func checkText(p *Problems, field, v string) bool {
 	if msg := TextProblem(v); msg != "" {
 		p.Add(field, "%s", msg)
 		return false
@@ -68,7 +68,7 @@ func PlausibleID(id string) bool {
 
 // required records field when v is blank or not storable text.
 func required(p *Problems, field, v string) bool {
-	if !cleanText(p, field, v) {
+	if !checkText(p, field, v) {
 		return false
 	}
 	if strings.TrimSpace(v) == "" {
@@ -94,7 +94,7 @@ func checkLength(p *Problems, field, v string, lo, hi int) {
 }
 
 func checkOptionalID(p *Problems, field string, v *string) {
-	if v != nil && cleanText(p, field, *v) && strings.TrimSpace(*v) == "" {
+	if v != nil && checkText(p, field, *v) && strings.TrimSpace(*v) == "" {
 		p.Add(field, "must not be empty when given")
 	}
 }
@@ -147,10 +147,10 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
 	if required(&p, "client.phone", c.Phone) && !e164.MatchString(c.Phone) {
 		p.Add("client.phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +5511987654321")
 	}
-	if c.Email != nil && cleanText(&p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
+	if c.Email != nil && checkText(&p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
 		p.Add("client.email", "must be a valid e-mail address")
 	}
-	if ref := in.ExternalReference; ref != nil && cleanText(&p, "external_reference", *ref) {
+	if ref := in.ExternalReference; ref != nil && checkText(&p, "external_reference", *ref) {
 		// Stored as given, so its untrimmed length counts.
 		if strings.TrimSpace(*ref) == "" || utf8.RuneCountInString(*ref) > 255 {
 			p.Add("external_reference", "must be 1 to 255 characters")
@@ -187,10 +187,10 @@ func CheckCancel(reason string) Problems {
 func CheckCatalogFilters(unitID, serviceID *string) Problems {
 	var p Problems
 	if unitID != nil {
-		cleanText(&p, "unit_id", *unitID)
+		checkText(&p, "unit_id", *unitID)
 	}
 	if serviceID != nil {
-		cleanText(&p, "service_id", *serviceID)
+		checkText(&p, "service_id", *serviceID)
 	}
 	return p
 }
