@@ -112,7 +112,9 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 			// The client's argument could not be read (a malformed cursor, say).
 			e = &Error{Code: CodeValidationFailed, Message: gqlErr.Message}
 		default:
-			e = &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
+			// ent's generated resolvers (pages, edges) return store errors
+			// as they come: classified here as everywhere else.
+			e = DomainError(err)
 		}
 	}
 	if e.Code == CodeInternal || e.Code == CodeUnavailable {
