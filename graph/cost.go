@@ -30,8 +30,9 @@ import (
 // queryCost more, so one operation runs at most MaxCost/queryCost of them.
 // Introspection counts the same way, each list of the schema by its real
 // length (an average where it lists every type or every field), so
-// GraphiQL's own introspection query costs 29,433 (its answer holds 14,003
-// values) and twice it is refused.
+// GraphiQL's own introspection query costs about 31,000 with today's schema
+// (TestDashboardCosts pins it; its answer holds fewer values) and twice it
+// is refused.
 //
 // What the admin dashboard asks for, and what it costs:
 //

@@ -259,8 +259,8 @@ var dashboardQueries = []struct {
 	{"agenda of a day, largest page", `query($u: ID!, $n: Int) { agenda(unitId: $u, date: "2027-03-02", first: $n) { edges { node { id startsAt endsAt status unit { name } service { name } barber { name } customer { name phone } } } } }`, map[string]any{"u": "unt_x", "n": 500}, 8002},
 	{"page of 100 barbers", `{ barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id name active units { id name } services { id name durationMinutes } } } } }`, nil, 13706},
 	{"bookable barbers with services and units", `{ bookableBarbers { id name services { id name } units { id name } } }`, nil, 2681},
-	{"GraphiQL introspection", graph.GraphiQLIntrospection, nil, 29433},
-	{"full introspection", graph.FullIntrospection, nil, 32422},
+	{"GraphiQL introspection", graph.GraphiQLIntrospection, nil, 31017},
+	{"full introspection", graph.FullIntrospection, nil, 34204},
 }
 
 // TestCostBoundsTheAnswer checks that an operation's cost bounds what its
