@@ -31,7 +31,7 @@ func TestReplicasMixedLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range servers {
 		wg.Go(func() {
-			servers[i] = startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--jobs-interval", "500ms", "--database-url", dbURL)
+			servers[i] = startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--max-holds-per-key", "0", "--jobs-interval", "500ms", "--database-url", dbURL)
 		})
 	}
 	wg.Wait()

@@ -167,13 +167,32 @@ func (p *Proxy) Open() int {
 	return len(p.conns)
 }
 
-// WaitClosed waits until no connection through the proxy is open, as after
-// the database closed them all.
+// WaitClosed waits until every connection open through the proxy when it
+// is called has closed, as after the database closed them all; connections
+// opened since do not count.
 func (p *Proxy) WaitClosed() {
 	p.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); p.Open() > 0; time.Sleep(time.Millisecond) {
+	// Only the connections open now: the client may open new ones at once.
+	p.mu.Lock()
+	was := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		was = append(was, c)
+	}
+	p.mu.Unlock()
+	open := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for _, c := range was {
+			if _, ok := p.conns[c]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); open() > 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			p.t.Fatalf("proxy: %d connections still open after 10 s", p.Open())
+			p.t.Fatalf("proxy: %d connections still open after 10 s", open())
 		}
 	}
 }
