@@ -353,6 +353,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{HoldsColumns[10], HoldsColumns[3]},
 			},
+			{
+				Name:    "hold_api_key_id_status_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{HoldsColumns[11], HoldsColumns[5], HoldsColumns[6]},
+			},
 		},
 	}
 	// NotificationsColumns holds the columns for the "notifications" table.

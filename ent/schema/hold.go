@@ -50,6 +50,8 @@ func (Hold) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("status", "expires_at"),
 		index.Fields("barber_id", "starts_at"),
+		// The holds cap counts one key's active holds (graph/hold.go).
+		index.Fields("api_key_id", "status", "expires_at"),
 	}
 }
 
