@@ -137,7 +137,10 @@ func TestConnectionDroppedMidStatement(t *testing.T) {
 		fired = proxy.DropMidStatement()
 		_, err := db.SQL.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round)
 		<-fired
-		if store.Classify(err) != store.Unreachable {
+		// The armed drop may fire on other bytes first (the pool closing a
+		// surplus connection sends a Terminate message); the insert then
+		// runs on a fresh connection and succeeds, once.
+		if err != nil && store.Classify(err) != store.Unreachable {
 			t.Fatalf("round %d: insert with its connection dropped: %v (%s), want unreachable", round, err, kindName(store.Classify(err)))
 		}
 		if errors.Is(err, driver.ErrBadConn) {
@@ -159,6 +162,9 @@ func TestConnectionDroppedMidStatement(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		switch count() {
 		case 0:
+			if err == nil {
+				t.Errorf("round %d: the insert succeeded, yet it is not in the database", round)
+			}
 		case 1:
 			ran++
 		default:
