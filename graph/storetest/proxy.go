@@ -172,14 +172,24 @@ func (p *Proxy) Open() int {
 // opened since do not count.
 func (p *Proxy) WaitClosed() {
 	p.t.Helper()
-	// Only the connections open now: the client may open new ones at once.
+	open := p.Since()
+	for deadline := time.Now().Add(10 * time.Second); open() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("proxy: %d connections still open after 10 s", open())
+		}
+	}
+}
+
+// Since returns a function telling how many of the connections open now
+// through the proxy are still open.
+func (p *Proxy) Since() func() int {
 	p.mu.Lock()
 	was := make([]net.Conn, 0, len(p.conns))
 	for c := range p.conns {
 		was = append(was, c)
 	}
 	p.mu.Unlock()
-	open := func() int {
+	return func() int {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		n := 0
@@ -189,11 +199,6 @@ func (p *Proxy) WaitClosed() {
 			}
 		}
 		return n
-	}
-	for deadline := time.Now().Add(10 * time.Second); open() > 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("proxy: %d connections still open after 10 s", open())
-		}
 	}
 }
 
