@@ -58,6 +58,10 @@ func wellFormedSecret(s string) bool {
 // a flood of wrong keys short-lived.
 const unknownKeyTTL = time.Minute
 
+// invalidAPIKey refuses a key that is not one of ours, made only when a
+// key is refused: the check of good keys is a hot path.
+func invalidAPIKey() error { return Errorf(CodeInvalidAPIKey, "The API key is not valid.") }
+
 func newSecret() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
@@ -76,15 +80,14 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	if secret == "" {
 		return nil, Errorf(CodeMissingAPIKey, "Send your API key in header X-Service-Api-Key.")
 	}
-	invalid := Errorf(CodeInvalidAPIKey, "The API key is not valid.")
 	if !wellFormedSecret(secret) {
-		return nil, invalid
+		return nil, invalidAPIKey()
 	}
 	hash := hashSecret(secret)
 	c := r.caches()
 	if at, ok := c.unknownKeys.get(hash); ok && r.now().Sub(at) < unknownKeyTTL {
 		c.metrics.CacheLookup("unknown_api_key", true)
-		return nil, invalid
+		return nil, invalidAPIKey()
 	}
 	if e, ok := c.keys.get(hash); ok {
 		hinted := c.hinted(ctx, e.viewer.AccountID)
@@ -114,7 +117,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	}).Only(sys)
 	if ent.IsNotFound(err) {
 		c.unknownKeys.put(hash, r.now())
-		return nil, invalid
+		return nil, invalidAPIKey()
 	}
 	if err != nil {
 		return nil, r.dbError(err)

@@ -1,5 +1,7 @@
 package graph
 
+import "context"
+
 // Page sizes of the Relay connections (appointments, barbers, customers,
 // services, units, agenda) and of nodes(ids:).
 const (
@@ -34,6 +36,15 @@ func page(first, last *int) (*int, error) {
 		return nil, err
 	}
 	return defaultPage(first, last), nil
+}
+
+// adminPage is page for the connections only admin keys may read.
+// Errors: missing_api_key, insufficient_scope, validation_failed.
+func adminPage(ctx context.Context, first, last *int) (*int, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return page(first, last)
 }
 
 // defaultPage is first, or DefaultPageSize when neither first nor last is

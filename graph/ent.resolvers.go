@@ -32,11 +32,8 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 
 // Appointments is the resolver for the appointments field.
 func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	_, err := require(ctx, ScopeAdmin)
+	first, err := adminPage(ctx, first, last)
 	if err != nil {
-		return nil, err
-	}
-	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Appointment.Query().Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(orderBy), ent.WithAppointmentFilter(where.Filter))
@@ -44,11 +41,8 @@ func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[s
 
 // Barbers is the resolver for the barbers field.
 func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) (*ent.BarberConnection, error) {
-	_, err := require(ctx, ScopeAdmin)
+	first, err := adminPage(ctx, first, last)
 	if err != nil {
-		return nil, err
-	}
-	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Barber.Query().Paginate(ctx, after, first, before, last, ent.WithBarberOrder(orderBy), ent.WithBarberFilter(where.Filter))
@@ -56,11 +50,8 @@ func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error) {
-	_, err := require(ctx, ScopeAdmin)
+	first, err := adminPage(ctx, first, last)
 	if err != nil {
-		return nil, err
-	}
-	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Customer.Query().Paginate(ctx, after, first, before, last, ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
@@ -68,11 +59,8 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 
 // Services is the resolver for the services field.
 func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) (*ent.ServiceConnection, error) {
-	_, err := require(ctx, ScopeAdmin)
+	first, err := adminPage(ctx, first, last)
 	if err != nil {
-		return nil, err
-	}
-	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Service.Query().Paginate(ctx, after, first, before, last, ent.WithServiceOrder(orderBy), ent.WithServiceFilter(where.Filter))
@@ -80,11 +68,8 @@ func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[strin
 
 // Units is the resolver for the units field.
 func (r *queryResolver) Units(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) (*ent.UnitConnection, error) {
-	_, err := require(ctx, ScopeAdmin)
+	first, err := adminPage(ctx, first, last)
 	if err != nil {
-		return nil, err
-	}
-	if first, err = page(first, last); err != nil {
 		return nil, err
 	}
 	return r.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))

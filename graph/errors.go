@@ -36,8 +36,11 @@ const (
 	CodeServiceNotBookable   = "service_not_bookable"
 	CodeOutsideWindow        = "outside_booking_window"
 	CodeInvalidLocalTime     = "invalid_local_time"
-	CodeInternal             = "internal_error"
-	CodeUnavailable          = "unavailable"
+	// CodeTooManyHolds refuses a hold when its key already has as many
+	// active holds as it may (Limits.ActiveHoldsPerKey).
+	CodeTooManyHolds = "too_many_holds"
+	CodeInternal     = "internal_error"
+	CodeUnavailable  = "unavailable"
 	// CodeCanceled answers a request whose caller went away (its context
 	// was canceled) before the answer: nobody reads it, and it is no
 	// failure of the service.

@@ -14,10 +14,6 @@ import (
 	"barberd/graph/model"
 )
 
-// CodeTooManyHolds refuses a hold when its key already has as many active
-// holds as it may (Limits.ActiveHoldsPerKey).
-const CodeTooManyHolds = "too_many_holds"
-
 // effectiveStatus is a hold's status at instant now: an active hold past its
 // expiry is expired, whether or not a writer has recorded it yet.
 func effectiveStatus(h *ent.Hold, now time.Time) hold.Status {
