@@ -105,8 +105,8 @@ func (r *mutationResolver) MarkAppointmentNoShow(ctx context.Context, id string)
 }
 
 // APIKeys is the resolver for the apiKeys field.
-func (r *queryResolver) APIKeys(ctx context.Context) ([]*ent.APIKey, error) {
-	return r.apiKeys(ctx)
+func (r *queryResolver) APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error) {
+	return r.apiKeys(ctx, first)
 }
 
 // Agenda is the resolver for the agenda field.
@@ -115,6 +115,6 @@ func (r *queryResolver) Agenda(ctx context.Context, unitID string, date string, 
 }
 
 // ActiveHolds is the resolver for the activeHolds field.
-func (r *queryResolver) ActiveHolds(ctx context.Context, unitID *string, barberID *string) ([]*ent.Hold, error) {
-	return r.activeHolds(ctx, unitID, barberID)
+func (r *queryResolver) ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error) {
+	return r.activeHolds(ctx, unitID, barberID, first)
 }

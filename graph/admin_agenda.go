@@ -48,10 +48,14 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	return conn, r.dbError(err)
 }
 
-// activeHolds lists the holds blocking a slot right now, by start time,
-// optionally of one unit or barber.
-func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string) ([]*ent.Hold, error) {
+// activeHolds lists the first holds blocking a slot right now, by start
+// time, optionally of one unit or barber. Errors: validation_failed.
+func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, first *int) ([]*ent.Hold, error) {
 	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	n, err := listPage(first)
+	if err != nil {
 		return nil, err
 	}
 	// effectiveStatus(h, now) == active, in SQL.
@@ -62,12 +66,12 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string) ([
 	if barberID != nil {
 		q.Where(hold.BarberID(*barberID))
 	}
-	q, err := q.CollectFields(ctx)
+	q, err = q.CollectFields(ctx)
 	if err != nil {
 		return nil, r.dbError(err)
 	}
 	// CollectFields loads the selected edges for all holds at once, and
 	// only the selected columns.
-	hs, err := q.Order(hold.ByStartsAt(), hold.ByID()).All(ctx)
+	hs, err := q.Order(hold.ByStartsAt(), hold.ByID()).Limit(n).All(ctx)
 	return hs, r.dbError(err)
 }

@@ -99,7 +99,7 @@ func (f unitFields) apply(m *ent.UnitMutation) {
 }
 
 // createUnit adds a unit to the caller's account.
-// Errors: validation_failed.
+// Errors: validation_failed, catalog_full.
 func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*ent.Unit, error) {
 	v, err := require(ctx, ScopeAdmin)
 	if err != nil {
@@ -112,6 +112,9 @@ func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*e
 	}
 	var u *ent.Unit
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "units", "updateUnit", tx.Unit.Query().Count); err != nil {
+			return err
+		}
 		c := tx.Unit.Create().SetAccountID(v.AccountID)
 		f.apply(c.Mutation())
 		u, err = c.Save(ctx)
@@ -250,7 +253,7 @@ func (f serviceFields) apply(m *ent.ServiceMutation, units []string) {
 }
 
 // createService adds a service, offered at the given units.
-// Errors: validation_failed, unit_not_found.
+// Errors: validation_failed, unit_not_found, catalog_full.
 func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInput) (*ent.Service, error) {
 	v, err := require(ctx, ScopeAdmin)
 	if err != nil {
@@ -264,6 +267,9 @@ func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInpu
 	}
 	var s *ent.Service
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "services", "updateService", tx.Service.Query().Count); err != nil {
+			return err
+		}
 		ids, err := unitIDs(ctx, tx.Client(), f.unitIDs)
 		if err != nil {
 			return err
@@ -357,7 +363,8 @@ func (f barberFields) apply(ctx context.Context, c *ent.Client, m *ent.BarberMut
 }
 
 // createBarber adds a barber working at the given units and performing the
-// given services. Errors: validation_failed, unit_not_found, service_not_found.
+// given services.
+// Errors: validation_failed, unit_not_found, service_not_found, catalog_full.
 func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput) (*ent.Barber, error) {
 	v, err := require(ctx, ScopeAdmin)
 	if err != nil {
@@ -369,6 +376,9 @@ func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput)
 	}
 	var b *ent.Barber
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "barbers", "updateBarber", tx.Barber.Query().Count); err != nil {
+			return err
+		}
 		c := tx.Barber.Create().SetAccountID(v.AccountID)
 		if err := f.apply(ctx, tx.Client(), c.Mutation()); err != nil {
 			return err

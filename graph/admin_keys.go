@@ -24,13 +24,18 @@ func (r *Resolver) issueAPIKey(ctx context.Context, in model.CreateAPIKeyInput) 
 	return &model.CreateAPIKeyPayload{Secret: secret, APIKey: k}, nil
 }
 
-// apiKeys lists the account's keys, newest first, revoked ones included.
-func (r *Resolver) apiKeys(ctx context.Context) ([]*ent.APIKey, error) {
+// apiKeys lists the account's first keys, newest first, revoked ones
+// included. Errors: validation_failed.
+func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, error) {
 	if _, err := require(ctx, ScopeAdmin); err != nil {
 		return nil, err
 	}
+	n, err := listPage(first)
+	if err != nil {
+		return nil, err
+	}
 	ks, err := r.DB.APIKey.Query().
-		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).All(ctx)
+		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).Limit(n).All(ctx)
 	return ks, r.dbError(err)
 }
 

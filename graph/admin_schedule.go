@@ -192,7 +192,7 @@ func clashes(week []workingDay, elsewhere []*ent.WorkingHours) Problems {
 
 // addTimeOff records a span in which a barber takes no clients.
 // Appointments already booked in it are kept.
-// Errors: validation_failed, barber_not_found.
+// Errors: validation_failed, barber_not_found, catalog_full.
 func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*ent.TimeOff, error) {
 	v, err := require(ctx, ScopeAdmin)
 	if err != nil {
@@ -217,6 +217,9 @@ func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*e
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		b, err := findBarber(ctx, tx.Client(), in.BarberID)
 		if err != nil {
+			return err
+		}
+		if err := r.checkTimeOffRoom(ctx, tx, b); err != nil {
 			return err
 		}
 		t, err = tx.TimeOff.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).

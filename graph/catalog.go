@@ -52,23 +52,32 @@ func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, err
 	return b, err
 }
 
-// bookableUnits lists the active units, by name.
-func (r *Resolver) bookableUnits(ctx context.Context) ([]*ent.Unit, error) {
+// bookableUnits lists the first active units, by name.
+// Errors: validation_failed.
+func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error) {
 	if _, err := require(ctx, ScopeCatalogRead); err != nil {
 		return nil, err
 	}
-	us, err := r.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).All(ctx)
+	n, err := listPage(first)
+	if err != nil {
+		return nil, err
+	}
+	us, err := r.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
 	return us, r.dbError(err)
 }
 
-// bookableServices lists the active, online-bookable services, by name;
-// with unitID only those offered at that unit, with their active unit ids
-// loaded. Errors: validation_failed, unit_not_found.
-func (r *Resolver) bookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error) {
+// bookableServices lists the first active, online-bookable services, by
+// name; with unitID only those offered at that unit, with their active unit
+// ids loaded. Errors: validation_failed, unit_not_found.
+func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
 	if _, err := require(ctx, ScopeCatalogRead); err != nil {
 		return nil, err
 	}
 	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
+		return nil, err
+	}
+	n, err := listPage(first)
+	if err != nil {
 		return nil, err
 	}
 	q := r.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
@@ -78,19 +87,23 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string) ([]*ent
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
 	}
-	ss, err := q.WithUnits(withBookableUnits).Order(service.ByName(), service.ByID()).All(ctx)
+	ss, err := q.WithUnits(withBookableUnits).Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
 	return ss, r.dbError(err)
 }
 
-// bookableBarbers lists the active barbers, by name; with unitID those who
-// work there, with serviceID those who perform it. Their active unit ids and
-// bookable service ids are loaded.
+// bookableBarbers lists the first active barbers, by name; with unitID
+// those who work there, with serviceID those who perform it. Their active
+// unit ids and bookable service ids are loaded.
 // Errors: validation_failed, unit_not_found, service_not_found.
-func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string) ([]*ent.Barber, error) {
+func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string, first *int) ([]*ent.Barber, error) {
 	if _, err := require(ctx, ScopeCatalogRead); err != nil {
 		return nil, err
 	}
 	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
+		return nil, err
+	}
+	n, err := listPage(first)
+	if err != nil {
 		return nil, err
 	}
 	q := r.DB.Barber.Query().Where(barber.Active(true))
@@ -107,6 +120,6 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
 	}
 	bs, err := q.WithUnits(withBookableUnits).WithServices(withBookableServices).
-		Order(barber.ByName(), barber.ByID()).All(ctx)
+		Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
 	return bs, r.dbError(err)
 }

@@ -22,9 +22,10 @@ import (
 // The cost counts what the answer can hold. Each field costs 1 for each
 // time it can appear in the answer; a list multiplies what it selects by
 // its length: a connection by its page (first or last, DefaultPageSize
-// without either), pendingNotifications and takeNotifications by their
-// limit, nodes by its number of ids, and any other list (bookableBarbers,
-// the units, services and barbers of an entity, ...) by listItems. Nested
+// without either), a list that takes first (bookableBarbers, apiKeys, ...)
+// the same way, pendingNotifications and takeNotifications by their limit,
+// nodes by its number of ids, and any other list (the units, services and
+// barbers of an entity, ...) by listItems. Nested
 // lists multiply. A field that runs a database query of its own (a root
 // field, a connection's totalCount or pageInfo, each id of nodes) costs
 // queryCost more, so one operation runs at most MaxCost/queryCost of them.
@@ -44,7 +45,7 @@ import (
 //     (barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor }
 //     edges { cursor node { id name active units { id name } services { id
 //     name durationMinutes } } } }): 13,706;
-//   - bookableBarbers with each barber's services and units: 2,681.
+//   - bookableBarbers with each barber's services and units: 5,201 (a page of 50).
 //
 // The numbers are checked by TestDashboardCosts.
 const (
@@ -282,6 +283,8 @@ func (w *costWalk) page(f *ast.Field) int {
 // besides its fields.
 func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 	switch {
+	case f.Definition.Arguments.ForName("first") != nil:
+		return w.page(f), 0
 	case f.Definition.Arguments.ForName("limit") != nil:
 		v, ok := w.intArg(f, "limit")
 		if !ok {

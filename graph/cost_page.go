@@ -3,7 +3,9 @@ package graph
 import "context"
 
 // Page sizes of the Relay connections (appointments, barbers, customers,
-// services, units, agenda) and of nodes(ids:).
+// services, units, agenda), of the lists that take first (bookableUnits,
+// bookableServices, bookableBarbers, apiKeys, activeHolds) and of
+// nodes(ids:).
 const (
 	// DefaultPageSize is the page of a connection asked for without first
 	// or last.
@@ -45,6 +47,20 @@ func adminPage(ctx context.Context, first, last *int) (*int, error) {
 		return nil, err
 	}
 	return page(first, last)
+}
+
+// listPage is how many items one page of a list field (bookableBarbers,
+// apiKeys, activeHolds, ...) holds: first, or DefaultPageSize without it.
+// Errors: validation_failed (first negative or over MaxPageSize).
+func listPage(first *int) (int, error) {
+	if first == nil {
+		return DefaultPageSize, nil
+	}
+	var p Problems
+	if *first < 0 || *first > MaxPageSize {
+		p.Add("first", "must be between 0 and %d", MaxPageSize)
+	}
+	return *first, p.Err()
 }
 
 // defaultPage is first, or DefaultPageSize when neither first nor last is

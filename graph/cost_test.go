@@ -95,6 +95,8 @@ func hostileDocuments() []hostile {
 		{"directive flood, 1 MiB", fill("{__typename", " @skip(if: false)", "}", mib), nil, "bytes"},
 		{"nested list fan-out, 7 levels", nested("bookableBarbers", "services", "barbers", 6), nil, "cost is"},
 		{"nested list fan-out, 3 levels", nested("bookableBarbers", "services", "barbers", 3), nil, "cost is"},
+		{"every service of every barber of a whole catalog", `{ bookableServices(first: 500) { barbers { services { id } } } }`, nil, "cost is"},
+		{"bookableBarbers(first: 2147483647)", `{ bookableBarbers(first: 2147483647) { id } }`, nil, "first"},
 		{"first: 2147483647", `{ appointments(first: 2147483647) { totalCount } }`, nil, "first"},
 		{"first: 2147483647 in a variable", `query($n: Int) { agenda(unitId: "unt_x", date: "2027-03-01", first: $n) { totalCount } }`, map[string]any{"n": 2147483647}, "first"},
 		{"last: 501", `{ customers(last: 501) { edges { node { id } } } }`, nil, "last"},
@@ -258,7 +260,7 @@ var dashboardQueries = []struct {
 	{"agenda of a day", `query($u: ID!) { agenda(unitId: $u, date: "2027-03-02") { edges { node { id startsAt endsAt status unit { name } service { name } barber { name } customer { name phone } } } } }`, map[string]any{"u": "unt_x"}, 1702},
 	{"agenda of a day, largest page", `query($u: ID!, $n: Int) { agenda(unitId: $u, date: "2027-03-02", first: $n) { edges { node { id startsAt endsAt status unit { name } service { name } barber { name } customer { name phone } } } } }`, map[string]any{"u": "unt_x", "n": 500}, 8002},
 	{"page of 100 barbers", `{ barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id name active units { id name } services { id name durationMinutes } } } } }`, nil, 13706},
-	{"bookable barbers with services and units", `{ bookableBarbers { id name services { id name } units { id name } } }`, nil, 2681},
+	{"bookable barbers with services and units", `{ bookableBarbers { id name services { id name } units { id name } } }`, nil, 5201},
 	{"GraphiQL introspection", graph.GraphiQLIntrospection, nil, 31017},
 	{"full introspection", graph.FullIntrospection, nil, 34204},
 }
@@ -368,12 +370,28 @@ func TestPageSizes(t *testing.T) {
 		if n := edges(s.query(t, s.keys.AdminAPIKey, `{ units(last: 5) { edges { node { id } } } }`, nil)); n != 5 {
 			t.Errorf("last: 5: %d units", n)
 		}
+		// The lists take first the same way.
+		list := func(a *answer) int { return len(a.ok(t)["bookableUnits"].([]any)) }
+		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits { id } }`, nil)); n != graph.DefaultPageSize {
+			t.Errorf("bookableUnits without first: %d units, want %d", n, graph.DefaultPageSize)
+		}
+		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits(first: 500) { id } }`, nil)); n != 62 {
+			t.Errorf("bookableUnits(first: 500): %d units, want all 62", n)
+		}
+		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits(first: 3) { id } }`, nil)); n != 3 {
+			t.Errorf("bookableUnits(first: 3): %d units", n)
+		}
 		for _, c := range []struct{ query, field string }{
 			{`{ units(first: 501) { totalCount } }`, "first"},
 			{`{ barbers(last: 501) { totalCount } }`, "last"},
 			{`{ agenda(unitId: "unt_x", date: "2027-03-01", first: 501) { totalCount } }`, "first"},
 			{`query($n: Int) { customers(first: $n) { totalCount } }`, "first"},
 			{`query($n: Int) { services(last: $n) { totalCount } }`, "last"},
+			{`{ bookableUnits(first: 501) { id } }`, "first"},
+			{`query($n: Int) { bookableServices(first: $n) { id } }`, "first"},
+			{`query($n: Int) { bookableBarbers(first: $n) { id } }`, "first"},
+			{`query($n: Int) { apiKeys(first: $n) { id } }`, "first"},
+			{`query($n: Int) { activeHolds(first: $n) { id } }`, "first"},
 		} {
 			a := s.query(t, s.keys.AdminAPIKey, c.query, map[string]any{"n": 501})
 			if a.code() != graph.CodeValidationFailed || strings.Join(a.fields(), ",") != c.field {
@@ -403,6 +421,24 @@ func TestPageSizes(t *testing.T) {
 		}
 		if _, err := s.res.Query().Nodes(ctx, make([]string, big)); graph.ErrorCode(err) != graph.CodeValidationFailed {
 			t.Errorf("Nodes(501 ids): %v", err)
+		}
+		neg := -1
+		for name, call := range map[string]func(*int) error{
+			"BookableUnits":    func(n *int) error { _, err := s.res.Query().BookableUnits(ctx, n); return err },
+			"BookableServices": func(n *int) error { _, err := s.res.Query().BookableServices(ctx, nil, n); return err },
+			"BookableBarbers":  func(n *int) error { _, err := s.res.Query().BookableBarbers(ctx, nil, nil, n); return err },
+			"APIKeys":          func(n *int) error { _, err := s.res.Query().APIKeys(ctx, n); return err },
+			"ActiveHolds":      func(n *int) error { _, err := s.res.Query().ActiveHolds(ctx, nil, nil, n); return err },
+		} {
+			for _, n := range []*int{&big, &neg} {
+				if err := call(n); graph.ErrorCode(err) != graph.CodeValidationFailed {
+					t.Errorf("%s(first: %d): %v", name, *n, err)
+				}
+			}
+		}
+		us, err := s.res.Query().BookableUnits(ctx, nil)
+		if err != nil || len(us) != graph.DefaultPageSize {
+			t.Errorf("BookableUnits without first: %d units, %v", len(us), err)
 		}
 	})
 }

@@ -39,8 +39,11 @@ const (
 	// CodeTooManyHolds refuses a hold when its key already has as many
 	// active holds as it may (Limits.ActiveHoldsPerKey).
 	CodeTooManyHolds = "too_many_holds"
-	CodeInternal     = "internal_error"
-	CodeUnavailable  = "unavailable"
+	// CodeCatalogFull refuses a unit, service, barber or time off entry
+	// past MaxCatalog.
+	CodeCatalogFull = "catalog_full"
+	CodeInternal    = "internal_error"
+	CodeUnavailable = "unavailable"
 	// CodeCanceled answers a request whose caller went away (its context
 	// was canceled) before the answer: nobody reads it, and it is no
 	// failure of the service.

@@ -247,16 +247,16 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys              func(childComplexity int) int
-		ActiveHolds          func(childComplexity int, unitID *string, barberID *string) int
+		APIKeys              func(childComplexity int, first *int) int
+		ActiveHolds          func(childComplexity int, unitID *string, barberID *string, first *int) int
 		Agenda               func(childComplexity int, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) int
 		Appointment          func(childComplexity int, id string) int
 		Appointments         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) int
 		Availability         func(childComplexity int, unitID string, serviceID string, barberID *string, date string) int
 		Barbers              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) int
-		BookableBarbers      func(childComplexity int, unitID *string, serviceID *string) int
-		BookableServices     func(childComplexity int, unitID *string) int
-		BookableUnits        func(childComplexity int) int
+		BookableBarbers      func(childComplexity int, unitID *string, serviceID *string, first *int) int
+		BookableServices     func(childComplexity int, unitID *string, first *int) int
+		BookableUnits        func(childComplexity int, first *int) int
 		Context              func(childComplexity int) int
 		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
 		Node                 func(childComplexity int, id string) int
@@ -397,15 +397,15 @@ type QueryResolver interface {
 	Services(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) (*ent.ServiceConnection, error)
 	Units(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) (*ent.UnitConnection, error)
 	Context(ctx context.Context) (*model.BookingContext, error)
-	BookableUnits(ctx context.Context) ([]*ent.Unit, error)
-	BookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error)
-	BookableBarbers(ctx context.Context, unitID *string, serviceID *string) ([]*ent.Barber, error)
+	BookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error)
+	BookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error)
+	BookableBarbers(ctx context.Context, unitID *string, serviceID *string, first *int) ([]*ent.Barber, error)
 	Availability(ctx context.Context, unitID string, serviceID string, barberID *string, date string) (*model.Availability, error)
 	Appointment(ctx context.Context, id string) (*ent.Appointment, error)
 	PendingNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error)
-	APIKeys(ctx context.Context) ([]*ent.APIKey, error)
+	APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error)
 	Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error)
-	ActiveHolds(ctx context.Context, unitID *string, barberID *string) ([]*ent.Hold, error)
+	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1411,7 +1411,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.APIKeys(childComplexity), true
+		args, err := ec.field_Query_apiKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int)), true
 	case "Query.activeHolds":
 		if e.ComplexityRoot.Query.ActiveHolds == nil {
 			break
@@ -1422,7 +1427,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ActiveHolds(childComplexity, args["unitId"].(*string), args["barberId"].(*string)), true
+		return e.ComplexityRoot.Query.ActiveHolds(childComplexity, args["unitId"].(*string), args["barberId"].(*string), args["first"].(*int)), true
 	case "Query.agenda":
 		if e.ComplexityRoot.Query.Agenda == nil {
 			break
@@ -1488,7 +1493,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BookableBarbers(childComplexity, args["unitId"].(*string), args["serviceId"].(*string)), true
+		return e.ComplexityRoot.Query.BookableBarbers(childComplexity, args["unitId"].(*string), args["serviceId"].(*string), args["first"].(*int)), true
 	case "Query.bookableServices":
 		if e.ComplexityRoot.Query.BookableServices == nil {
 			break
@@ -1499,13 +1504,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BookableServices(childComplexity, args["unitId"].(*string)), true
+		return e.ComplexityRoot.Query.BookableServices(childComplexity, args["unitId"].(*string), args["first"].(*int)), true
 	case "Query.bookableUnits":
 		if e.ComplexityRoot.Query.BookableUnits == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Query.BookableUnits(childComplexity), true
+		args, err := ec.field_Query_bookableUnits_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BookableUnits(childComplexity, args["first"].(*int)), true
 	case "Query.context":
 		if e.ComplexityRoot.Query.Context == nil {
 			break
@@ -2178,12 +2188,23 @@ type AckNotificationsPayload {
 extend type Query {
   "The calling key, its account and limits. Scope context:read."
   context: BookingContext!
-  "Active units. Scope catalog:read."
-  bookableUnits: [Unit!]!
-  "Active services that may be booked online, optionally only those offered at a unit. Scope catalog:read."
-  bookableServices(unitId: ID): [Service!]!
-  "Active barbers, optionally only those at a unit and/or performing a service. Scope catalog:read."
-  bookableBarbers(unitId: ID, serviceId: ID): [Barber!]!
+  """
+  Active units, by name: the first 50, or first (at most 500; an account
+  has at most 500 units, so that is all of them). Scope catalog:read.
+  """
+  bookableUnits(first: Int): [Unit!]!
+  """
+  Active services that may be booked online, by name, optionally only those
+  offered at a unit: the first 50, or first (at most 500, all of them).
+  Scope catalog:read.
+  """
+  bookableServices(unitId: ID, first: Int): [Service!]!
+  """
+  Active barbers, by name, optionally only those at a unit and/or performing
+  a service: the first 50, or first (at most 500, all of them). Scope
+  catalog:read.
+  """
+  bookableBarbers(unitId: ID, serviceId: ID, first: Int): [Barber!]!
   "Free slots of one day. Scope availability:read."
   availability(unitId: ID!, serviceId: ID!, barberId: ID, date: String!): Availability!
   "One appointment. Scope appointments:read."
@@ -5496,6 +5517,14 @@ func (ec *executionContext) field_Query_activeHolds_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["barberId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
 	return args, nil
 }
 
@@ -5558,6 +5587,20 @@ func (ec *executionContext) field_Query_agenda_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["where"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_apiKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -5740,6 +5783,14 @@ func (ec *executionContext) field_Query_bookableBarbers_args(ctx context.Context
 		return nil, err
 	}
 	args["serviceId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
 	return args, nil
 }
 
@@ -5754,6 +5805,28 @@ func (ec *executionContext) field_Query_bookableServices_args(ctx context.Contex
 		return nil, err
 	}
 	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bookableUnits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -10344,7 +10417,8 @@ func (ec *executionContext) _Query_bookableUnits(ctx context.Context, field grap
 			return ec.fieldContext_Query_bookableUnits(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().BookableUnits(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BookableUnits(ctx, fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Unit) graphql.Marshaler {
@@ -10354,7 +10428,7 @@ func (ec *executionContext) _Query_bookableUnits(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_bookableUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_bookableUnits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -10363,6 +10437,17 @@ func (ec *executionContext) fieldContext_Query_bookableUnits(_ context.Context, 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Unit(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bookableUnits_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10377,7 +10462,7 @@ func (ec *executionContext) _Query_bookableServices(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().BookableServices(ctx, fc.Args["unitId"].(*string))
+			return ec.Resolvers.Query().BookableServices(ctx, fc.Args["unitId"].(*string), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Service) graphql.Marshaler {
@@ -10421,7 +10506,7 @@ func (ec *executionContext) _Query_bookableBarbers(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().BookableBarbers(ctx, fc.Args["unitId"].(*string), fc.Args["serviceId"].(*string))
+			return ec.Resolvers.Query().BookableBarbers(ctx, fc.Args["unitId"].(*string), fc.Args["serviceId"].(*string), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Barber) graphql.Marshaler {
@@ -10596,7 +10681,8 @@ func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Query_apiKeys(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().APIKeys(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().APIKeys(ctx, fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.APIKey) graphql.Marshaler {
@@ -10606,7 +10692,7 @@ func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_apiKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_apiKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -10615,6 +10701,17 @@ func (ec *executionContext) fieldContext_Query_apiKeys(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_APIKey(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_apiKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10673,7 +10770,7 @@ func (ec *executionContext) _Query_activeHolds(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ActiveHolds(ctx, fc.Args["unitId"].(*string), fc.Args["barberId"].(*string))
+			return ec.Resolvers.Query().ActiveHolds(ctx, fc.Args["unitId"].(*string), fc.Args["barberId"].(*string), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Hold) graphql.Marshaler {

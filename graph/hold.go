@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/hold"
@@ -108,35 +105,17 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 }
 
 // checkHoldCap refuses another hold when the key has the most active holds
-// it may. On PostgreSQL it first locks the key's row, so the holds of one
-// key, whichever barber and replica they are for, are counted and written
-// one after another and the cap is exact; the count is a statement of its
-// own so that it sees, in READ COMMITTED, the holds committed while it
-// waited for the lock. SQLite's write transactions are serial already.
-// Errors: too_many_holds.
+// it may (capped says how the count is exact). Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
 	most := r.Limits.ActiveHoldsPerKey
-	if most <= 0 {
-		return nil
-	}
-	if r.DB.Dialect == dialect.Postgres {
-		// NO KEY UPDATE, unlike UPDATE, does not wait for the key-share
-		// locks that rows referring to the key take as they are inserted
-		// (a create's notification deliveries), so only holds wait.
-		_, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID).
-			Modify(func(s *sql.Selector) { s.For(sql.LockNoKeyUpdate) }).Strings(ctx)
-		if err != nil {
-			return err
-		}
-	}
-	n, err := tx.Hold.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now)).Count(ctx)
-	if err != nil {
+	return r.capped(func() error {
+		_, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID).Modify(noKeyUpdate).Strings(ctx)
 		return err
-	}
-	if n >= most {
+	}, func() (int, error) {
+		return tx.Hold.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now)).Count(ctx)
+	}, most, func() error {
 		return Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold or use one in a booking, then hold again.", most)
-	}
-	return nil
+	})
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again

@@ -53,18 +53,18 @@ func (r *queryResolver) Context(ctx context.Context) (*model.BookingContext, err
 }
 
 // BookableUnits is the resolver for the bookableUnits field.
-func (r *queryResolver) BookableUnits(ctx context.Context) ([]*ent.Unit, error) {
-	return r.bookableUnits(ctx)
+func (r *queryResolver) BookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error) {
+	return r.bookableUnits(ctx, first)
 }
 
 // BookableServices is the resolver for the bookableServices field.
-func (r *queryResolver) BookableServices(ctx context.Context, unitID *string) ([]*ent.Service, error) {
-	return r.bookableServices(ctx, unitID)
+func (r *queryResolver) BookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
+	return r.bookableServices(ctx, unitID, first)
 }
 
 // BookableBarbers is the resolver for the bookableBarbers field.
-func (r *queryResolver) BookableBarbers(ctx context.Context, unitID *string, serviceID *string) ([]*ent.Barber, error) {
-	return r.bookableBarbers(ctx, unitID, serviceID)
+func (r *queryResolver) BookableBarbers(ctx context.Context, unitID *string, serviceID *string, first *int) ([]*ent.Barber, error) {
+	return r.bookableBarbers(ctx, unitID, serviceID, first)
 }
 
 // Availability is the resolver for the availability field.

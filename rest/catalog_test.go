@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
@@ -481,5 +483,36 @@ func TestScopes(t *testing.T) {
 			expect(t, call(t, e, "GET", "/context", k, nil), http.StatusOK, "")
 			expect(t, call(t, e, "GET", "/units", k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
 		})
+	})
+}
+
+// The catalog lists are whole, unlike GraphQL's lists, which serve a page of
+// graph.DefaultPageSize unless asked for more: v1 promises every unit,
+// service and barber, and an account has at most graph.MaxCatalog of each.
+func TestCatalogListsAreWhole(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env) {
+		extra := graph.DefaultPageSize + 10
+		units := make([]*ent.UnitCreate, extra)
+		services := make([]*ent.ServiceCreate, extra)
+		barbers := make([]*ent.BarberCreate, extra)
+		for i := range extra {
+			units[i] = e.db.Unit.Create().SetAccountID(e.keys.AccountID).SetName(fmt.Sprintf("Unit %03d", i)).SetTimezone("Europe/Lisbon")
+			services[i] = e.db.Service.Create().SetAccountID(e.keys.AccountID).SetName(fmt.Sprintf("Service %03d", i)).
+				SetDurationMinutes(30).SetPriceAmount(1500).SetPriceCurrency("EUR")
+			barbers[i] = e.db.Barber.Create().SetAccountID(e.keys.AccountID).SetName(fmt.Sprintf("Barber %03d", i))
+		}
+		e.db.Unit.CreateBulk(units...).ExecX(e.ctx)
+		e.db.Service.CreateBulk(services...).ExecX(e.ctx)
+		e.db.Barber.CreateBulk(barbers...).ExecX(e.ctx)
+		for path, c := range map[string][2]int{
+			"/units":    {len(listUnits(t, e)), e.db.Unit.Query().Where(unit.Active(true)).CountX(e.ctx)},
+			"/services": {len(listServices(t, e, "/services")), e.db.Service.Query().Where(service.Active(true), service.BookableOnline(true)).CountX(e.ctx)},
+			"/barbers":  {len(listBarbers(t, e, "/barbers")), e.db.Barber.Query().Where(barber.Active(true)).CountX(e.ctx)},
+		} {
+			if c[0] != c[1] || c[0] <= graph.DefaultPageSize {
+				t.Errorf("GET %s: %d entries, want all %d", path, c[0], c[1])
+			}
+		}
 	})
 }

@@ -39,6 +39,7 @@ var statusOf = map[string]int{
 	graph.CodeOutsideWindow:        http.StatusUnprocessableEntity,
 	graph.CodeInvalidLocalTime:     http.StatusUnprocessableEntity,
 	codeRateLimited:                http.StatusTooManyRequests,
+	graph.CodeCatalogFull:          http.StatusConflict,
 	graph.CodeTooManyHolds:         http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
 	graph.CodeInternal:             http.StatusInternalServerError,
 	graph.CodeUnavailable:          http.StatusServiceUnavailable,

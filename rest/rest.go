@@ -140,8 +140,12 @@ func (a *api) context(w http.ResponseWriter, r *http.Request) {
 	respond(w, r, http.StatusOK, c, err, contextOf)
 }
 
+// wholeCatalog is the page of the catalog lists: v1 lists all of it, and an
+// account has at most graph.MaxCatalog units, services and barbers.
+var wholeCatalog = graph.MaxCatalog
+
 func (a *api) units(w http.ResponseWriter, r *http.Request) {
-	us, err := a.q.BookableUnits(r.Context())
+	us, err := a.q.BookableUnits(r.Context(), &wholeCatalog)
 	respond(w, r, http.StatusOK, us, err, func(us []*ent.Unit) list[Unit] { return listOf(us, unitOf) })
 }
 
@@ -152,7 +156,7 @@ func (a *api) services(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	ss, err := a.q.BookableServices(r.Context(), unitID)
+	ss, err := a.q.BookableServices(r.Context(), unitID, &wholeCatalog)
 	respond(w, r, http.StatusOK, ss, err, func(ss []*ent.Service) list[Service] { return listOf(ss, serviceOf) })
 }
 
@@ -163,7 +167,7 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID)
+	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID, &wholeCatalog)
 	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) list[Barber] { return listOf(bs, barberOf) })
 }
 

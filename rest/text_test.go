@@ -226,12 +226,12 @@ func TestTextResolvers(t *testing.T) {
 			call              func() error
 		}{
 			{"services of a unit", graph.CodeValidationFailed, "unit_id", func() error {
-				_, err := q.BookableServices(ctx, &nul)
+				_, err := q.BookableServices(ctx, &nul, nil)
 				return err
 			}},
 			{"barbers of a service", graph.CodeValidationFailed, "service_id", func() error {
 				bad := hc + "\xff"
-				_, err := q.BookableBarbers(ctx, &lis, &bad)
+				_, err := q.BookableBarbers(ctx, &lis, &bad, nil)
 				return err
 			}},
 			{"availability", graph.CodeValidationFailed, "unit_id", func() error {
