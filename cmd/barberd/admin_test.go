@@ -147,7 +147,9 @@ func (e *gqlEnv) book(t *testing.T, s shop, startsAt, phone string) string {
 	return a["id"].(string)
 }
 
-func TestGraphQLAdmin(t *testing.T) {
+// The shop's actions on an appointment over GraphQL (marks, cancel,
+// reschedule), told to the chatbot with source admin.
+func TestGraphQLAdminAppointmentActions(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("a new unit is bookable at once and its no-show reaches the chatbot", func(t *testing.T) {
@@ -231,7 +233,14 @@ func TestGraphQLAdmin(t *testing.T) {
 				t.Fatalf("notifications\n got %v\nwant %v", got, want)
 			}
 		})
+	})
+}
 
+// The agenda of a day, the entgql appointment and customer connections,
+// and the holds that block.
+func TestGraphQLAdminAgenda(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("agenda filters, pagination, customers and holds", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			s := e.newShop(t, "Barbearia Faro")
@@ -299,7 +308,14 @@ func TestGraphQLAdmin(t *testing.T) {
 				t.Fatalf("expired hold still listed: %v", h)
 			}
 		})
+	})
+}
 
+// Units, services and barbers: updates, deactivation, reactivation and
+// the fields and ids they refuse.
+func TestGraphQLAdminCatalog(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("catalog updates and deactivation", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			s := e.newShop(t, "Barbearia Aveiro")
@@ -329,20 +345,13 @@ func TestGraphQLAdmin(t *testing.T) {
 				t.Fatalf("code %s", r.Code())
 			}
 
-			// Time off closes the barber's day.
+			// Reactivated, the shop is bookable again.
 			e.must(t, admin, `mutation($id: ID!) { updateUnit(id: $id, input: {active: true}) { id } }`, map[string]any{"id": s.unit})
 			e.must(t, admin, `mutation($id: ID!) { updateService(id: $id, input: {active: true}) { id } }`, map[string]any{"id": s.service})
-			off := e.must(t, admin, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-03-08T00:00:00Z", endsAt: "2027-03-09T00:00:00Z", reason: "Holiday"}) { id reason barber { id } } }`, map[string]any{"b": s.barber})
 			av := e.rest(t, "GET", "/availability?unit_id="+s.unit+"&service_id="+s.service+"&date=2027-03-08", e.keys.APIKey, nil, 200)
-			if n := len(av["slots"].([]any)); n != 0 {
-				t.Fatalf("%d slots during time off", n)
-			}
-			e.must(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")})
-			av = e.rest(t, "GET", "/availability?unit_id="+s.unit+"&service_id="+s.service+"&date=2027-03-08", e.keys.APIKey, nil, 200)
 			if n := len(av["slots"].([]any)); n == 0 {
-				t.Fatal("no slots after the time off was removed")
+				t.Fatal("no slots after the unit and service were reactivated")
 			}
-			e.fails(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
 		})
 
 		t.Run("validation errors name every bad field", func(t *testing.T) {
@@ -356,6 +365,41 @@ func TestGraphQLAdmin(t *testing.T) {
 				graph.CodeValidationFailed), "durationMinutes", "bufferMinutes", "priceAmount", "priceCurrency")
 			sameFields(t, e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": ""}}, graph.CodeValidationFailed), "name")
 
+			// Unknown ids: the REST codes.
+			e.fails(t, admin, `mutation { updateUnit(id: "unt_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeUnitNotFound)
+			e.fails(t, admin, `mutation { deactivateService(id: "svc_01JNOPE") { id } }`, nil, graph.CodeServiceNotFound)
+			e.fails(t, admin, `mutation { updateBarber(id: "brb_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeBarberNotFound)
+			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "unitIds": []string{"unt_01JNOPE"}}}, graph.CodeUnitNotFound)
+			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "serviceIds": []string{"svc_01JNOPE"}}}, graph.CodeServiceNotFound)
+		})
+	})
+}
+
+// A barber's working hours and time off: what they close, the fields and
+// ids they refuse, and hours at two units.
+func TestGraphQLAdminSchedule(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Run("time off closes the barber's day", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			s := e.newShop(t, "Barbearia Aveiro")
+			admin := e.keys.AdminAPIKey
+			off := e.must(t, admin, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-03-08T00:00:00Z", endsAt: "2027-03-09T00:00:00Z", reason: "Holiday"}) { id reason barber { id } } }`, map[string]any{"b": s.barber})
+			av := e.rest(t, "GET", "/availability?unit_id="+s.unit+"&service_id="+s.service+"&date=2027-03-08", e.keys.APIKey, nil, 200)
+			if n := len(av["slots"].([]any)); n != 0 {
+				t.Fatalf("%d slots during time off", n)
+			}
+			e.must(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")})
+			av = e.rest(t, "GET", "/availability?unit_id="+s.unit+"&service_id="+s.service+"&date=2027-03-08", e.keys.APIKey, nil, 200)
+			if n := len(av["slots"].([]any)); n == 0 {
+				t.Fatal("no slots after the time off was removed")
+			}
+			e.fails(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
+		})
+
+		t.Run("working hours and time off name every bad field, hours at two units do not overlap", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			admin := e.keys.AdminAPIKey
 			s := e.newShop(t, "Barbearia Coimbra")
 			day := func(wd int, opens, closes string, breaks ...string) map[string]any {
 				var bs []any
@@ -400,94 +444,18 @@ func TestGraphQLAdmin(t *testing.T) {
 				map[string]any{"b": s.barber}, graph.CodeValidationFailed), "endsAt")
 
 			// Unknown ids: the REST codes.
-			e.fails(t, admin, `mutation { updateUnit(id: "unt_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeUnitNotFound)
-			e.fails(t, admin, `mutation { deactivateService(id: "svc_01JNOPE") { id } }`, nil, graph.CodeServiceNotFound)
-			e.fails(t, admin, `mutation { updateBarber(id: "brb_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeBarberNotFound)
 			e.fails(t, admin, setHours, week("brb_01JNOPE", s.unit), graph.CodeBarberNotFound)
 			e.fails(t, admin, setHours, week(s.barber, "unt_01JNOPE"), graph.CodeUnitNotFound)
-			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "unitIds": []string{"unt_01JNOPE"}}}, graph.CodeUnitNotFound)
-			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "serviceIds": []string{"svc_01JNOPE"}}}, graph.CodeServiceNotFound)
 			e.fails(t, admin, `mutation { addTimeOff(input: {barberId: "brb_01JNOPE", startsAt: "2027-03-08T00:00:00Z", endsAt: "2027-03-09T00:00:00Z"}) { id } }`, nil, graph.CodeBarberNotFound)
-			sameFields(t, e.fails(t, admin, `mutation { createApiKey(input: {name: "x", scopes: ["root"]}) { secret } }`, nil, graph.CodeValidationFailed), "scopes")
 		})
+	})
+}
 
-		t.Run("admin operations need scope admin, booking ones their own", func(t *testing.T) {
-			e := newGQLEnv(t, db)
-			booking := e.keys.APIKey
-			for _, q := range []string{
-				`mutation { createUnit(input: {name: "x", timezone: "UTC"}) { id } }`,
-				`mutation { deactivateBarber(id: "brb_x") { id } }`,
-				`mutation { setWorkingHours(input: {barberId: "brb_x", unitId: "unt_x", days: []}) { id } }`,
-				`mutation { createApiKey(input: {name: "x", scopes: ["admin"]}) { secret } }`,
-				`mutation { markAppointmentNoShow(id: "apt_x") { id } }`,
-				`mutation { adminCancelAppointment(id: "apt_x", reason: "x") { id } }`,
-				`{ apiKeys { id } }`,
-				`{ agenda(unitId: "unt_x", date: "2027-03-01") { totalCount } }`,
-				`{ activeHolds { id } }`,
-				`{ customers(first: 1) { totalCount } }`,
-			} {
-				if c := e.query(t, booking, q, nil).code(t); c != graph.CodeInsufficientScope {
-					t.Errorf("%s with a booking key: code %q", q, c)
-				}
-			}
-			k := e.must(t, e.keys.AdminAPIKey, `mutation { createApiKey(input: {name: "Dashboard", scopes: ["admin"]}) { secret } }`, nil)
-			adminOnly := str(t, k, "createApiKey.secret")
-			for _, q := range []string{
-				`{ bookableUnits { id } }`,
-				`mutation { cancelAppointment(id: "apt_x", reason: "x") { id } }`,
-				`{ pendingNotifications { id } }`,
-			} {
-				if c := e.query(t, adminOnly, q, nil).code(t); c != graph.CodeInsufficientScope {
-					t.Errorf("%s with an admin-only key: code %q", q, c)
-				}
-			}
-			// The admin actions need admin alone.
-			e.fails(t, adminOnly, `mutation { adminCancelAppointment(id: "apt_01JNOPE", reason: "x") { id } }`, nil, graph.CodeAppointmentNotFound)
-		})
-
-		t.Run("another account's ids are not found", func(t *testing.T) {
-			e := newGQLEnv(t, db)
-			s := e.newShop(t, "Barbearia Viseu")
-			apt := e.book(t, s, "2027-03-08T09:00:00", "+351911000009")
-			admin := e.keys.AdminAPIKey
-			off := e.must(t, admin, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber})
-			keys := e.must(t, admin, `{ apiKeys { id name } }`, nil)
-			keyID := str(t, keys, "apiKeys.0.id")
-
-			x := newGQLEnv(t, db) // a second account on the same database
-			other := x.keys.AdminAPIKey
-			xs := x.newShop(t, "Intruder")
-			x.fails(t, other, `mutation($id: ID!) { updateUnit(id: $id, input: {name: "Mine"}) { id } }`, map[string]any{"id": s.unit}, graph.CodeUnitNotFound)
-			x.fails(t, other, `mutation($id: ID!) { deactivateService(id: $id) { id } }`, map[string]any{"id": s.service}, graph.CodeServiceNotFound)
-			x.fails(t, other, `mutation($id: ID!) { deactivateBarber(id: $id) { id } }`, map[string]any{"id": s.barber}, graph.CodeBarberNotFound)
-			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": s.barber, "unitId": xs.unit, "days": []any{}}}, graph.CodeBarberNotFound)
-			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": xs.barber, "unitId": s.unit, "days": []any{}}}, graph.CodeUnitNotFound)
-			x.fails(t, other, createBrb, map[string]any{"in": map[string]any{"name": "Spy", "unitIds": []string{s.unit}}}, graph.CodeUnitNotFound)
-			x.fails(t, other, `mutation($id: ID!, $s: [ID!]) { updateBarber(id: $id, input: {serviceIds: $s}) { id } }`, map[string]any{"id": xs.barber, "s": []string{s.service}}, graph.CodeServiceNotFound)
-			x.fails(t, other, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber}, graph.CodeBarberNotFound)
-			x.fails(t, other, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
-			x.fails(t, other, markNoShow, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { adminRescheduleAppointment(id: $id, input: {startsAt: "2027-03-15T09:00:00"}) { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, map[string]any{"id": keyID}, graph.CodeNotFound)
-			x.fails(t, other, agendaOf, map[string]any{"unit": s.unit, "date": "2027-03-08"}, graph.CodeUnitNotFound)
-			for _, id := range []string{s.unit, s.barber, apt, keyID} {
-				if n := x.must(t, other, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}); n["node"] != nil {
-					t.Errorf("node %s of another account: %v", id, n)
-				}
-			}
-			mine := x.must(t, other, `{ apiKeys { id } appointments { totalCount } customers { totalCount } activeHolds { id } }`, nil)
-			if n := len(mine["apiKeys"].([]any)); n != 2 || dig(t, mine, "appointments.totalCount") != float64(0) || dig(t, mine, "customers.totalCount") != float64(0) {
-				t.Fatalf("second account sees %v", mine)
-			}
-			// Nothing of the first account changed.
-			still := e.must(t, admin, `query($id: ID!) { node(id: $id) { ... on Unit { name active } } }`, map[string]any{"id": s.unit})
-			if str(t, still, "node.name") != "Barbearia Viseu" || dig(t, still, "node.active") != true {
-				t.Fatalf("%v", still)
-			}
-			e.rest(t, "GET", "/context", e.keys.APIKey, nil, 200)
-		})
-
+// API keys: their creation, listing and revocation, and the scopes that
+// admin and booking operations need.
+func TestGraphQLAdminKeys(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("API keys: created once, listed without secrets, revoked at once", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			admin := e.keys.AdminAPIKey
@@ -532,6 +500,101 @@ func TestGraphQLAdmin(t *testing.T) {
 			}
 		})
 
+		t.Run("admin operations need scope admin, booking ones their own", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			booking := e.keys.APIKey
+			for _, q := range []string{
+				`mutation { createUnit(input: {name: "x", timezone: "UTC"}) { id } }`,
+				`mutation { deactivateBarber(id: "brb_x") { id } }`,
+				`mutation { setWorkingHours(input: {barberId: "brb_x", unitId: "unt_x", days: []}) { id } }`,
+				`mutation { createApiKey(input: {name: "x", scopes: ["admin"]}) { secret } }`,
+				`mutation { markAppointmentNoShow(id: "apt_x") { id } }`,
+				`mutation { adminCancelAppointment(id: "apt_x", reason: "x") { id } }`,
+				`{ apiKeys { id } }`,
+				`{ agenda(unitId: "unt_x", date: "2027-03-01") { totalCount } }`,
+				`{ activeHolds { id } }`,
+				`{ customers(first: 1) { totalCount } }`,
+			} {
+				if c := e.query(t, booking, q, nil).code(t); c != graph.CodeInsufficientScope {
+					t.Errorf("%s with a booking key: code %q", q, c)
+				}
+			}
+			k := e.must(t, e.keys.AdminAPIKey, `mutation { createApiKey(input: {name: "Dashboard", scopes: ["admin"]}) { secret } }`, nil)
+			adminOnly := str(t, k, "createApiKey.secret")
+			for _, q := range []string{
+				`{ bookableUnits { id } }`,
+				`mutation { cancelAppointment(id: "apt_x", reason: "x") { id } }`,
+				`{ pendingNotifications { id } }`,
+			} {
+				if c := e.query(t, adminOnly, q, nil).code(t); c != graph.CodeInsufficientScope {
+					t.Errorf("%s with an admin-only key: code %q", q, c)
+				}
+			}
+			// The admin actions need admin alone.
+			e.fails(t, adminOnly, `mutation { adminCancelAppointment(id: "apt_01JNOPE", reason: "x") { id } }`, nil, graph.CodeAppointmentNotFound)
+		})
+
+		t.Run("a key with an unknown scope is refused", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			admin := e.keys.AdminAPIKey
+			sameFields(t, e.fails(t, admin, `mutation { createApiKey(input: {name: "x", scopes: ["root"]}) { secret } }`, nil, graph.CodeValidationFailed), "scopes")
+		})
+	})
+}
+
+// An admin key of one account finds none of another account's ids.
+func TestGraphQLAdminTenancy(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Run("another account's ids are not found", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			s := e.newShop(t, "Barbearia Viseu")
+			apt := e.book(t, s, "2027-03-08T09:00:00", "+351911000009")
+			admin := e.keys.AdminAPIKey
+			off := e.must(t, admin, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber})
+			keys := e.must(t, admin, `{ apiKeys { id name } }`, nil)
+			keyID := str(t, keys, "apiKeys.0.id")
+
+			x := newGQLEnv(t, db) // a second account on the same database
+			other := x.keys.AdminAPIKey
+			xs := x.newShop(t, "Intruder")
+			x.fails(t, other, `mutation($id: ID!) { updateUnit(id: $id, input: {name: "Mine"}) { id } }`, map[string]any{"id": s.unit}, graph.CodeUnitNotFound)
+			x.fails(t, other, `mutation($id: ID!) { deactivateService(id: $id) { id } }`, map[string]any{"id": s.service}, graph.CodeServiceNotFound)
+			x.fails(t, other, `mutation($id: ID!) { deactivateBarber(id: $id) { id } }`, map[string]any{"id": s.barber}, graph.CodeBarberNotFound)
+			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": s.barber, "unitId": xs.unit, "days": []any{}}}, graph.CodeBarberNotFound)
+			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": xs.barber, "unitId": s.unit, "days": []any{}}}, graph.CodeUnitNotFound)
+			x.fails(t, other, createBrb, map[string]any{"in": map[string]any{"name": "Spy", "unitIds": []string{s.unit}}}, graph.CodeUnitNotFound)
+			x.fails(t, other, `mutation($id: ID!, $s: [ID!]) { updateBarber(id: $id, input: {serviceIds: $s}) { id } }`, map[string]any{"id": xs.barber, "s": []string{s.service}}, graph.CodeServiceNotFound)
+			x.fails(t, other, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber}, graph.CodeBarberNotFound)
+			x.fails(t, other, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
+			x.fails(t, other, markNoShow, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { adminRescheduleAppointment(id: $id, input: {startsAt: "2027-03-15T09:00:00"}) { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, map[string]any{"id": keyID}, graph.CodeNotFound)
+			x.fails(t, other, agendaOf, map[string]any{"unit": s.unit, "date": "2027-03-08"}, graph.CodeUnitNotFound)
+			for _, id := range []string{s.unit, s.barber, apt, keyID} {
+				if n := x.must(t, other, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}); n["node"] != nil {
+					t.Errorf("node %s of another account: %v", id, n)
+				}
+			}
+			mine := x.must(t, other, `{ apiKeys { id } appointments { totalCount } customers { totalCount } activeHolds { id } }`, nil)
+			if n := len(mine["apiKeys"].([]any)); n != 2 || dig(t, mine, "appointments.totalCount") != float64(0) || dig(t, mine, "customers.totalCount") != float64(0) {
+				t.Fatalf("second account sees %v", mine)
+			}
+			// Nothing of the first account changed.
+			still := e.must(t, admin, `query($id: ID!) { node(id: $id) { ... on Unit { name active } } }`, map[string]any{"id": s.unit})
+			if str(t, still, "node.name") != "Barbearia Viseu" || dig(t, still, "node.active") != true {
+				t.Fatalf("%v", still)
+			}
+			e.rest(t, "GET", "/context", e.keys.APIKey, nil, 200)
+		})
+	})
+}
+
+// A query deeper than twelve levels is refused; introspection is not counted.
+func TestGraphQLAdminDepthLimit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("depth limit", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			// Twelve levels through three lists, which the cost admits;
