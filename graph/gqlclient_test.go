@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 )
 
 // demoResolver is a resolver over the database with the demo account,
 // whose clock stands at Monday 2027-03-01 06:00 UTC.
-func demoResolver(t testing.TB, db *store.DB) (*graph.Resolver, *graph.DemoKeys) {
+func demoResolver(t testing.TB, db *store.DB) (*graph.Resolver, *demo.Keys) {
 	t.Helper()
 	res := graph.NewResolver(db, nil)
 	res.Now = func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) }
-	keys, err := res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}

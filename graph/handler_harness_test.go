@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 )
@@ -19,7 +20,7 @@ import (
 // without a key is anonymous.
 type gqlServer struct {
 	res  *graph.Resolver
-	keys *graph.DemoKeys
+	keys *demo.Keys
 	h    http.Handler
 }
 
@@ -27,7 +28,7 @@ func newGQLServer(t testing.TB, db *store.DB) *gqlServer {
 	t.Helper()
 	res := graph.NewResolver(db, nil)
 	res.Now = func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) } // a Monday
-	keys, err := res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}

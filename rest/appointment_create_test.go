@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
@@ -207,7 +208,7 @@ func apExpectUnavailable(t testing.TB, r *response, startsAt, barberID string) [
 }
 
 // otherBooking is a create body for the Lisbon unit of another account.
-func (e *env) apOtherBooking(keys *graph.DemoKeys, svc, startsAt string) map[string]any {
+func (e *env) apOtherBooking(keys *demo.Keys, svc, startsAt string) map[string]any {
 	e.t.Helper()
 	ctx := tenant.WithAccount(context.Background(), keys.AccountID)
 	return map[string]any{

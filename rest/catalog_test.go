@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
@@ -82,7 +83,7 @@ func query(path string, kv ...string) string {
 
 // foreignIDs are the ids of the demo catalog of another account.
 type foreignIDs struct {
-	keys                    *graph.DemoKeys
+	keys                    *demo.Keys
 	unit, service, barberID string
 }
 
@@ -203,8 +204,8 @@ func TestContext(t *testing.T) {
 			expect(t, r, http.StatusOK, "")
 			var c contextBody
 			r.Decode(t, &c)
-			if c.Account.ID != e.keys.AccountID || c.Account.Name != graph.DemoAccountName {
-				t.Errorf("account = %+v, want %s %q", c.Account, e.keys.AccountID, graph.DemoAccountName)
+			if c.Account.ID != e.keys.AccountID || c.Account.Name != demo.AccountName {
+				t.Errorf("account = %+v, want %s %q", c.Account, e.keys.AccountID, demo.AccountName)
 			}
 			if c.APIKey.ID == "" || c.APIKey.Name != "Demo chatbot" {
 				t.Errorf("api_key = %+v", c.APIKey)

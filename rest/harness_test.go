@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
@@ -32,7 +33,7 @@ import (
 // 03:00 in São Paulo and 06:00 in Lisbon, so the demo shops open in hours.
 var testNow = time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC)
 
-// Demo unit, service and barber names (see graph/demo.go).
+// Demo unit, service and barber names (see cmd/barberd/demo).
 const (
 	lisbon       = "Barbearia Chiado"
 	saoPaulo     = "Barbearia Paulista"
@@ -71,7 +72,7 @@ type env struct {
 	res   *graph.Resolver
 	srv   *httptest.Server
 	clock *clock
-	keys  *graph.DemoKeys
+	keys  *demo.Keys
 	ctx   context.Context // acting for the demo account, for direct reads
 }
 
@@ -116,7 +117,7 @@ func newEnvWindow(t testing.TB, db *store.DB, window time.Duration) *env {
 	res := graph.NewResolver(db, log)
 	res.Now = c.now
 	res.FreshnessWindow = window
-	keys, err := res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,9 +277,9 @@ func (e *env) key(scopes ...string) string {
 }
 
 // otherAccount seeds a second, separate demo account and returns its keys.
-func (e *env) otherAccount() *graph.DemoKeys {
+func (e *env) otherAccount() *demo.Keys {
 	e.t.Helper()
-	keys, err := e.res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), e.res)
 	if err != nil {
 		e.t.Fatal(err)
 	}

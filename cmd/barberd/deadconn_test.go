@@ -14,6 +14,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -46,7 +47,7 @@ func TestDeadConnections(t *testing.T) {
 			}
 		}
 	})
-	keys, err := res.SeedDemo(ctx)
+	keys, err := demo.Seed(ctx, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestCanceledRequest(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var logs syncBuffer
 		res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(&logs, nil)))
-		keys, err := res.SeedDemo(context.Background())
+		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)
 		}

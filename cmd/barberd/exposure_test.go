@@ -16,6 +16,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -26,13 +27,13 @@ import (
 // fresh database holding the demo account.
 type exposed struct {
 	srv  *httptest.Server
-	keys *graph.DemoKeys
+	keys *demo.Keys
 }
 
 func newExposed(t *testing.T, db *store.DB, c serverConfig) *exposed {
 	t.Helper()
 	res := graph.NewResolver(db, nil)
-	keys, err := res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestRequestsStopWhenNobodyWaits(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		logs := &syncBuffer{}
 		res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(logs, nil)))
-		keys, err := res.SeedDemo(context.Background())
+		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)
 		}

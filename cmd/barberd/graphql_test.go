@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -22,7 +23,7 @@ import (
 // the demo account.
 type gqlEnv struct {
 	srv  *httptest.Server
-	keys *graph.DemoKeys
+	keys *demo.Keys
 	now  *atomic.Int64 // the server's clock in Unix nanoseconds; setNow moves it
 }
 
@@ -35,7 +36,7 @@ func newGQLEnv(t *testing.T, db *store.DB, configure ...func(*graph.Resolver)) *
 	now := new(atomic.Int64)
 	now.Store(time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC).UnixNano()) // a Monday
 	res.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	keys, err := res.SeedDemo(context.Background())
+	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}

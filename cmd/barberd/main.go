@@ -17,6 +17,7 @@ import (
 	"syscall"
 	_ "time/tzdata" // unit time zones must resolve even where the system has no zone database
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 )
@@ -150,7 +151,7 @@ func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer db.Close()
-	keys, err := res.SeedDemo(ctx)
+	keys, err := demo.Seed(ctx, res)
 	if err != nil {
 		return err
 	}

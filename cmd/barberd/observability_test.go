@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -67,7 +68,7 @@ func TestEnvRateLimit(t *testing.T) {
 func TestRouterRateLimitAndMetrics(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		res := graph.NewResolver(db, nil)
-		keys, err := res.SeedDemo(context.Background())
+		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"barberd/cmd/barberd/demo"
 	"barberd/cmd/barberd/playground"
 	"barberd/graph"
 	"barberd/graph/store"
@@ -216,13 +217,13 @@ func addrLimitFlags(fs *flag.FlagSet, c *serverConfig) error {
 // prints a working key with a first command to try. On later starts a
 // fresh key is made for the same account: secrets are stored only hashed.
 func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, addr net.Addr) error {
-	accountID, err := res.DemoAccount(ctx)
+	accountID, err := demo.Account(ctx, res.DB)
 	if err != nil {
 		return err
 	}
 	var key, admin string
 	if accountID == "" {
-		keys, err := res.SeedDemo(ctx)
+		keys, err := demo.Seed(ctx, res)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,8 @@
-package graph
+// Package demo seeds the demo account: two barbershops, in São Paulo and
+// Lisbon, with their services, barbers and weekly hours, and a booking key
+// and an admin key. `barberd demo` and `barberd seed-demo` serve it, and the
+// tests book against it.
+package demo
 
 import (
 	"context"
@@ -8,70 +12,72 @@ import (
 	"barberd/ent"
 	"barberd/ent/account"
 	"barberd/ent/schema/tenant"
+	"barberd/graph"
+	"barberd/graph/store"
 )
 
-// DemoAccountName names the account SeedDemo creates.
-const DemoAccountName = "Demo Barbershop"
+// AccountName names the account Seed creates.
+const AccountName = "Demo Barbershop"
 
-// DemoKeys are the keys of a freshly seeded demo account.
-type DemoKeys struct {
+// Keys are the keys of a freshly seeded demo account.
+type Keys struct {
 	AccountID   string `json:"account_id"`
 	APIKey      string `json:"api_key"`
 	AdminAPIKey string `json:"admin_api_key"`
 }
 
-type demoService struct {
+type service struct {
 	name, description string
 	minutes           int
 	price             int64
 	active, online    bool
 }
 
-type demoUnit struct {
+type unit struct {
 	name, timezone, address, phone, currency string
-	services                                 []demoService
+	services                                 []service
 	// barbers maps a barber's name to the services (by index) they do not perform.
-	barbers  []demoBarber
+	barbers  []barber
 	inactive string // an inactive barber
 }
 
-type demoBarber struct {
+type barber struct {
 	name    string
 	doesNot []int
 }
 
-var demoUnits = []demoUnit{
+var units = []unit{
 	{
 		name: "Barbearia Paulista", timezone: "America/Sao_Paulo",
 		address: "Avenida Paulista 1578, São Paulo - SP, 01310-200", phone: "+551132000000", currency: "BRL",
-		services: []demoService{
+		services: []service{
 			{"Corte de cabelo", "Corte clássico ou moderno, com lavagem.", 30, 6000, true, true},
 			{"Barba completa", "Barba com toalha quente e navalha.", 45, 4500, true, true},
 			{"Corte e barba", "Corte de cabelo e barba completa.", 60, 9500, true, true},
 			{"Pigmentação", "Pigmentação de barba (temporariamente indisponível).", 40, 5000, false, true},
 			{"Dia do noivo", "Pacote completo para noivos; agende por telefone.", 120, 30000, true, false},
 		},
-		barbers:  []demoBarber{{"Rafael Souza", nil}, {"Bruno Lima", []int{1}}},
+		barbers:  []barber{{"Rafael Souza", nil}, {"Bruno Lima", []int{1}}},
 		inactive: "Carlos Mendes",
 	},
 	{
 		name: "Barbearia Chiado", timezone: "Europe/Lisbon",
 		address: "Rua Garrett 50, 1200-204 Lisboa", phone: "+351213000000", currency: "EUR",
-		services: []demoService{
+		services: []service{
 			{"Haircut", "Classic or modern cut, wash included.", 30, 2500, true, true},
 			{"Beard trim", "Beard shaping with hot towel.", 45, 1800, true, true},
 			{"Haircut and beard", "Haircut plus full beard service.", 60, 3800, true, true},
 			{"Hot towel shave", "Traditional straight-razor shave (currently unavailable).", 40, 2200, false, true},
 			{"Wedding package", "Full grooming for the big day; book by phone.", 120, 12000, true, false},
 		},
-		barbers:  []demoBarber{{"João Silva", nil}, {"Miguel Costa", []int{2}}},
+		barbers:  []barber{{"João Silva", nil}, {"Miguel Costa", []int{2}}},
 		inactive: "Pedro Santos",
 	},
 }
 
-// demoWeek is every active demo barber's week: Monday to Friday 09:00-19:00
+// week is every active demo barber's week: Monday to Friday 09:00-19:00
 // with a break 12:00-13:00, Saturday 09:00-14:00, Sunday closed.
-var demoWeek = map[int]struct {
+var week = map[int]struct {
 	opens, closes string
 	breaks        []string
 }{
@@ -83,48 +89,51 @@ var demoWeek = map[int]struct {
 	6: {"09:00", "14:00", nil},
 }
 
-// SeedDemo creates a new, separate demo account (two units, their barbers,
-// services and hours) with a key holding every booking scope and an admin
-// key, and returns the keys.
-func (r *Resolver) SeedDemo(ctx context.Context) (*DemoKeys, error) {
-	var accountID string
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		acc, err := tx.Account.Create().SetName(DemoAccountName).Save(tenant.System(ctx))
-		if err != nil {
-			return err
-		}
-		accountID = acc.ID
-		return seedDemoUnits(tenant.WithAccount(ctx, acc.ID), tx.Client(), acc.ID)
-	})
+// Seed creates a new, separate demo account with a key holding every
+// booking scope and an admin key, and returns the keys.
+func Seed(ctx context.Context, res *graph.Resolver) (*Keys, error) {
+	tx, err := res.DB.Tx(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	acc, err := tx.Account.Create().SetName(AccountName).Save(tenant.System(ctx))
+	if err == nil {
+		err = seedUnits(tenant.WithAccount(ctx, acc.ID), tx.Client(), acc.ID)
+	}
+	if err == nil {
+		err = tx.Commit()
+	} else {
+		_ = tx.Rollback()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	keys := &Keys{AccountID: acc.ID}
+	if keys.APIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo chatbot", graph.BookingScopes); err != nil {
 		return nil, err
 	}
-	keys := &DemoKeys{AccountID: accountID}
-	if keys.APIKey, _, err = r.CreateAPIKey(ctx, accountID, "Demo chatbot", BookingScopes); err != nil {
-		return nil, err
-	}
-	if keys.AdminAPIKey, _, err = r.CreateAPIKey(ctx, accountID, "Demo dashboard", AllScopes); err != nil {
+	if keys.AdminAPIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo dashboard", graph.AllScopes); err != nil {
 		return nil, err
 	}
 	return keys, nil
 }
 
-// DemoAccount returns the id of the oldest demo account, or "" when the
+// Account returns the id of the oldest demo account, or "" when the
 // database has none.
-func (r *Resolver) DemoAccount(ctx context.Context) (string, error) {
-	acc, err := r.DB.Account.Query().Where(account.Name(DemoAccountName)).
+func Account(ctx context.Context, db *store.DB) (string, error) {
+	acc, err := db.Account.Query().Where(account.Name(AccountName)).
 		Order(account.ByCreatedAt(), account.ByID()).First(tenant.System(ctx))
 	if ent.IsNotFound(err) {
 		return "", nil
 	}
 	if err != nil {
-		return "", r.dbError(err)
+		return "", fmt.Errorf("demo account: %w", err)
 	}
 	return acc.ID, nil
 }
 
-func seedDemoUnits(ctx context.Context, c *ent.Client, accountID string) error {
-	for _, du := range demoUnits {
+func seedUnits(ctx context.Context, c *ent.Client, accountID string) error {
+	for _, du := range units {
 		u, err := c.Unit.Create().SetAccountID(accountID).SetName(du.name).SetTimezone(du.timezone).
 			SetAddress(du.address).SetPhone(du.phone).
 			SetSlotStepMinutes(15).SetMinLeadMinutes(60).SetHorizonDays(365).Save(ctx)
@@ -141,19 +150,19 @@ func seedDemoUnits(ctx context.Context, c *ent.Client, accountID string) error {
 				return fmt.Errorf("demo service: %w", err)
 			}
 		}
-		for _, db := range du.barbers {
+		for _, br := range du.barbers {
 			var performs []*ent.Service
 			for i, s := range services {
-				if !slices.Contains(db.doesNot, i) {
+				if !slices.Contains(br.doesNot, i) {
 					performs = append(performs, s)
 				}
 			}
-			b, err := c.Barber.Create().SetAccountID(accountID).SetName(db.name).
+			b, err := c.Barber.Create().SetAccountID(accountID).SetName(br.name).
 				AddUnits(u).AddServices(performs...).Save(ctx)
 			if err != nil {
 				return fmt.Errorf("demo barber: %w", err)
 			}
-			for weekday, h := range demoWeek {
+			for weekday, h := range week {
 				err := c.WorkingHours.Create().SetAccountID(accountID).SetBarberID(b.ID).SetUnitID(u.ID).
 					SetWeekday(weekday).SetOpensAt(h.opens).SetClosesAt(h.closes).SetBreaks(h.breaks).Exec(ctx)
 				if err != nil {
