@@ -8,6 +8,7 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/appointment"
+	"barberd/ent/customer"
 	"barberd/ent/notification"
 	"barberd/ent/reservation"
 	"barberd/graph/model"
@@ -67,19 +68,24 @@ func (r *Resolver) inWindow(o *offer, now time.Time) error {
 // or the first eligible barber free at that time. It locks the barber, frees
 // their expired holds and checks the slot under the lock, so the caller may
 // insert the reservation. ignore names reservations (of the appointment
-// being moved) that do not count as busy.
+// being moved) that do not count as busy. It also tells whether it read the
+// barber in tx rather than taking it from the offer: such a barber is
+// handed back to the client (Unwrap) to be used after the transaction.
 // Errors: slot_unavailable.
-func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (*ent.Barber, error) {
+func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
 	c := tx.Client()
+	// An offer lists its barbers, read before the transaction, unless it
+	// lists none; then candidates reads them through c.
+	inTx := o.barber == nil && o.eligible == nil
 	candidates, err := o.candidates(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
 		d, err := o.day(ctx, c, r.DB.Dialect, now, candidates, ignore...)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		free := map[string]bool{}
 		for _, s := range slots.FreeSlots(d) {
@@ -91,20 +97,20 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 	}
 	for _, b := range candidates {
 		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		d, err := o.day(ctx, c, r.DB.Dialect, now, []*ent.Barber{b}, ignore...)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if offers(d, b.ID, o.start) {
-			return b, nil
+			return b, inTx, nil
 		}
 	}
-	return nil, Errorf(CodeSlotUnavailable, "The slot is not free.")
+	return nil, false, Errorf(CodeSlotUnavailable, "The slot is not free.")
 }
 
 func filter[T any](xs []T, keep func(T) bool) []T {
@@ -180,8 +186,9 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 	}
 	var a, prior *ent.Appointment
+	var barberInTx bool // a's barber was read in the transaction
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		a, prior = nil, nil
+		a, prior, barberInTx = nil, nil, false
 		if ref != nil {
 			var err error
 			if prior, err = loadByReference(ctx, tx.Client(), v.KeyID, *ref); err != nil {
@@ -192,6 +199,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			}
 		}
 		var b *ent.Barber
+		var inTx bool
 		if in.HoldID != nil {
 			barberID, err := r.takeHold(ctx, tx, *in.HoldID, o, now)
 			if err != nil {
@@ -201,21 +209,23 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				b = o.barber
 			} else if b, err = tx.Barber.Get(ctx, barberID); err != nil {
 				return err
+			} else {
+				inTx = true
 			}
 		} else {
 			var err error
-			if b, err = r.pickBarber(ctx, tx, o, now); err != nil {
+			if b, inTx, err = r.pickBarber(ctx, tx, o, now); err != nil {
 				return err
 			}
 		}
 		given := recordOf(in.Client)
-		c, err := upsertCustomer(ctx, tx, v.AccountID, given)
+		customerID, err := upsertCustomer(ctx, tx, v.AccountID, given)
 		if err != nil {
 			return err
 		}
 		end := o.start.Add(o.duration())
 		created, err := tx.Appointment.Create().SetAccountID(v.AccountID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(c.ID).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
 			SetClientName(given.name).SetClientPhone(given.phone).SetNillableClientEmail(given.email).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
 			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
@@ -227,11 +237,13 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		if err != nil {
 			return err
 		}
-		created.Edges.Unit, created.Edges.Service, created.Edges.Barber, created.Edges.Customer = o.unit, o.service, b, c
+		// The customer record is left to load when asked for (dashboards
+		// only), after the transaction, as a read would show it.
+		created.Edges.Unit, created.Edges.Service, created.Edges.Barber = o.unit, o.service, b
 		if err := r.record(ctx, tx, created, EventCreated, notification.Source(source), nil); err != nil {
 			return err
 		}
-		a = created
+		a, barberInTx = created, inTx
 		return nil
 	})
 	switch {
@@ -257,8 +269,27 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	// same as reading it back. Entities of the transaction are handed back
 	// to the client, so GraphQL can still load other edges.
 	a = a.Unwrap()
-	a.Edges.Barber = detached(a.Edges.Barber, a.Edges.Barber.Unwrap)
+	if barberInTx {
+		a.Edges.Barber = a.Edges.Barber.Unwrap()
+	}
 	return &model.CreateAppointmentPayload{Appointment: a}, nil
+}
+
+// upsertCustomer returns the id of the account's customer record of the
+// client's phone, creating it or bringing its name (and e-mail, when given)
+// up to date, in one statement. The record is the dashboards'; the
+// appointment records the client as given (clientRecord).
+func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c clientRecord) (string, error) {
+	return tx.Customer.Create().SetAccountID(accountID).
+		SetName(c.name).SetPhone(c.phone).SetNillableEmail(c.email).
+		OnConflictColumns(customer.FieldAccountID, customer.FieldPhone).
+		Update(func(u *ent.CustomerUpsert) {
+			u.UpdateName().UpdateUpdatedAt()
+			if c.email != nil {
+				u.UpdateEmail()
+			}
+		}).
+		ID(ctx)
 }
 
 // clientRecord is a client as a create gives it: what the appointment
@@ -305,22 +336,23 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 }
 
 // detachAppointment makes an appointment read with its edges in a
-// transaction usable after it ends.
+// transaction (loadAppointment on the transaction's client) usable after it
+// ends: it and its edges are handed back to the client.
 func detachAppointment(a *ent.Appointment) *ent.Appointment {
 	e := &a.Edges
 	if e.Unit != nil {
-		e.Unit = detached(e.Unit, e.Unit.Unwrap)
+		e.Unit = e.Unit.Unwrap()
 	}
 	if e.Service != nil {
-		e.Service = detached(e.Service, e.Service.Unwrap)
+		e.Service = e.Service.Unwrap()
 	}
 	if e.Barber != nil {
-		e.Barber = detached(e.Barber, e.Barber.Unwrap)
+		e.Barber = e.Barber.Unwrap()
 	}
 	if e.Customer != nil {
-		e.Customer = detached(e.Customer, e.Customer.Unwrap)
+		e.Customer = e.Customer.Unwrap()
 	}
-	return detached(a, a.Unwrap)
+	return a.Unwrap()
 }
 
 // cancelAppointment cancels a confirmed appointment that has not started.
@@ -422,7 +454,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			barber, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
 		} else if err = r.inWindow(o, now); err == nil {
 			var b *ent.Barber
-			if b, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil {
+			if b, _, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil {
 				barber = b.ID
 			}
 		}

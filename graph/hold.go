@@ -69,7 +69,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		if err := r.checkHoldCap(ctx, tx, v.KeyID, now); err != nil {
 			return err
 		}
-		b, err := r.pickBarber(ctx, tx, o, now)
+		b, _, err := r.pickBarber(ctx, tx, o, now)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"barberd/ent/notification"
 	"barberd/graph/model"
 	"barberd/graph/slots"
+	"barberd/graph/store"
 )
 
 // notify records an event about an appointment, inside the transaction that
@@ -52,7 +53,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	keys, err := insertNotification(ctx, tx, r.DB.Dialect, n)
+	keys, err := store.InsertNotification(ctx, tx, r.DB.Dialect, n, ScopeNotificationsRead)
 	if err != nil {
 		return err
 	}

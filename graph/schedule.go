@@ -14,6 +14,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/graph/slots"
+	"barberd/graph/store"
 )
 
 // offer is what a booking request asks for, resolved against the catalog:
@@ -188,30 +189,30 @@ func (o *offer) day(ctx context.Context, c *ent.Client, dia string, now time.Tim
 	// a half either side of its midnight, whatever the zone's offset.
 	midnight := time.Date(o.date.Year, o.date.Month, o.date.Day, 0, 0, 0, 0, o.loc).UTC()
 	from, to := midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour)
-	// Hours, time off and reservations in one statement (createsql.go).
-	rows, err := scheduleRows(ctx, c, dia, o.unit.ID, ids, int(o.date.Weekday()), from, to, now)
+	// Hours, time off and reservations in one statement.
+	rows, err := store.ScheduleRows(ctx, c, dia, o.unit.ID, ids, int(o.date.Weekday()), from, to, now)
 	if err != nil {
 		return d, err
 	}
 	for _, row := range rows {
-		b := byID[row.barberID]
-		switch row.kind {
-		case rowHours:
-			work, breaks, err := spansOf(&ent.WorkingHours{ID: row.id, BarberID: row.barberID, OpensAt: row.opensAt, ClosesAt: row.closesAt, Breaks: row.breaks})
+		b := byID[row.BarberID]
+		switch row.Kind {
+		case store.RowHours:
+			work, breaks, err := spansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
 			if err != nil {
 				return d, err
 			}
 			b.Hours = append(b.Hours, work)
 			b.Breaks = append(b.Breaks, breaks...)
-		case rowTimeOff:
-			b.TimeOff = append(b.TimeOff, slots.Interval{Start: row.startsAt, End: row.endsAt})
-		case rowReservation:
-			if row.of(ignore) {
+		case store.RowTimeOff:
+			b.TimeOff = append(b.TimeOff, slots.Interval{Start: row.StartsAt, End: row.EndsAt})
+		case store.RowReservation:
+			if row.Of(ignore) {
 				continue
 			}
-			b.Busy = append(b.Busy, slots.Interval{Start: row.startsAt, End: row.endsAt})
-			if row.expiresAt != nil && (o.holdsUntil.IsZero() || row.expiresAt.Before(o.holdsUntil)) {
-				o.holdsUntil = *row.expiresAt
+			b.Busy = append(b.Busy, slots.Interval{Start: row.StartsAt, End: row.EndsAt})
+			if row.ExpiresAt != nil && (o.holdsUntil.IsZero() || row.ExpiresAt.Before(o.holdsUntil)) {
+				o.holdsUntil = *row.ExpiresAt
 			}
 		}
 	}
@@ -268,8 +269,8 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 // The caller holds the barber's lock.
 func freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) error {
 	// One statement when nothing has expired: the delete says which holds
-	// it freed (createsql.go).
-	holdIDs, err := deleteExpiredReservations(ctx, tx, barberID, now)
+	// it freed.
+	holdIDs, err := store.DeleteExpiredReservations(ctx, tx, barberID, now)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 // Package store opens barberd's database (embedded SQLite or PostgreSQL),
-// brings its schema up to date, and classifies database errors, so the rest
+// brings its schema up to date, classifies database errors, and holds the
+// few statements barberd writes as SQL of its own (queries.go), so the rest
 // of the code can stay unaware of which of the two it runs on.
 package store
 

@@ -1,0 +1,303 @@
+package store
+
+// The SQL barberd writes by hand, outside migrations: statements on the
+// booking path where ent would need more than one round trip for the same
+// work. Everything else goes through ent. Each statement says why ent cannot
+// do its job, and queries_test.go checks every table and column it names
+// against ent's schema, so renaming one in ent/schema fails the tests.
+//
+// The statements use numbered parameters ($1, $2, ...), which both databases
+// take: PostgreSQL natively, and SQLite as its $NNN parameters, which the
+// modernc driver binds to the NNN-th argument (a parameter repeated is bound
+// once). Identifiers need no quotes in either. The account filter ent's
+// tenant interceptor adds to every query is added here by hand
+// (tenantFilter). They run on an ent client or transaction (Queryer), so
+// they share the caller's transaction.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent"
+	"barberd/ent/notification"
+	"barberd/ent/schema"
+	"barberd/ent/schema/tenant"
+)
+
+// Queryer runs SQL of its own: an ent client or transaction (*ent.Client,
+// *ent.Tx).
+type Queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// sqlArgs collects the arguments of a statement and names their parameters.
+type sqlArgs []any
+
+// add appends an argument and returns its parameter.
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// list appends arguments and returns their parameters, comma separated.
+func (a *sqlArgs) list(vs []string) string {
+	ps := make([]string, len(vs))
+	for i, v := range vs {
+		ps[i] = a.add(v)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// tenantFilter returns the condition (" AND <alias>account_id = $n", or ""
+// for a system context) that keeps a statement to the context's account, as
+// ent's tenant interceptor does for its queries. Without an account or a
+// system context it fails, as the interceptor does.
+func tenantFilter(ctx context.Context, a *sqlArgs, alias string) (string, error) {
+	if tenant.IsSystem(ctx) {
+		return "", nil
+	}
+	id, ok := tenant.Account(ctx)
+	if !ok {
+		return "", schema.ErrNoTenant
+	}
+	return " AND " + alias + "account_id = " + a.add(id), nil
+}
+
+// RowKind is what a ScheduleRow is.
+type RowKind int
+
+// Kinds of ScheduleRow.
+const (
+	RowReservation RowKind = iota + 1
+	RowTimeOff
+	RowHours
+)
+
+// ScheduleRow is one row of a barber's day: a blocking reservation, a time
+// off, or working hours.
+type ScheduleRow struct {
+	Kind     RowKind
+	ID       string
+	BarberID string
+	// reservations and time off
+	StartsAt, EndsAt time.Time
+	ExpiresAt        *time.Time // reservations of holds
+	AppointmentID    *string
+	HoldID           *string
+	// working hours
+	OpensAt, ClosesAt string
+	Breaks            []string
+}
+
+// Of reports whether the row is the reservation of one of the given
+// appointments or holds.
+func (r ScheduleRow) Of(ids []string) bool {
+	for _, id := range ids {
+		if (r.AppointmentID != nil && *r.AppointmentID == id) || (r.HoldID != nil && *r.HoldID == id) {
+			return true
+		}
+	}
+	return false
+}
+
+// ScheduleRows reads in one statement what a day of the given barbers at a
+// unit needs: their working hours on the weekday, their time off and their
+// reservations overlapping [from, to), but those of holds expired at now.
+//
+// Why not ent: ent reads one entity type per query, so the same rows would
+// cost three round trips (hours, time off, reservations), and every
+// availability answer and create pays them; UNION ALL makes it one.
+func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekday int, from, to, now time.Time) ([]ScheduleRow, error) {
+	var a sqlArgs
+	acct, err := tenantFilter(ctx, &a, "")
+	if err != nil {
+		return nil, err
+	}
+	ids := a.list(barberIDs)
+	pFrom, pTo, pNow := a.add(from), a.add(to), a.add(now)
+	pUnit, pDay := a.add(unitID), a.add(int64(weekday))
+	overlaps := `starts_at < ` + pTo + ` AND ends_at > ` + pFrom
+	if dia == dialect.Postgres {
+		// The same condition in the form of the no-overlap constraint's
+		// GiST index, which finds a barber's reservations over a span
+		// without walking the barber's past ones (reservations are never
+		// empty, so the two forms agree).
+		overlaps = `tstzrange(starts_at, ends_at, '[)') && tstzrange(` + pFrom + `, ` + pTo + `, '[)')`
+	}
+	// The reservations come first: SQLite types a compound select's columns
+	// by its first select, which makes the instants time.Time.
+	q := `SELECT ` + strconv.Itoa(int(RowReservation)) + `, id, barber_id, starts_at, ends_at, expires_at, appointment_id, hold_id, NULL
+FROM reservations
+WHERE barber_id IN (` + ids + `) AND ` + overlaps + `
+AND (expires_at IS NULL OR expires_at > ` + pNow + `)` + acct + `
+UNION ALL
+SELECT ` + strconv.Itoa(int(RowTimeOff)) + `, id, barber_id, starts_at, ends_at, NULL, NULL, NULL, NULL
+FROM time_offs
+WHERE barber_id IN (` + ids + `) AND starts_at < ` + pTo + ` AND ends_at > ` + pFrom + acct + `
+UNION ALL
+SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, opens_at, closes_at, CAST(breaks AS TEXT)
+FROM working_hours
+WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday = ` + pDay + acct
+	rows, err := c.QueryContext(ctx, q, a...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ScheduleRow
+	for rows.Next() {
+		var (
+			r                    ScheduleRow
+			kind                 int64
+			starts, ends, expiry sql.NullTime
+			ref1, ref2, breaks   sql.NullString
+		)
+		if err := rows.Scan(&kind, &r.ID, &r.BarberID, &starts, &ends, &expiry, &ref1, &ref2, &breaks); err != nil {
+			return nil, err
+		}
+		r.Kind = RowKind(kind)
+		switch r.Kind {
+		case RowReservation:
+			r.StartsAt, r.EndsAt = starts.Time, ends.Time
+			if expiry.Valid {
+				r.ExpiresAt = &expiry.Time
+			}
+			if ref1.Valid {
+				r.AppointmentID = &ref1.String
+			}
+			if ref2.Valid {
+				r.HoldID = &ref2.String
+			}
+		case RowTimeOff:
+			r.StartsAt, r.EndsAt = starts.Time, ends.Time
+		case RowHours:
+			r.OpensAt, r.ClosesAt = ref1.String, ref2.String
+			if breaks.Valid && breaks.String != "" {
+				if err := json.Unmarshal([]byte(breaks.String), &r.Breaks); err != nil {
+					return nil, fmt.Errorf("working hours %s: breaks: %w", r.ID, err)
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}
+
+// DeleteExpiredReservations deletes a barber's reservations expired at now
+// and returns the holds they were for.
+//
+// Why not ent: ent's delete returns only a count, so it would take a
+// select and then the delete, two round trips on every create where one
+// does (nothing has expired, most of the time); DELETE ... RETURNING says
+// which holds it freed.
+func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, now time.Time) ([]string, error) {
+	var a sqlArgs
+	q := `DELETE FROM reservations WHERE barber_id = ` + a.add(barberID) + ` AND expires_at <= ` + a.add(now)
+	acct, err := tenantFilter(ctx, &a, "")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.QueryContext(ctx, q+acct+` RETURNING hold_id`, a...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var holds []string
+	for rows.Next() {
+		var id sql.NullString
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		if id.Valid {
+			holds = append(holds, id.String)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return holds, rows.Close()
+}
+
+// InsertNotification inserts a notification and returns, in the same
+// statement, the keys it is owed to: every key of its account not revoked
+// with readScope (the scope to read notifications), by id.
+//
+// Why not ent: ent's create returns only the new row's id, so finding the
+// keys would be a second round trip on every create, cancel and
+// reschedule; RETURNING (subquery) makes it one. ent's checks do not run
+// on this statement, so it makes the one that can fail (the source enum).
+func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string) ([]string, error) {
+	if err := notification.SourceValidator(n.Source); err != nil {
+		return nil, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
+	}
+	snapshot, err := json.Marshal(n.Appointment) // as ent stores a JSON field
+	if err != nil {
+		return nil, err
+	}
+	var a sqlArgs
+	account := a.add(n.AccountID)
+	vals := strings.Join([]string{
+		a.add(n.ID), account, a.add(n.Type), a.add(n.AppointmentID), a.add(string(n.Source)),
+		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), a.add(n.CreatedAt),
+	}, ", ")
+	scope := a.add(readScope)
+	owed := `SELECT json_group_array(k.id) FROM api_keys k
+WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL
+AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)`
+	if dia == dialect.Postgres {
+		owed = `SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
+WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)`
+	}
+	q := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
+VALUES (` + vals + `)
+RETURNING (` + owed + `)`
+	var list sql.NullString
+	if err := queryRow(ctx, c, "notification insert", q, a, &list); err != nil {
+		return nil, err
+	}
+	var keys []string
+	if list.Valid {
+		if err := json.Unmarshal([]byte(list.String), &keys); err != nil {
+			return nil, fmt.Errorf("keys owed a notification: %w", err)
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// queryRow runs a statement that returns one row (what names it in
+// errors) and scans that row into dest.
+func queryRow(ctx context.Context, c Queryer, what, q string, args []any, dest ...any) error {
+	rows, err := c.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%s returned no row", what)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return *t
+}
