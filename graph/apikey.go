@@ -17,6 +17,7 @@ import (
 	"barberd/ent/account"
 	"barberd/ent/apikey"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/fresh"
 )
 
 // secretPrefix starts every key, so a leaked key is easy to recognise in
@@ -71,7 +72,7 @@ func newSecret() string {
 // Authenticate returns the viewer of the API key with the given secret.
 // A key this process has seen is checked against its account's config
 // version (any change to the account's keys changes it), read within the
-// freshness window before the call began (graph/fence.go); otherwise the key
+// freshness window before the call began (package fresh); otherwise the key
 // is read together with that version.
 // A secret of the wrong shape, or one the database did not know within
 // unknownKeyTTL, is refused without a query.
@@ -85,19 +86,19 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	}
 	hash := hashSecret(secret)
 	c := r.caches()
-	if at, ok := c.unknownKeys.get(hash); ok && r.now().Sub(at) < unknownKeyTTL {
+	if at, ok := c.unknownKeys.Get(hash); ok && r.now().Sub(at) < unknownKeyTTL {
 		c.metrics.CacheLookup("unknown_api_key", true)
 		return nil, invalidAPIKey()
 	}
-	if e, ok := c.keys.get(hash); ok {
+	if e, ok := c.keys.Get(hash); ok {
 		hinted := c.hinted(ctx, e.viewer.AccountID)
-		got, err := c.fence.read(ctx, e.viewer.AccountID, hinted.barbers())
+		got, err := c.fence.Read(ctx, e.viewer.AccountID, hinted.barbers())
 		if err != nil {
 			// The database is what failed; asking it again would only
 			// double the wait.
 			return nil, r.dbError(err)
 		}
-		hit := got.account(e.viewer.AccountID, e.viewer.configVersion)
+		hit := got.Same(e.viewer.AccountID, e.viewer.configVersion, nil, nil)
 		c.metrics.CacheLookup("api_key", hit)
 		if hit {
 			r.touch(ctx, e)
@@ -116,14 +117,14 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 			AppendSelectAs(a.C(account.FieldConfigVersion), account.FieldConfigVersion)
 	}).Only(sys)
 	if ent.IsNotFound(err) {
-		c.unknownKeys.put(hash, r.now())
+		c.unknownKeys.Put(hash, r.now())
 		return nil, invalidAPIKey()
 	}
 	if err != nil {
 		return nil, r.dbError(err)
 	}
 	if k.RevokedAt != nil {
-		c.keys.drop(hash)
+		c.keys.Drop(hash)
 		return nil, Errorf(CodeInvalidAPIKey, "The API key has been revoked.")
 	}
 	config, err := k.Value(account.FieldConfigVersion)
@@ -145,7 +146,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 		e.lastUsed.Store(k.LastUsedAt.UnixNano())
 	}
 	if versioned {
-		c.keys.put(hash, e)
+		c.keys.Put(hash, e)
 	}
 	r.touch(ctx, e)
 	v := e.viewer
@@ -220,6 +221,6 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 	if err != nil {
 		return "", nil, r.dbError(err)
 	}
-	committed(ctx) // one statement, outside inTx
+	fresh.Committed(ctx) // one statement, outside inTx
 	return secret, k, nil
 }

@@ -66,7 +66,7 @@ func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID s
 	}
 	day := prepare(a.answer)
 	if a.cacheable {
-		c.availability.put(key, &availabilityEntry{
+		c.availability.Put(key, &availabilityEntry{
 			config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
 			from: a.at, until: a.until, day: day,
 		})

@@ -6,19 +6,13 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/graph/fresh"
 )
 
 // Caches of what every booking request reads and hardly ever changes: the
 // API key behind a secret, the catalog a request names, and a day's
-// availability. None is trusted on its own: each entry is tagged with the
-// change versions (graph/store/versions.go) read before the data it holds,
-// and it is used only while the versions read for the request (by a query
-// sent no earlier than the freshness window before it arrived, graph/fence.go)
-// are the same. Writes wait the window out before they answer
-// (TrackWrites), so a cached answer never shows less than what a client has
-// been told was written, whichever process wrote it; and nothing booked
-// depends on a cache, since every write checks the slot again under the
-// barber's lock.
+// availability. Each entry is tagged with the change versions it was
+// computed under and used only while they are current (package fresh).
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
 // for availability (Resolver.AvailabilityCacheBytes), where a unit's open
@@ -31,11 +25,11 @@ const (
 
 type caches struct {
 	metrics      Metrics
-	fence        fence
-	keys         *memo[string, *keyEntry]
-	unknownKeys  *memo[string, time.Time] // hash → when the database did not know it
-	catalogs     *memo[catalogKey, *catalogEntry]
-	availability *memo[availabilityKey, *availabilityEntry]
+	fence        *fresh.Fence
+	keys         *fresh.Memo[string, *keyEntry]
+	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
+	catalogs     *fresh.Memo[catalogKey, *catalogEntry]
+	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 }
 
 func (r *Resolver) caches() *caches {
@@ -46,11 +40,11 @@ func (r *Resolver) caches() *caches {
 		}
 		r.cache = &caches{
 			metrics:     r.metrics(),
-			fence:       fence{db: r.DB, metrics: r.metrics(), window: r.FreshnessWindow},
-			keys:        newMemo[string, *keyEntry](maxCachedKeys, nil),
-			unknownKeys: newMemo[string, time.Time](maxCachedKeys, nil),
-			catalogs:    newMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
-			availability: newMemo[availabilityKey](budget, func(e *availabilityEntry) int {
+			fence:       fresh.NewFence(r.DB, r.FreshnessWindow, r.metrics()),
+			keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
+			unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
+			catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+			availability: fresh.NewMemo[availabilityKey](budget, func(e *availabilityEntry) int {
 				return 256 + 16*len(e.barbers) + e.day.Size()
 			}),
 		}
@@ -89,7 +83,7 @@ type catalogEntry struct {
 // cachedCatalog returns the catalog entry of k when the viewer's config
 // version, read for this request, is the one it was stored under.
 func (c *caches) cachedCatalog(v *Viewer, k catalogKey) (*offer, bool) {
-	e, ok := c.catalogs.get(k)
+	e, ok := c.catalogs.Get(k)
 	hit := ok && v.versioned && e.config == v.configVersion
 	c.metrics.CacheLookup("catalog", hit)
 	if !hit {
@@ -146,24 +140,19 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 	}
 	e = v.hinted.entry // found when the key was checked, if it was asked for
 	if e == nil || v.hinted.key != k {
-		e, _ = c.availability.get(k)
+		e, _ = c.availability.Get(k)
 	}
 	if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
 		return nil, nil
 	}
 	got := v.fenced // read when the key was checked, when it covers the entry
-	if !got.covers(v.AccountID, e.barbers) {
-		if got, err = c.fence.read(ctx, v.AccountID, e.barbers); err != nil {
+	if !got.Covers(v.AccountID, e.barbers) {
+		if got, err = c.fence.Read(ctx, v.AccountID, e.barbers); err != nil {
 			return nil, err
 		}
 	}
-	if !got.account(v.AccountID, e.config) {
+	if !got.Same(v.AccountID, e.config, e.barbers, e.bookings) {
 		return nil, nil
-	}
-	for i, b := range e.barbers {
-		if !got.barber(b, e.bookings[i]) {
-			return nil, nil
-		}
 	}
 	return e, nil
 }
@@ -171,13 +160,13 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 // bookingVersions reads the bookings versions of barbers, before their
 // reservations are read for an answer to be cached under them.
 func (c *caches) bookingVersions(ctx context.Context, v *Viewer, ids []string) ([]int64, error) {
-	got, err := c.fence.read(ctx, v.AccountID, ids)
+	got, err := c.fence.Read(ctx, v.AccountID, ids)
 	if err != nil {
 		return nil, err
 	}
 	bookings := make([]int64, len(ids))
 	for i, id := range ids {
-		bookings[i] = got.barbers[id] // a barber not read never matches later
+		bookings[i], _ = got.Bookings(id) // a barber not found never matches later
 	}
 	return bookings, nil
 }
@@ -213,6 +202,6 @@ func (c *caches) hinted(ctx context.Context, account string) hintedDay {
 		return hintedDay{}
 	}
 	k.account = account
-	e, _ := c.availability.get(k)
+	e, _ := c.availability.Get(k)
 	return hintedDay{key: k, entry: e}
 }

@@ -29,7 +29,8 @@ type Metrics interface {
 	// CacheLookup: a request looked in one of this process's caches
 	// (api_key, catalog, availability) and found a usable entry, or not.
 	CacheLookup(cache string, hit bool)
-	// VersionRead: one query of the read fence answered callers requests.
+	// VersionRead: one query of the version fence answered callers requests
+	// (package fresh).
 	VersionRead(callers int)
 }
 

@@ -1,10 +1,8 @@
 package graph
 
 import (
-	"context"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"barberd/ent/schema"
@@ -25,10 +23,8 @@ type Resolver struct {
 	// AvailabilityCacheBytes bounds the memory of cached availability
 	// answers; 0 means DefaultAvailabilityCacheBytes.
 	AvailabilityCacheBytes int
-	// FreshnessWindow is how long a read of the database's change versions
-	// answers for the caches (graph/fence.go); writes wait it out before
-	// they answer (TrackWrites). 0: every cached answer is checked by a
-	// read made after its request arrived.
+	// FreshnessWindow is the freshness window of the caches and of writes
+	// (package fresh).
 	FreshnessWindow time.Duration
 
 	cachesOnce sync.Once
@@ -64,48 +60,5 @@ func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
 
 // DefaultFreshnessWindow is Resolver.FreshnessWindow unless set otherwise.
 const DefaultFreshnessWindow = 5 * time.Millisecond
-
-// TrackWrites returns a context in which the transactions a request
-// commits are recorded, and settle, which waits until the freshness window
-// has passed since the last of them (not at all when none committed),
-// before the request answers: once a client is told a write is done, every
-// cached answer in every process reflects it. Every write that changes a
-// version commits in inTx, which records it (CreateAPIKey, one statement,
-// records its own). The adapters track the requests that may write (REST
-// methods other than GET and HEAD, GraphQL mutations) and settle before
-// they answer. The request's end cuts the wait short.
-func (r *Resolver) TrackWrites(ctx context.Context) (_ context.Context, settle func()) {
-	w := new(writes)
-	ctx = context.WithValue(ctx, writesKey{}, w)
-	return ctx, func() {
-		last := w.last.Load()
-		if last == 0 {
-			return
-		}
-		wait := r.FreshnessWindow - time.Since(time.Unix(0, last))
-		if wait <= 0 {
-			return
-		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
-}
-
-type writesKey struct{}
-
-// writes records when a request's last transaction committed (Unix
-// nanoseconds; 0: none did).
-type writes struct{ last atomic.Int64 }
-
-// committed records a commit in ctx's request, if it is tracked.
-func committed(ctx context.Context) {
-	if w, ok := ctx.Value(writesKey{}).(*writes); ok {
-		w.last.Store(time.Now().UnixNano())
-	}
-}
 
 func (r *Resolver) now() time.Time { return r.Now().UTC().Truncate(time.Microsecond) }

@@ -73,7 +73,7 @@ func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string,
 		}
 	}
 	if ok && v.versioned {
-		r.caches().catalogs.put(key, &catalogEntry{config: v.configVersion, offer: *o})
+		r.caches().catalogs.Put(key, &catalogEntry{config: v.configVersion, offer: *o})
 	}
 	return o, nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"barberd/graph/fresh"
 )
 
 // NewHandler returns the GraphQL HTTP handler. Authentication happens
@@ -63,9 +65,8 @@ func publicSchema(s *ast.Schema) *ast.Schema {
 	return &public
 }
 
-// settleMutations is the gqlgen handler extension that makes a mutation
-// wait out the freshness window after its last commit before its response
-// goes out (Resolver.TrackWrites).
+// settleMutations is the gqlgen handler extension that settles a mutation
+// before its response goes out (package fresh).
 type settleMutations struct{ r *Resolver }
 
 var _ interface {
@@ -78,14 +79,13 @@ func (settleMutations) ExtensionName() string { return "SettleWrites" }
 func (settleMutations) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	ctx, settle := s.r.TrackWrites(ctx)
-	resp := next(ctx)
-	if graphql.HasOperationContext(ctx) {
-		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Mutation {
-			settle()
-		}
+	if !graphql.HasOperationContext(ctx) {
+		return next(ctx)
 	}
-	return resp
+	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Mutation {
+		return next(ctx)
+	}
+	return fresh.Answer(ctx, s.r.FreshnessWindow, next)
 }
 
 // presentError is the one GraphQL error presenter: a domain error keeps its

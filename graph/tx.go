@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
+	"barberd/graph/fresh"
 	"barberd/graph/store"
 )
 
@@ -70,7 +71,7 @@ func (r *Resolver) tryTx(ctx context.Context, fn func(tx *ent.Tx) error) (err er
 		return err
 	}
 	if err = tx.Commit(); err == nil {
-		committed(ctx)
+		fresh.Committed(ctx)
 	}
 	return err
 }

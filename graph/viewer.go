@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"barberd/ent/schema/tenant"
+	"barberd/graph/fresh"
 )
 
 // Scopes an API key can hold.
@@ -46,7 +47,7 @@ type Viewer struct {
 	versioned     bool
 	// fenced are the versions read when the key was checked, for this
 	// request: the account's, and those of the barbers it was hinted at.
-	fenced versions
+	fenced fresh.Versions
 	// hinted is the cached availability day the request was hinted at.
 	hinted hintedDay
 }

@@ -13,6 +13,7 @@ import (
 
 	"barberd/ent"
 	"barberd/graph"
+	"barberd/graph/fresh"
 	"barberd/graph/model"
 )
 
@@ -84,7 +85,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	})
 	r.Group(func(r chi.Router) {
 		authenticated(r)
-		r.Use(settleWrites(res))
+		r.Use(fresh.SettleWrites(res.FreshnessWindow))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)

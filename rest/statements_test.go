@@ -8,7 +8,7 @@ import (
 
 // TestStatementsPerRequest counts the SQL statements (BEGIN and COMMIT
 // included) each v1 request sends once the caches are warm, beside the
-// shared version read (graph/fence.go), which the count leaves out. It
+// shared version read (package graph/fresh), which the count leaves out. It
 // logs them all (go test -v) and holds the hot paths to their budget.
 func TestStatementsPerRequest(t *testing.T) {
 	each(t, func(t *testing.T, db0 *env) {

@@ -244,9 +244,9 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 }
 
 // A GraphQL mutation waits out the freshness window after its commit before
-// it answers, so every replica's caches show it by then
-// (graph.Resolver.TrackWrites); a query, or a mutation that committed
-// nothing, does not wait.
+// it answers, so every replica's caches show it by then (package
+// graph/fresh); a query, or a mutation that committed nothing, does not
+// wait.
 func TestGraphQLMutationsSettle(t *testing.T) {
 	const window = time.Second
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

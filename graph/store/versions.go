@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Change versions let caches in any number of processes tell, with one
-// cheap read, whether what they hold is still what the database says
-// (graph/fence.go). Triggers keep them, so no write path can forget to:
+// Change versions tell caches in any number of processes whether what they
+// hold is still what the database says (the protocol: package graph/fresh).
+// Triggers keep them, so no write path can forget to:
 //
 //   - accounts.config_version grows with every change to the account's
 //     units, services, barbers, their links, working hours, time off and
@@ -15,11 +15,6 @@ import (
 //     bookings_version);
 //   - barbers.bookings_version grows with every change to the barber's
 //     reservations (holds and confirmed appointments).
-//
-// A version is read in the same snapshot as, or before, the data cached
-// under it; the trigger bumps it in the transaction that changes the data.
-// So a cache entry tagged with the version read now was computed from data
-// at least as new as every change committed before that read.
 
 // configTables are the tables with an account_id whose rows make up an
 // account's configuration, with the condition (on OLD and NEW) under which

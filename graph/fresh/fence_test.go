@@ -1,4 +1,4 @@
-package graph
+package fresh
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestFenceSeesEveryCommittedChange(t *testing.T) {
 		ctx := tenant.System(context.Background())
 		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
 		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
-		f := &fence{db: db, metrics: noMetrics{}}
+		f := NewFence(db, 0, nil)
 		bump := "UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = ? RETURNING bookings_version"
 		if db.Dialect == dialect.Postgres {
 			bump = strings.Replace(bump, "?", "$1", 1)
@@ -58,7 +58,7 @@ func TestFenceSeesEveryCommittedChange(t *testing.T) {
 			wg.Go(func() {
 				for range 40 {
 					floor := committed.Load()
-					got, err := f.read(ctx, acc.ID, []string{b.ID})
+					got, err := f.Read(ctx, acc.ID, []string{b.ID})
 					if err != nil {
 						t.Error(err)
 						return
@@ -100,14 +100,14 @@ func TestFenceWindow(t *testing.T) {
 		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
 		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
 		queries := &queryCounter{}
-		f := &fence{db: db, metrics: queries, window: window}
+		f := NewFence(db, window, queries)
 		read := func() int64 {
 			t.Helper()
-			got, err := f.read(ctx, acc.ID, []string{b.ID})
+			got, err := f.Read(ctx, acc.ID, []string{b.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.covers(acc.ID, []string{b.ID}) {
+			if !got.Covers(acc.ID, []string{b.ID}) {
 				t.Fatalf("versions read: %+v", got)
 			}
 			return got.barbers[b.ID]

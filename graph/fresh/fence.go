@@ -1,4 +1,4 @@
-package graph
+package fresh
 
 import (
 	"context"
@@ -13,41 +13,48 @@ import (
 	"barberd/graph/store"
 )
 
-// A fence reads change versions (graph/store/versions.go) for callers that
-// must know the database's state as of some moment: each read is answered
-// by a query sent no earlier than window before the caller arrived (with a
-// window of 0, after it arrived). So a cache entry tagged with the versions
-// it answers reflects every change committed before that moment, in this
-// process or any other one on the same database; and since every write made
-// through barberd waits out the window before it answers (TrackWrites), a
-// caller never gets an answer older than a write some client has been told
-// is done.
-//
-// Concurrent callers share queries: while maxRounds of them run, the next
-// callers gather, and one query answers them all when one of those
-// returns. With a window, the versions a query read answer, without a
-// query of their own, the callers that arrive within the window after it
-// was sent; once a quarter of the window has passed, the next such caller
-// also starts a new query, without waiting for it, so under steady load
-// callers hardly ever wait and the database sees about one query per
-// quarter window.
-type fence struct {
+// A Fence reads change versions for caches (see the package doc).
+type Fence struct {
 	db      *store.DB
 	metrics Metrics
 	window  time.Duration
 
 	prepare sync.Once
-	stmt    *sql.Stmt // fenceQuery, when it could be prepared
+	stmt    *sql.Stmt // versionsQuery, when it could be prepared
 
 	mu       sync.Mutex
-	next     *fenceRound // gathering callers; nil when nobody waits
-	inFlight int         // rounds whose query runs
+	next     *readRound // gathering callers; nil when nobody waits
+	inFlight int        // rounds whose query runs
 	// With a window: the latest version read of each id, and when its
 	// query was sent. Ids not read for a window are swept out once the map
 	// reaches sweepAt entries.
-	seen    map[fenceID]seenVersion
+	seen    map[versionID]seenVersion
 	sweepAt int
 }
+
+// NewFence returns a fence over db with the given freshness window (0:
+// every read is answered by a query sent after it was called). A nil
+// metrics counts nothing.
+func NewFence(db *store.DB, window time.Duration, metrics Metrics) *Fence {
+	if metrics == nil {
+		metrics = noMetrics{}
+	}
+	return &Fence{db: db, window: window, metrics: metrics}
+}
+
+// Metrics receives the fence's events (graph.Metrics implements it).
+type Metrics interface {
+	// CacheLookup: a read was answered by versions read recently enough
+	// (cache "versions"), or not.
+	CacheLookup(cache string, hit bool)
+	// VersionRead: one query answered callers reads.
+	VersionRead(callers int)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) CacheLookup(string, bool) {}
+func (noMetrics) VersionRead(int)          {}
 
 // maxRounds bounds the fence's queries in flight at once: more answer
 // sooner, fewer share more. Measured with barberbench on 2 cores, one in
@@ -57,8 +64,9 @@ const maxRounds = 1
 // minSweep is the size of the seen map below which it is never swept.
 const minSweep = 4096
 
-// fenceID names an account's config version or a barber's bookings version.
-type fenceID struct {
+// versionID names an account's config version or a barber's bookings
+// version.
+type versionID struct {
 	barber bool
 	id     string
 }
@@ -69,26 +77,37 @@ type seenVersion struct {
 	sent  time.Time // when the query that read it was sent
 }
 
-// versions are change versions read by one query, or recently enough.
-type versions struct {
+// Versions are the change versions of an account and some of its barbers,
+// as Read found them.
+type Versions struct {
 	accounts map[string]int64 // config_version by account id
 	barbers  map[string]int64 // bookings_version by barber id
 }
 
-// account reports whether the account's config version was read as want.
-func (v versions) account(id string, want int64) bool {
-	got, ok := v.accounts[id]
-	return ok && got == want
+// Bookings returns the barber's bookings version; false when the barber was
+// not read or not found.
+func (v Versions) Bookings(barber string) (int64, bool) {
+	b, ok := v.barbers[barber]
+	return b, ok
 }
 
-// barber reports whether the barber's bookings version was read as want.
-func (v versions) barber(id string, want int64) bool {
-	got, ok := v.barbers[id]
-	return ok && got == want
+// Same reports whether the versions read are the account's config version
+// and the barbers' bookings versions (bookings[i] is barbers[i]'s) that a
+// cache entry was computed under: whether the entry is still current.
+func (v Versions) Same(account string, config int64, barbers []string, bookings []int64) bool {
+	if c, ok := v.accounts[account]; !ok || c != config {
+		return false
+	}
+	for i, id := range barbers {
+		if b, ok := v.Bookings(id); !ok || b != bookings[i] {
+			return false
+		}
+	}
+	return true
 }
 
-// covers reports whether the versions include the account and barbers.
-func (v versions) covers(account string, barbers []string) bool {
+// Covers reports whether the versions include the account and barbers.
+func (v Versions) Covers(account string, barbers []string) bool {
 	if _, ok := v.accounts[account]; !ok {
 		return false
 	}
@@ -100,22 +119,23 @@ func (v versions) covers(account string, barbers []string) bool {
 	return true
 }
 
-type fenceRound struct {
+// readRound is one query and the callers it answers.
+type readRound struct {
 	accounts, barbers map[string]struct{}
 	callers           int
 	done              chan struct{}
-	got               versions
+	got               Versions
 	err               error
 }
 
-// fenceTimeout bounds one round's query; the callers' own contexts bound
+// readTimeout bounds one round's query; the callers' own contexts bound
 // their wait.
-const fenceTimeout = 5 * time.Second
+const readTimeout = 5 * time.Second
 
-// read returns the versions of an account and some of its barbers, read
-// by a query sent no earlier than the fence's window before read was
-// called.
-func (f *fence) read(ctx context.Context, account string, barbers []string) (versions, error) {
+// Read returns the versions of an account and some of its barbers, read by
+// a query sent no earlier than the fence's window before Read was called.
+// An error is the database's, or ctx's.
+func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Versions, error) {
 	now := time.Now()
 	f.mu.Lock()
 	if f.window > 0 {
@@ -132,17 +152,17 @@ func (f *fence) read(ctx context.Context, account string, barbers []string) (ver
 	case <-round.done:
 		return round.got, round.err
 	case <-ctx.Done():
-		return versions{}, ctx.Err()
+		return Versions{}, ctx.Err()
 	}
 }
 
 // recent answers from versions read within the window before now, if every
 // one asked for was. When the oldest of them is a quarter of a window old,
 // it also has them read again, for the callers to come. f.mu is held.
-func (f *fence) recent(now time.Time, account string, barbers []string) (versions, bool) {
+func (f *Fence) recent(now time.Time, account string, barbers []string) (Versions, bool) {
 	oldest := now
 	look := func(barber bool, id string) (seenVersion, bool) {
-		s, ok := f.seen[fenceID{barber, id}]
+		s, ok := f.seen[versionID{barber, id}]
 		if !ok || now.Sub(s.sent) >= f.window {
 			return s, false
 		}
@@ -153,16 +173,16 @@ func (f *fence) recent(now time.Time, account string, barbers []string) (version
 	}
 	a, ok := look(false, account)
 	if !ok {
-		return versions{}, false
+		return Versions{}, false
 	}
-	got := versions{accounts: make(map[string]int64, 1), barbers: make(map[string]int64, len(barbers))}
+	got := Versions{accounts: make(map[string]int64, 1), barbers: make(map[string]int64, len(barbers))}
 	if a.found {
 		got.accounts[account] = a.v
 	}
 	for _, id := range barbers {
 		b, ok := look(true, id)
 		if !ok {
-			return versions{}, false
+			return Versions{}, false
 		}
 		if b.found {
 			got.barbers[id] = b.v
@@ -177,10 +197,10 @@ func (f *fence) recent(now time.Time, account string, barbers []string) (version
 // gather adds the ids, and callers who will wait for them, to the round
 // that gathers callers, and starts it when fewer than maxRounds run. f.mu is
 // held.
-func (f *fence) gather(account string, barbers []string, callers int) *fenceRound {
+func (f *Fence) gather(account string, barbers []string, callers int) *readRound {
 	round := f.next
 	if round == nil {
-		round = &fenceRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
+		round = &readRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
 		f.next = round
 	}
 	round.callers += callers
@@ -197,9 +217,9 @@ func (f *fence) gather(account string, barbers []string, callers int) *fenceRoun
 }
 
 // run answers rounds one after another until nobody waits.
-func (f *fence) run(round *fenceRound) {
+func (f *Fence) run(round *readRound) {
 	for round != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 		sent := time.Now()
 		round.got, round.err = f.query(ctx, round)
 		cancel()
@@ -228,11 +248,11 @@ func (f *fence) run(round *fenceRound) {
 
 // remember keeps what a round read, as of when its query was sent. f.mu is
 // held.
-func (f *fence) remember(round *fenceRound, sent time.Time) {
+func (f *Fence) remember(round *readRound, sent time.Time) {
 	if f.seen == nil {
-		f.seen, f.sweepAt = map[fenceID]seenVersion{}, minSweep
+		f.seen, f.sweepAt = map[versionID]seenVersion{}, minSweep
 	}
-	keep := func(id fenceID, got map[string]int64) {
+	keep := func(id versionID, got map[string]int64) {
 		if old, ok := f.seen[id]; ok && old.sent.After(sent) {
 			return // a later query's, when rounds overlap
 		}
@@ -240,10 +260,10 @@ func (f *fence) remember(round *fenceRound, sent time.Time) {
 		f.seen[id] = seenVersion{v: v, found: ok, sent: sent}
 	}
 	for id := range round.accounts {
-		keep(fenceID{false, id}, round.got.accounts)
+		keep(versionID{false, id}, round.got.accounts)
 	}
 	for id := range round.barbers {
-		keep(fenceID{true, id}, round.got.barbers)
+		keep(versionID{true, id}, round.got.barbers)
 	}
 	if len(f.seen) >= f.sweepAt {
 		for id, s := range f.seen {
@@ -255,22 +275,22 @@ func (f *fence) remember(round *fenceRound, sent time.Time) {
 	}
 }
 
-// fenceQuery reads the versions of the accounts and barbers listed in its
+// versionsQuery reads the versions of the accounts and barbers listed in its
 // two parameters (JSON arrays of ids on SQLite, text arrays on PostgreSQL).
 // Its text never changes, so it is prepared once per connection.
-var fenceQuery = map[string]string{
+var versionsQuery = map[string]string{
 	dialect.Postgres: `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
 		UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[])`,
 	dialect.SQLite: `SELECT 0, id, config_version FROM accounts WHERE id IN (SELECT value FROM json_each(?))
 		UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id IN (SELECT value FROM json_each(?))`,
 }
 
-func (f *fence) query(ctx context.Context, round *fenceRound) (versions, error) {
-	got := versions{accounts: make(map[string]int64, len(round.accounts)), barbers: make(map[string]int64, len(round.barbers))}
+func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
+	got := Versions{accounts: make(map[string]int64, len(round.accounts)), barbers: make(map[string]int64, len(round.barbers))}
 	f.prepare.Do(func() {
 		// Without a prepared statement each round is parsed again; slower,
 		// still correct.
-		f.stmt, _ = f.db.SQL.PrepareContext(ctx, fenceQuery[f.db.Dialect])
+		f.stmt, _ = f.db.SQL.PrepareContext(ctx, versionsQuery[f.db.Dialect])
 	})
 	accounts, barbers := idList(f.db.Dialect, round.accounts), idList(f.db.Dialect, round.barbers)
 	var rows *sql.Rows
@@ -278,7 +298,7 @@ func (f *fence) query(ctx context.Context, round *fenceRound) (versions, error) 
 	if f.stmt != nil {
 		rows, err = f.stmt.QueryContext(ctx, accounts, barbers)
 	} else {
-		rows, err = f.db.SQL.QueryContext(ctx, fenceQuery[f.db.Dialect], accounts, barbers)
+		rows, err = f.db.SQL.QueryContext(ctx, versionsQuery[f.db.Dialect], accounts, barbers)
 	}
 	if err != nil {
 		return got, err
@@ -300,7 +320,7 @@ func (f *fence) query(ctx context.Context, round *fenceRound) (versions, error) 
 	return got, rows.Err()
 }
 
-// idList is a set of ids as fenceQuery takes them.
+// idList is a set of ids as versionsQuery takes them.
 func idList(dia string, ids map[string]struct{}) any {
 	list := make([]string, 0, len(ids))
 	for id := range ids {

@@ -1,0 +1,56 @@
+// Package fresh is the freshness protocol that lets every barberd process
+// cache what nearly every request reads (API keys, the catalog a request
+// names, availability) and still never answer with less than what a client
+// has been told was written, whichever process on the same database wrote
+// it.
+//
+// # Versions
+//
+// Database triggers (graph/store/versions.go) keep two change versions, so
+// no write path can forget them: accounts.config_version grows with every
+// change to the account's units, services, barbers and their links, working
+// hours, time off and API keys; barbers.bookings_version grows with every
+// change to the barber's reservations. A trigger bumps a version in the
+// transaction that changes the data, and a cache reads a version before (or
+// in the same snapshot as) the data it caches under it. So an entry tagged
+// with versions read at some moment reflects every change committed before
+// that moment.
+//
+// # Reads
+//
+// A cache entry is used only while the versions read for the request are
+// the ones it is tagged with. [Fence.Read] returns versions read by a query
+// sent no earlier than the freshness window before Read was called (with a
+// window of 0, after it was called). Concurrent callers share queries:
+// while one runs, the next callers gather, and one query answers them all.
+// Versions a query read answer, without a query of their own, the callers
+// that arrive within the window after it was sent; once they are a quarter
+// of the window old, the next such caller also has them read again, in the
+// background. So under steady load callers hardly ever wait, and the
+// database sees about one small query per quarter window. A caller that
+// finds nothing recent enough waits for a query sent after it came, and its
+// error: an unreachable database still answers promptly.
+//
+// # Writes
+//
+// Every write made through barberd waits the window out before it answers.
+// [Track] gives a request a context in which [Committed] records each
+// commit (the resolvers call it where their transactions commit), and
+// a settle that waits until the window has passed since the last of them,
+// not at all when none committed. The adapters settle before the first
+// byte of the answer: [SettleWrites] for REST methods other than GET and
+// HEAD, [Answer] for GraphQL mutations. So once a client is told that
+// a slot is booked, a key revoked or an hour changed, every process's next
+// read of versions was sent after that commit, and its caches show it. The
+// request's end cuts the wait short.
+//
+// A change written straight to SQL, behind barberd's back, waits for
+// nobody: it shows in every process within the window. Nothing booked
+// depends on a cache: every write checks its slot again under the barber's
+// lock, and the database forbids overlaps.
+//
+// # Memory
+//
+// [Memo] bounds a cache's memory; its entries carry their own validity
+// (the versions they were computed under), which their users check.
+package fresh
