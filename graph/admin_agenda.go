@@ -32,7 +32,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	first = defaultPage(first, last)
 	u, err := anyUnit(ctx, r.DB.Client, unitID)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	loc, err := mustZone(u.Timezone)
 	if err != nil {
@@ -45,7 +45,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	conn, err := r.DB.Appointment.Query().
 		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC())).
 		Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(byStart), ent.WithAppointmentFilter(where.Filter))
-	return conn, r.dbError(err)
+	return conn, err
 }
 
 // activeHolds lists the first holds blocking a slot right now, by start
@@ -68,10 +68,10 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 	}
 	q, err = q.CollectFields(ctx)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	// CollectFields loads the selected edges for all holds at once, and
 	// only the selected columns.
 	hs, err := q.Order(hold.ByStartsAt(), hold.ByID()).Limit(n).All(ctx)
-	return hs, r.dbError(err)
+	return hs, err
 }

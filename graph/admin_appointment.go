@@ -64,8 +64,8 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 		return r.notify(ctx, tx, a.ID, event, notification.SourceAdmin, nil)
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	a, err := loadAppointment(ctx, r.DB.Client, id)
-	return a, r.dbError(err)
+	return a, err
 }

@@ -121,7 +121,7 @@ func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*e
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return u.Unwrap(), nil
 }
@@ -149,7 +149,7 @@ func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUni
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return u.Unwrap(), nil
 }
@@ -280,7 +280,7 @@ func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInpu
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return s.Unwrap(), nil
 }
@@ -316,7 +316,7 @@ func (r *Resolver) updateService(ctx context.Context, id string, in model.Update
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return s.Unwrap(), nil
 }
@@ -387,7 +387,7 @@ func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput)
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return b.Unwrap(), nil
 }
@@ -417,7 +417,7 @@ func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateB
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return b.Unwrap(), nil
 }

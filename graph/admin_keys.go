@@ -36,7 +36,7 @@ func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, erro
 	}
 	ks, err := r.DB.APIKey.Query().
 		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).Limit(n).All(ctx)
-	return ks, r.dbError(err)
+	return ks, err
 }
 
 // revokeAPIKey revokes a key of the caller's account; Authenticate refuses
@@ -62,7 +62,7 @@ func (r *Resolver) revokeAPIKey(ctx context.Context, id string) (*ent.APIKey, er
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return k.Unwrap(), nil
 }

@@ -164,12 +164,12 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 		return tx.WorkingHours.CreateBulk(rows...).Exec(ctx)
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	hours, err := r.DB.WorkingHours.Query().
 		Where(workinghours.BarberID(in.BarberID), workinghours.UnitID(in.UnitID)).
 		Order(workinghours.ByWeekday()).All(ctx)
-	return hours, r.dbError(err)
+	return hours, err
 }
 
 // clashes names each day of week that overlaps the barber's hours at
@@ -227,7 +227,7 @@ func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*e
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return t.Unwrap(), nil
 }
@@ -250,7 +250,7 @@ func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error)
 		return tx.TimeOff.DeleteOne(t).Exec(ctx)
 	})
 	if err != nil {
-		return "", r.dbError(err)
+		return "", err
 	}
 	return id, nil
 }

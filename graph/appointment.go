@@ -45,7 +45,7 @@ func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointm
 		return nil, err
 	}
 	a, err := loadAppointment(ctx, r.DB.Client, id)
-	return a, r.dbError(err)
+	return a, err
 }
 
 // inWindow checks the unit's booking window for the offer's start.
@@ -262,7 +262,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 		return nil, r.unavailable(ctx, o)
 	case err != nil:
-		return refused(r.dbError(err))
+		return refused(err)
 	}
 	r.metrics().AppointmentCreated(string(source))
 	// The appointment as written, with the edges it was written with: the
@@ -316,7 +316,7 @@ func (r *Resolver) appointmentCustomer(ctx context.Context, a *ent.Appointment) 
 		return nil, err
 	}
 	c, err := a.Customer(ctx)
-	return c, r.dbError(err)
+	return c, err
 }
 
 // errReplay ends a create's transaction when its reference was used before.
@@ -325,11 +325,11 @@ var errReplay = errors.New("external reference used before")
 // replay answers a repeated create with the appointment created first.
 func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*model.CreateAppointmentPayload, error) {
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	if a.Edges.Unit == nil {
 		if a, err = loadAppointment(ctx, r.DB.Client, a.ID); err != nil {
-			return nil, r.dbError(err)
+			return nil, err
 		}
 	}
 	return &model.CreateAppointmentPayload{Appointment: a, Replayed: true}, nil
@@ -396,13 +396,13 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	if done != nil {
 		return detachAppointment(done), nil
 	}
 	a, err := loadAppointment(ctx, r.DB.Client, id) // cancelled before
-	return a, r.dbError(err)
+	return a, err
 }
 
 // rescheduleAppointment moves a confirmed appointment that has not started
@@ -425,7 +425,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
 	}
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	barberID := in.BarberID
 	if barberID == nil && in.HoldID == nil {
@@ -491,7 +491,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		return nil, r.unavailable(ctx, o)
 	}
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return detachAppointment(done), nil
 }

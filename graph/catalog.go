@@ -63,7 +63,7 @@ func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, 
 		return nil, err
 	}
 	us, err := r.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
-	return us, r.dbError(err)
+	return us, err
 }
 
 // bookableServices lists the first active, online-bookable services, by
@@ -83,12 +83,12 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 	q := r.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
 	if unitID != nil {
 		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
-			return nil, r.dbError(err)
+			return nil, err
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
 	}
 	ss, err := q.WithUnits(withBookableUnits).Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
-	return ss, r.dbError(err)
+	return ss, err
 }
 
 // bookableBarbers lists the first active barbers, by name; with unitID
@@ -109,17 +109,17 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 	q := r.DB.Barber.Query().Where(barber.Active(true))
 	if unitID != nil {
 		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
-			return nil, r.dbError(err)
+			return nil, err
 		}
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
 	}
 	if serviceID != nil {
 		if _, err := findService(ctx, r.DB.Client, *serviceID); err != nil {
-			return nil, r.dbError(err)
+			return nil, err
 		}
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
 	}
 	bs, err := q.WithUnits(withBookableUnits).WithServices(withBookableServices).
 		Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
-	return bs, r.dbError(err)
+	return bs, err
 }

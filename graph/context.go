@@ -14,11 +14,11 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 	}
 	acc, err := r.DB.Account.Get(ctx, v.AccountID)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	key, err := r.DB.APIKey.Get(ctx, v.KeyID)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	l := r.Limits
 	var holdsMax *int

@@ -84,14 +84,9 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of err, or internal_error when err is not a
-// domain error.
+// ErrorCode returns the code DomainError gives err.
 func ErrorCode(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return CodeInternal
+	return DomainError(err).Code
 }
 
 // DomainError is the one classification of failures into domain errors:

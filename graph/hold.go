@@ -31,7 +31,7 @@ func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
 	}
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	h.Status = effectiveStatus(h, r.now())
 	return h, nil
@@ -93,7 +93,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		return nil, r.unavailable(ctx, o)
 	}
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	r.metrics().HoldCreated()
 	// The hold as written, as loadHold would read it back; handed back to
@@ -146,7 +146,7 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return r.loadHold(ctx, id)
 }

@@ -64,7 +64,7 @@ func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due fun
 	for {
 		batch, err := due(limit)
 		if err != nil {
-			return total, fmt.Errorf("%s: %w", job, r.dbError(err))
+			return total, fmt.Errorf("%s: %w", job, err)
 		}
 		seen := map[string]bool{}
 		for _, b := range batch {
@@ -79,7 +79,7 @@ func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due fun
 			}
 		}
 		if len(batch) < limit || ctx.Err() != nil {
-			return total, r.dbError(ctx.Err())
+			return total, ctx.Err()
 		}
 	}
 }
@@ -214,7 +214,7 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 		// Every round reminds what it claimed, so the rounds end; a short
 		// round was the last.
 		if claimed < limit || sent == 0 || ctx.Err() != nil {
-			return total, r.dbError(ctx.Err())
+			return total, ctx.Err()
 		}
 	}
 }

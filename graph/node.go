@@ -23,7 +23,7 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
-	return n, r.dbError(err)
+	return n, err
 }
 
 // nodes resolves several node ids; unknown ones are null.

@@ -114,7 +114,7 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 	}
 	if !consume {
 		ds, err := pending(r.DB.Client).All(ctx)
-		return notificationsOf(ds), r.dbError(err)
+		return notificationsOf(ds), err
 	}
 	var ds []*ent.Delivery
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
@@ -133,7 +133,7 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 		return tx.Delivery.Update().Where(delivery.IDIn(ids...)).SetDeliveredAt(r.now()).Exec(ctx)
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return notificationsOf(ds), nil
 }
@@ -160,7 +160,7 @@ func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model
 	owed, err := r.DB.Delivery.Query().
 		Where(delivery.APIKeyID(v.KeyID), delivery.NotificationID(through)).Exist(ctx)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	if !owed {
 		return nil, Errorf(CodeNotificationNotFound, "No notification %q for this API key.", through)
@@ -174,7 +174,7 @@ func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model
 		return err
 	})
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return &model.AckNotificationsPayload{Acknowledged: count}, nil
 }

@@ -130,7 +130,7 @@ func eligibleBarbers(unitID, serviceID string) predicate.Barber {
 func (r *Resolver) offerAt(ctx context.Context, unitID, serviceID string, barberID *string, startsAt string) (*offer, error) {
 	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	if err := o.at(startsAt); err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		if _, domain := AsError(err); !domain && ctx.Err() != nil {
 			// database/sql rolls the transaction back when the context ends,
 			// and what fn meets then (sql.ErrTxDone, say) says nothing more.
-			return r.dbError(fmt.Errorf("%w: %w", ctx.Err(), err))
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
 		}
 		switch kind := store.Classify(err); {
 		case kind == store.Overlap:
@@ -42,13 +42,13 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		case kind == store.Unique:
 			return err // the caller knows which unique index it raced for
 		case kind != store.Retry || attempt == maxTxAttempts:
-			return r.dbError(err)
+			return err
 		}
 		backoff := time.Duration(attempt*attempt) * 5 * time.Millisecond
 		select {
 		case <-time.After(backoff/2 + rand.N(backoff)):
 		case <-ctx.Done():
-			return r.dbError(ctx.Err())
+			return ctx.Err()
 		}
 	}
 }
