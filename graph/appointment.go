@@ -64,14 +64,12 @@ func (r *Resolver) inWindow(o *offer, now time.Time) error {
 	}
 }
 
-// pickBarber returns the barber to book the offer with: the one asked for,
-// or the first eligible barber free at that time. It locks the barber, frees
-// their expired holds and checks the slot under the lock, so the caller may
-// insert the reservation. ignore names reservations (of the appointment
-// being moved) that do not count as busy. It also tells whether it read the
-// barber in tx rather than taking it from the offer: such a barber is
-// handed back to the client (Unwrap) to be used after the transaction.
-// Errors: slot_unavailable.
+// pickBarber locks and returns the barber to book the offer with (the one
+// asked for, or the first eligible one free then), after checking the slot
+// under the lock (see "No double booking" in the package doc); ignore names
+// reservations that do not count as busy. The bool tells whether it read
+// the barber in tx, so the caller must Unwrap it before use after the
+// transaction. Errors: slot_unavailable.
 func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
 	c := tx.Client()
 	// An offer lists its barbers, read before the transaction, unless it
@@ -143,14 +141,7 @@ func loadByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*en
 // barber_not_found, hold_not_found, service_not_bookable,
 // barber_not_eligible, invalid_local_time, outside_booking_window,
 // slot_unavailable, hold_expired, hold_already_used, hold_mismatch.
-//
-// The reference is looked up once, first thing in the transaction. A
-// create that fails after all (the request is invalid, or names what does
-// not fit, or its slot or hold was just taken, perhaps by a racing create
-// with the same reference) looks again before it says why, so a repeated
-// reference replays whatever the rest of the body says; and two racing
-// creates with one reference that both pass the lookup meet at its unique
-// index, where the second replays the first.
+// (See "Repeated creates" in the package doc.)
 func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppointmentInput, source appointment.Source) (*model.CreateAppointmentPayload, error) {
 	v, err := require(ctx, ScopeAppointmentsWrite)
 	if err != nil {

@@ -18,14 +18,10 @@ import (
 // bound.
 const MaxCatalog = MaxPageSize
 
-// capped refuses another row under an owner (an API key, an account, a
-// barber) that has most of them already (count), with the error full
-// makes; most <= 0 means no cap. On PostgreSQL it first locks the owner's
-// row (lock), so the rows of one owner, whichever replica writes them, are
-// counted and written one after another and the cap is exact; count is a
-// statement of its own so that it sees, in READ COMMITTED, the rows
-// committed while it waited for the lock. SQLite's write transactions are
-// serial already.
+// capped returns full() when an owner (a key, an account, a barber) has
+// most rows already (count; most <= 0: no cap). On PostgreSQL it first runs
+// lock, which locks the owner's row, and then counts in a statement of its
+// own, which in READ COMMITTED sees what was committed while it waited.
 func (r *Resolver) capped(lock func() error, count func() (int, error), most int, full func() error) error {
 	if most <= 0 {
 		return nil

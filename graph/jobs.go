@@ -26,16 +26,9 @@ import (
 // jobBatch is how many rows a background job takes per round.
 const jobBatch = 100
 
-// ExpireHolds records the active holds that have expired as expired and
-// removes their reservations, across all accounts, and returns how many it
-// expired. Readers already ignore expired holds, so this is tidiness, not
-// correctness.
-//
-// It works in rounds of up to limit due holds; their barbers are handled one
-// per transaction, under the barber's lock that every change to a barber's
-// holds and reservations takes, so it is safe beside booking writers and
-// beside other processes running it: a hold is counted by whichever of them
-// expired it.
+// ExpireHolds marks expired holds expired and removes their reservations,
+// in rounds of up to limit (see "Jobs" in the package doc), and returns how
+// many it expired. Readers ignore expired holds already: this is tidiness.
 func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	now := r.now()
@@ -120,14 +113,9 @@ func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now t
 const pruneAfter = time.Hour
 
 // PruneReservations removes the reservations of appointments that ended
-// more than pruneAfter ago, across all accounts, and returns how many it
-// removed. They block no booking, but appointments nobody marks completed
-// or no-show would keep them for ever, and every read of a barber's
-// reservations over a span walks the barber's earlier ones on SQLite (on
-// PostgreSQL, the GiST index skips them). The appointments stay as they are.
-//
-// Like ExpireHolds it works in rounds of up to limit reservations (perBarber),
-// one barber per transaction under the barber's lock.
+// more than pruneAfter ago, which SQLite's span reads would otherwise walk
+// for ever, in rounds of up to limit, and returns how many it removed. The
+// appointments stay as they are.
 func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	before := r.now().Add(-pruneAfter)
@@ -147,21 +135,10 @@ func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error
 	})
 }
 
-// SendReminders writes one appointment.reminder notification for each
-// confirmed appointment that starts within lead from now (and has not
-// started) and has not been reminded of, and records reminded_at in the same
-// transaction. It returns how many it sent.
-//
-// Each appointment is reminded exactly once however many processes run it
-// at once: on PostgreSQL a round claims its appointments with SELECT ... FOR
-// UPDATE SKIP LOCKED, so concurrent rounds take disjoint rows, and each row
-// is updated only while reminded_at is still null; on SQLite every
-// transaction holds the write lock from its start, so the same re-check
-// inside the transaction suffices.
-//
-// A reminder tells of no change made by anyone, and notifications' source
-// is api or admin only: it carries the source of the appointment it reminds
-// of, like the appointment.created event before it.
+// SendReminders writes one appointment.reminder notification, exactly once
+// (see "Jobs" in the package doc), for each confirmed appointment starting
+// within lead that has not been reminded of, and returns how many it sent.
+// A reminder carries the source of the appointment it reminds of.
 func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit int) (int, error) {
 	if limit <= 0 {
 		limit = jobBatch

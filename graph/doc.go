@@ -1,0 +1,55 @@
+// Package graph holds barberd's booking rules: the domain operations behind
+// both the GraphQL schema (gqlgen resolvers) and the REST v1 adapter, which
+// calls the same methods.
+//
+// # Writes
+//
+// Each operation owns its transaction (inTx), retried a few times when the
+// database asks for it (a serialization failure, a deadlock, SQLite busy);
+// one whose connection broke is not retried, since its outcome is unknown.
+// Resolvers return store errors as they come; the adapters translate every
+// error once, with DomainError.
+//
+// # No double booking
+//
+// All occupied time (active holds and confirmed appointments) is a row in
+// reservations. A writer that books or holds a barber's time first locks the
+// barber (pickBarber: SELECT ... FOR UPDATE on PostgreSQL; SQLite's write
+// transactions are serial), frees the barber's expired holds, checks the
+// slot against the barber's reservations and then inserts. Below that the
+// database itself refuses an overlap (an exclusion constraint on PostgreSQL,
+// a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
+// A reschedule does not count the appointment's own reservation as busy.
+//
+// # Repeated creates
+//
+// A create with an external_reference its key used before returns the
+// appointment created then and creates nothing. The reference is looked up
+// first thing in the transaction; a create that fails after all looks again
+// before it says why, so a repeat replays whatever the rest of its body
+// says; and two racing creates with one reference that both pass the lookup
+// meet at its unique index, where the second replays the first.
+//
+// # Caps
+//
+// Caps on rows of one owner (active holds per key, the catalog of an
+// account, time off per barber) count under a lock of the owner's row on
+// PostgreSQL (capped), so they are exact across replicas.
+//
+// # Jobs
+//
+// Background jobs (ExpireHolds, PruneReservations, SendReminders) run in
+// every replica at once, across all accounts, in rounds of a bounded size.
+// Those that change a barber's reservations work one barber per transaction
+// under the barber's lock, like booking writers. SendReminders claims its
+// appointments with FOR UPDATE SKIP LOCKED on PostgreSQL and updates each
+// only while reminded_at is still null, so every appointment is reminded
+// exactly once; SQLite's serial write transactions make the same re-check
+// enough.
+//
+// # Caches
+//
+// The caches of keys, catalog and availability (cache.go) are checked
+// against change versions through package fresh, whose doc states the
+// protocol.
+package graph
