@@ -11,6 +11,7 @@ import (
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -23,14 +24,14 @@ import (
 func TestCatalogCap(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		s := newGQLServer(t, db)
-		ctx := tenant.WithAccount(context.Background(), s.keys.AccountID)
+		s := gqltest.NewServer(t, db)
+		ctx := tenant.WithAccount(context.Background(), s.Keys.AccountID)
 		const free, racers = 3, 8
 		anyBarber := db.Barber.Query().Where(barber.Active(true)).FirstX(ctx)
 
 		// Each kind is filled to MaxCatalog-free with past or inactive rows.
 		day := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-		acc := s.keys.AccountID
+		acc := s.Keys.AccountID
 		var (
 			units    []*ent.UnitCreate
 			services []*ent.ServiceCreate
@@ -88,16 +89,16 @@ func TestCatalogCap(t *testing.T) {
 			)
 			for i := range racers {
 				wg.Go(func() {
-					a := s.query(t, s.keys.AdminAPIKey, k.mutation, k.vars(i))
+					a := s.Query(t, s.Keys.AdminAPIKey, k.mutation, k.vars(i))
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
 					case len(a.Errors) == 0:
 						made++
-					case a.code() == graph.CodeCatalogFull:
+					case a.Code() == graph.CodeCatalogFull:
 						refused++
 					default:
-						t.Errorf("%s: %q %s", k.name, a.code(), a.messages())
+						t.Errorf("%s: %q %s", k.name, a.Code(), a.Messages())
 					}
 				})
 			}
@@ -111,7 +112,7 @@ func TestCatalogCap(t *testing.T) {
 		}
 
 		// A page of MaxCatalog holds the whole catalog.
-		all := s.query(t, s.keys.AdminAPIKey, `{ barbers(first: 500) { totalCount edges { node { id } } } }`, nil).ok(t)["barbers"].(map[string]any)
+		all := s.Query(t, s.Keys.AdminAPIKey, `{ barbers(first: 500) { totalCount edges { node { id } } } }`, nil).OK(t)["barbers"].(map[string]any)
 		if n := len(all["edges"].([]any)); n != graph.MaxCatalog || all["totalCount"] != float64(graph.MaxCatalog) {
 			t.Errorf("barbers(first: 500): %d of %v", n, all["totalCount"])
 		}

@@ -10,6 +10,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/graph"
+	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -24,11 +25,11 @@ func TestClientAsBooked(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		bg := context.Background()
-		res, keys := demoResolver(t, db)
-		bot, admin := gqlClient(t, res, keys.APIKey), gqlClient(t, res, keys.AdminAPIKey)
-		ok := func(r gqlResult) map[string]any {
+		res, keys := gqltest.Resolver(t, db)
+		bot, admin := gqltest.Client(t, res, keys.APIKey), gqltest.Client(t, res, keys.AdminAPIKey)
+		ok := func(r *gqltest.Answer) map[string]any {
 			t.Helper()
-			return r.ok(t)
+			return r.OK(t)
 		}
 		actx := tenant.WithAccount(bg, keys.AccountID)
 		lisbon := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)

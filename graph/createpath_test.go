@@ -14,6 +14,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -40,12 +41,12 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		bg := context.Background()
-		res, keys := demoResolver(t, db)
+		res, keys := gqltest.Resolver(t, db)
 		// The dashboard's key, which may read the customer record too.
-		gql := gqlClient(t, res, keys.AdminAPIKey)
+		gql := gqltest.Client(t, res, keys.AdminAPIKey)
 		do := func(query string, vars map[string]any) map[string]any {
 			t.Helper()
-			return gql(query, vars).ok(t)
+			return gql(query, vars).OK(t)
 		}
 		actx := tenant.WithAccount(bg, keys.AccountID)
 		lisbon := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)

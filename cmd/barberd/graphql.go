@@ -7,6 +7,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"barberd/graph"
+	"barberd/graph/gqlserver"
 	"barberd/rest"
 )
 
@@ -20,5 +21,5 @@ func writeGraphQLError(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{graph.AuthError(err)}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{gqlserver.AuthError(err)}})
 }

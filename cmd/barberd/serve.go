@@ -23,6 +23,7 @@ import (
 	"barberd/cmd/barberd/demo"
 	"barberd/cmd/barberd/playground"
 	"barberd/graph"
+	"barberd/graph/gqlserver"
 	"barberd/graph/store"
 	"barberd/rest"
 )
@@ -436,7 +437,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	r.Mount(rest.BasePath, v1)
-	gql := graph.NewHandler(res)
+	gql := gqlserver.NewHandler(res)
 	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
 	r.Route("/graphql", func(r chi.Router) {
 		r.Use(rest.LimitBody(maxBody, true, gqlError))

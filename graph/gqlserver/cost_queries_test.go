@@ -1,4 +1,4 @@
-package graph
+package gqlserver
 
 // The introspection queries GraphiQL sends (cmd/barberd/playground embeds
 // GraphiQL 3, whose query is graphql-js's getIntrospectionQuery with

@@ -1,4 +1,4 @@
-package graph_test
+package gqlserver_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/gqlserver"
+	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -106,9 +108,9 @@ func hostileDocuments() []hostile {
 		{"GraphiQL introspection twice", `{ a: __schema { ...S } b: __schema { ...S } }
 			fragment S on __Schema { queryType { name } mutationType { name } subscriptionType { name }
 				types { ...FullType } directives { name description locations args { ...InputValue } } }` +
-			graph.GraphiQLIntrospection[strings.Index(graph.GraphiQLIntrospection, "fragment FullType"):], nil, "cost is"},
-		{"GraphiQL introspection", graph.GraphiQLIntrospection, nil, ""},
-		{"full introspection", graph.FullIntrospection, nil, ""},
+			gqlserver.GraphiQLIntrospection[strings.Index(gqlserver.GraphiQLIntrospection, "fragment FullType"):], nil, "cost is"},
+		{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, ""},
+		{"full introspection", gqlserver.FullIntrospection, nil, ""},
 		{"99 unknown fields", repeat("{", "x%d ", "}", 99), nil, "Cannot query field"},
 		{"string of 1 MiB", `{ __type(name: "` + strings.Repeat("a", mib) + `") { name } }`, nil, "bytes"},
 		{"string of 1 MiB in a variable", `query($n: String!) { __type(name: $n) { name } }`, map[string]any{"n": strings.Repeat("a", mib)}, ""},
@@ -174,20 +176,20 @@ func TestHostileDocuments(t *testing.T) {
 	t.Parallel()
 	docs := hostileDocuments()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		s := newGQLServer(t, db)
+		s := gqltest.NewServer(t, db)
 		for _, d := range docs {
-			for _, key := range []struct{ name, secret string }{{"anonymous", ""}, {"admin key", s.keys.AdminAPIKey}} {
+			for _, key := range []struct{ name, secret string }{{"anonymous", ""}, {"admin key", s.Keys.AdminAPIKey}} {
 				t.Run(d.name+"/"+key.name, func(t *testing.T) {
 					start := time.Now()
-					a := s.query(t, key.secret, d.query, d.vars)
+					a := s.Query(t, key.secret, d.query, d.vars)
 					took := time.Since(start)
-					t.Logf("%d bytes: %v, %d errors: %.200s", len(d.query), took.Round(time.Microsecond), len(a.Errors), a.messages())
+					t.Logf("%d bytes: %v, %d errors: %.200s", len(d.query), took.Round(time.Microsecond), len(a.Errors), a.Messages())
 					if took > 5*time.Second { // a safety net: the benchmark measures
 						t.Errorf("took %v", took)
 					}
 					for _, e := range a.Errors {
 						if e.Extensions["code"] == graph.CodeInternal {
-							t.Fatalf("internal_error: %s", a.messages())
+							t.Fatalf("internal_error: %s", a.Messages())
 						}
 					}
 					if len(a.Errors) > 21 {
@@ -196,13 +198,13 @@ func TestHostileDocuments(t *testing.T) {
 					if d.refusal == "" {
 						for _, e := range a.Errors {
 							if c := e.Extensions["code"]; key.secret != "" || c != graph.CodeMissingAPIKey {
-								t.Fatalf("not answered: %s", a.messages())
+								t.Fatalf("not answered: %s", a.Messages())
 							}
 						}
 						return
 					}
-					if a.code() != graph.CodeValidationFailed || a.Data != nil || !strings.Contains(a.messages()+strings.Join(a.fields(), " "), d.refusal) {
-						t.Fatalf("want refused with validation_failed naming %q; got %d %q: %s %v", d.refusal, a.status, a.code(), a.messages(), a.fields())
+					if a.Code() != graph.CodeValidationFailed || a.Data != nil || !strings.Contains(a.Messages()+strings.Join(a.Fields(), " "), d.refusal) {
+						t.Fatalf("want refused with validation_failed naming %q; got %d %q: %s %v", d.refusal, a.Status, a.Code(), a.Messages(), a.Fields())
 					}
 				})
 			}
@@ -213,7 +215,7 @@ func TestHostileDocuments(t *testing.T) {
 // BenchmarkHostileDocuments measures the CPU each hostile document costs,
 // against {__typename} as the floor.
 func BenchmarkHostileDocuments(b *testing.B) {
-	s := newGQLServer(b, storetest.Open(b, "sqlite3"))
+	s := gqltest.NewServer(b, storetest.Open(b, "sqlite3"))
 	docs := append([]hostile{{"floor {__typename}", "{__typename}", nil, ""}}, hostileDocuments()...)
 	for _, d := range docs {
 		body, err := json.Marshal(map[string]any{"query": d.query, "variables": d.vars})
@@ -223,7 +225,7 @@ func BenchmarkHostileDocuments(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			cpu := processCPU()
 			for b.Loop() {
-				s.post(b, s.keys.AdminAPIKey, body)
+				s.Post(b, s.Keys.AdminAPIKey, body)
 			}
 			// The machine may be shared: CPU time is steadier than wall time.
 			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
@@ -236,7 +238,7 @@ func BenchmarkHostileDocuments(b *testing.B) {
 func TestDashboardCosts(t *testing.T) {
 	for _, c := range dashboardQueries {
 		t.Run(c.name, func(t *testing.T) {
-			cost, depth, err := graph.OperationCost(c.query, c.vars)
+			cost, depth, err := gqlserver.OperationCost(c.query, c.vars)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,8 +246,8 @@ func TestDashboardCosts(t *testing.T) {
 			if c.cost != 0 && cost != c.cost {
 				t.Errorf("cost %d, want %d", cost, c.cost)
 			}
-			if cost > graph.MaxCost {
-				t.Errorf("cost %d over MaxCost %d", cost, graph.MaxCost)
+			if cost > gqlserver.MaxCost {
+				t.Errorf("cost %d over MaxCost %d", cost, gqlserver.MaxCost)
 			}
 		})
 	}
@@ -261,8 +263,8 @@ var dashboardQueries = []struct {
 	{"agenda of a day, largest page", `query($u: ID!, $n: Int) { agenda(unitId: $u, date: "2027-03-02", first: $n) { edges { node { id startsAt endsAt status unit { name } service { name } barber { name } customer { name phone } } } } }`, map[string]any{"u": "unt_x", "n": 500}, 8002},
 	{"page of 100 barbers", `{ barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id name active units { id name } services { id name durationMinutes } } } } }`, nil, 13706},
 	{"bookable barbers with services and units", `{ bookableBarbers { id name services { id name } units { id name } } }`, nil, 5201},
-	{"GraphiQL introspection", graph.GraphiQLIntrospection, nil, 31017},
-	{"full introspection", graph.FullIntrospection, nil, 34204},
+	{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, 31017},
+	{"full introspection", gqlserver.FullIntrospection, nil, 34204},
 }
 
 // TestCostBoundsTheAnswer checks that an operation's cost bounds what its
@@ -270,7 +272,7 @@ var dashboardQueries = []struct {
 func TestCostBoundsTheAnswer(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		s := newGQLServer(t, db)
+		s := gqltest.NewServer(t, db)
 		unit, _ := bookSome(t, s)
 		docs := append(dashboardQueries[:0:0], dashboardQueries...)
 		docs = append(docs, []struct {
@@ -288,16 +290,16 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 				if _, ok := vars["u"]; ok {
 					vars = map[string]any{"u": unit, "n": vars["n"]}
 				}
-				cost, _, err := graph.OperationCost(d.query, vars)
+				cost, _, err := gqlserver.OperationCost(d.query, vars)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, key := range []string{"", s.keys.AdminAPIKey} {
-					a := s.query(t, key, d.query, vars)
+				for _, key := range []string{"", s.Keys.AdminAPIKey} {
+					a := s.Query(t, key, d.query, vars)
 					if key == "" && !strings.Contains(d.name, "introspection") {
 						continue
 					}
-					n := countValues(a.ok(t))
+					n := countValues(a.OK(t))
 					t.Logf("%d values, cost %d", n, cost)
 					if n == 0 || n > cost {
 						t.Errorf("the answer holds %d values; its cost is %d", n, cost)
@@ -310,9 +312,9 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 
 // bookSome books haircuts at the Lisbon demo unit on 2027-03-02 and
 // returns the ids of the unit and the haircut.
-func bookSome(t testing.TB, s *gqlServer) (unit, haircut string) {
+func bookSome(t testing.TB, s *gqltest.Server) (unit, haircut string) {
 	t.Helper()
-	catalog := s.query(t, s.keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).ok(t)
+	catalog := s.Query(t, s.Keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).OK(t)
 	find := func(list, name string) string {
 		for _, x := range catalog[list].([]any) {
 			if x.(map[string]any)["name"] == name {
@@ -324,10 +326,10 @@ func bookSome(t testing.TB, s *gqlServer) (unit, haircut string) {
 	}
 	unit, haircut = find("bookableUnits", "Barbearia Chiado"), find("bookableServices", "Haircut")
 	for i, at := range []string{"10:00", "10:00", "11:00", "11:00", "14:30"} {
-		s.query(t, s.keys.APIKey, `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`, map[string]any{"in": map[string]any{
+		s.Query(t, s.Keys.APIKey, `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`, map[string]any{"in": map[string]any{
 			"unitId": unit, "serviceId": haircut, "startsAt": "2027-03-02T" + at + ":00",
 			"client": map[string]any{"name": fmt.Sprintf("Client %d", i), "phone": fmt.Sprintf("+35191234567%d", i)},
-		}}).ok(t)
+		}}).OK(t)
 	}
 	return unit, haircut
 }
@@ -354,31 +356,31 @@ func countValues(v any) int {
 func TestPageSizes(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		s := newGQLServer(t, db)
+		s := gqltest.NewServer(t, db)
 		for i := range 60 {
-			s.query(t, s.keys.AdminAPIKey, `mutation($n: String!) { createUnit(input: {name: $n, timezone: "Europe/Lisbon"}) { id } }`, map[string]any{"n": fmt.Sprintf("Unit %d", i)}).ok(t)
+			s.Query(t, s.Keys.AdminAPIKey, `mutation($n: String!) { createUnit(input: {name: $n, timezone: "Europe/Lisbon"}) { id } }`, map[string]any{"n": fmt.Sprintf("Unit %d", i)}).OK(t)
 		}
-		edges := func(a *answer) int {
-			return len(a.ok(t)["units"].(map[string]any)["edges"].([]any))
+		edges := func(a *gqltest.Answer) int {
+			return len(a.OK(t)["units"].(map[string]any)["edges"].([]any))
 		}
-		if n := edges(s.query(t, s.keys.AdminAPIKey, `{ units { edges { node { id } } } }`, nil)); n != graph.DefaultPageSize {
+		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units { edges { node { id } } } }`, nil)); n != graph.DefaultPageSize {
 			t.Errorf("without first or last: %d units, want %d", n, graph.DefaultPageSize)
 		}
-		if n := edges(s.query(t, s.keys.AdminAPIKey, `{ units(first: 500) { edges { node { id } } } }`, nil)); n != 62 {
+		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units(first: 500) { edges { node { id } } } }`, nil)); n != 62 {
 			t.Errorf("first: 500: %d units, want all 62", n)
 		}
-		if n := edges(s.query(t, s.keys.AdminAPIKey, `{ units(last: 5) { edges { node { id } } } }`, nil)); n != 5 {
+		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units(last: 5) { edges { node { id } } } }`, nil)); n != 5 {
 			t.Errorf("last: 5: %d units", n)
 		}
 		// The lists take first the same way.
-		list := func(a *answer) int { return len(a.ok(t)["bookableUnits"].([]any)) }
-		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits { id } }`, nil)); n != graph.DefaultPageSize {
+		list := func(a *gqltest.Answer) int { return len(a.OK(t)["bookableUnits"].([]any)) }
+		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits { id } }`, nil)); n != graph.DefaultPageSize {
 			t.Errorf("bookableUnits without first: %d units, want %d", n, graph.DefaultPageSize)
 		}
-		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits(first: 500) { id } }`, nil)); n != 62 {
+		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits(first: 500) { id } }`, nil)); n != 62 {
 			t.Errorf("bookableUnits(first: 500): %d units, want all 62", n)
 		}
-		if n := list(s.query(t, s.keys.APIKey, `{ bookableUnits(first: 3) { id } }`, nil)); n != 3 {
+		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits(first: 3) { id } }`, nil)); n != 3 {
 			t.Errorf("bookableUnits(first: 3): %d units", n)
 		}
 		for _, c := range []struct{ query, field string }{
@@ -393,42 +395,42 @@ func TestPageSizes(t *testing.T) {
 			{`query($n: Int) { apiKeys(first: $n) { id } }`, "first"},
 			{`query($n: Int) { activeHolds(first: $n) { id } }`, "first"},
 		} {
-			a := s.query(t, s.keys.AdminAPIKey, c.query, map[string]any{"n": 501})
-			if a.code() != graph.CodeValidationFailed || strings.Join(a.fields(), ",") != c.field {
-				t.Errorf("%s: %q %v: %s", c.query, a.code(), a.fields(), a.messages())
+			a := s.Query(t, s.Keys.AdminAPIKey, c.query, map[string]any{"n": 501})
+			if a.Code() != graph.CodeValidationFailed || strings.Join(a.Fields(), ",") != c.field {
+				t.Errorf("%s: %q %v: %s", c.query, a.Code(), a.Fields(), a.Messages())
 			}
 		}
-		if a := s.query(t, s.keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil); a.code() != graph.CodeValidationFailed {
-			t.Errorf("first: -1: %q %s", a.code(), a.messages())
+		if a := s.Query(t, s.Keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil); a.Code() != graph.CodeValidationFailed {
+			t.Errorf("first: -1: %q %s", a.Code(), a.Messages())
 		}
 
 		// The resolvers apply the same bounds when called directly.
-		v, err := s.res.Authenticate(context.Background(), s.keys.AdminAPIKey)
+		v, err := s.Res.Authenticate(context.Background(), s.Keys.AdminAPIKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx := graph.WithViewer(context.Background(), v)
-		conn, err := s.res.Query().Units(ctx, nil, nil, nil, nil, nil, nil)
+		conn, err := s.Res.Query().Units(ctx, nil, nil, nil, nil, nil, nil)
 		if err != nil || len(conn.Edges) != graph.DefaultPageSize {
 			t.Errorf("Units without first or last: %v edges, %v", conn, err)
 		}
 		big := graph.MaxPageSize + 1
-		if _, err := s.res.Query().Appointments(ctx, nil, &big, nil, nil, nil, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Appointments(ctx, nil, &big, nil, nil, nil, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
 			t.Errorf("Appointments(first: 501): %v", err)
 		}
-		if _, err := s.res.Query().Agenda(ctx, "unt_x", "2027-03-01", nil, nil, nil, &big, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Agenda(ctx, "unt_x", "2027-03-01", nil, nil, nil, &big, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
 			t.Errorf("Agenda(last: 501): %v", err)
 		}
-		if _, err := s.res.Query().Nodes(ctx, make([]string, big)); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Nodes(ctx, make([]string, big)); graph.ErrorCode(err) != graph.CodeValidationFailed {
 			t.Errorf("Nodes(501 ids): %v", err)
 		}
 		neg := -1
 		for name, call := range map[string]func(*int) error{
-			"BookableUnits":    func(n *int) error { _, err := s.res.Query().BookableUnits(ctx, n); return err },
-			"BookableServices": func(n *int) error { _, err := s.res.Query().BookableServices(ctx, nil, n); return err },
-			"BookableBarbers":  func(n *int) error { _, err := s.res.Query().BookableBarbers(ctx, nil, nil, n); return err },
-			"APIKeys":          func(n *int) error { _, err := s.res.Query().APIKeys(ctx, n); return err },
-			"ActiveHolds":      func(n *int) error { _, err := s.res.Query().ActiveHolds(ctx, nil, nil, n); return err },
+			"BookableUnits":    func(n *int) error { _, err := s.Res.Query().BookableUnits(ctx, n); return err },
+			"BookableServices": func(n *int) error { _, err := s.Res.Query().BookableServices(ctx, nil, n); return err },
+			"BookableBarbers":  func(n *int) error { _, err := s.Res.Query().BookableBarbers(ctx, nil, nil, n); return err },
+			"APIKeys":          func(n *int) error { _, err := s.Res.Query().APIKeys(ctx, n); return err },
+			"ActiveHolds":      func(n *int) error { _, err := s.Res.Query().ActiveHolds(ctx, nil, nil, n); return err },
 		} {
 			for _, n := range []*int{&big, &neg} {
 				if err := call(n); graph.ErrorCode(err) != graph.CodeValidationFailed {
@@ -436,7 +438,7 @@ func TestPageSizes(t *testing.T) {
 				}
 			}
 		}
-		us, err := s.res.Query().BookableUnits(ctx, nil)
+		us, err := s.Res.Query().BookableUnits(ctx, nil)
 		if err != nil || len(us) != graph.DefaultPageSize {
 			t.Errorf("BookableUnits without first: %d units, %v", len(us), err)
 		}
@@ -447,8 +449,8 @@ func TestPageSizes(t *testing.T) {
 // schema still works.
 func TestIntrospectionHidesGeneratorDirectives(t *testing.T) {
 	t.Parallel()
-	s := newGQLServer(t, storetest.Open(t, "sqlite3"))
-	data := s.query(t, "", `{ __schema { directives { name } } }`, nil).ok(t)
+	s := gqltest.NewServer(t, storetest.Open(t, "sqlite3"))
+	data := s.Query(t, "", `{ __schema { directives { name } } }`, nil).OK(t)
 	var names []string
 	for _, d := range data["__schema"].(map[string]any)["directives"].([]any) {
 		names = append(names, d.(map[string]any)["name"].(string))
@@ -464,16 +466,16 @@ func TestIntrospectionHidesGeneratorDirectives(t *testing.T) {
 			t.Errorf("introspection lacks @%s: %s", kept, got)
 		}
 	}
-	if a := s.query(t, "", `{ __typename @goField(name: "x") }`, nil); a.code() != graph.CodeValidationFailed {
-		t.Errorf("@goField in a query: %q %s", a.code(), a.messages())
+	if a := s.Query(t, "", `{ __typename @goField(name: "x") }`, nil); a.Code() != graph.CodeValidationFailed {
+		t.Errorf("@goField in a query: %q %s", a.Code(), a.Messages())
 	}
-	s.query(t, s.keys.AdminAPIKey, `{ units(first: 1) { edges { node { id barbers { name } } } } }`, nil).ok(t)
+	s.Query(t, s.Keys.AdminAPIKey, `{ units(first: 1) { edges { node { id barbers { name } } } } }`, nil).OK(t)
 }
 
 // BenchmarkDashboardQueries measures what the limits add to legitimate
 // operations.
 func BenchmarkDashboardQueries(b *testing.B) {
-	s := newGQLServer(b, storetest.Open(b, "sqlite3"))
+	s := gqltest.NewServer(b, storetest.Open(b, "sqlite3"))
 	unit, _ := bookSome(b, s)
 	for _, d := range dashboardQueries {
 		vars := d.vars
@@ -487,8 +489,8 @@ func BenchmarkDashboardQueries(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			cpu := processCPU()
 			for b.Loop() {
-				if a := s.post(b, s.keys.AdminAPIKey, body); len(a.Errors) > 0 {
-					b.Fatal(a.messages())
+				if a := s.Post(b, s.Keys.AdminAPIKey, body); len(a.Errors) > 0 {
+					b.Fatal(a.Messages())
 				}
 			}
 			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")

@@ -1,18 +1,20 @@
-package graph_test
+package gqlserver_test
 
 import (
 	"testing"
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/gqlserver"
+	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/storetest"
 )
 
 // FuzzGraphQLDocument sends documents to the real handler over a real
 // database, with and without an API key: none may panic or give
-// internal_error, and what is answered costs at most graph.MaxCost and
+// internal_error, and what is answered costs at most gqlserver.MaxCost and
 // holds no more.
-// `go test` runs the seeds; `go test -fuzz FuzzGraphQLDocument ./graph`
+// `go test` runs the seeds; `go test -fuzz FuzzGraphQLDocument ./graph/gqlserver`
 // explores.
 func FuzzGraphQLDocument(f *testing.F) {
 	for _, d := range hostileDocuments() {
@@ -41,26 +43,26 @@ func FuzzGraphQLDocument(f *testing.F) {
 	} {
 		f.Add(q)
 	}
-	s := newGQLServer(f, storetest.Open(f, "sqlite3"))
+	s := gqltest.NewServer(f, storetest.Open(f, "sqlite3"))
 	f.Fuzz(func(t *testing.T, doc string) {
-		for _, key := range []string{"", s.keys.AdminAPIKey} {
+		for _, key := range []string{"", s.Keys.AdminAPIKey} {
 			start := time.Now()
-			a := s.query(t, key, doc, nil)
+			a := s.Query(t, key, doc, nil)
 			if took := time.Since(start); took > 10*time.Second { // a safety net
 				t.Errorf("took %v", took)
 			}
 			for _, e := range a.Errors {
 				if e.Extensions["code"] == graph.CodeInternal {
-					t.Fatalf("internal_error: %s", a.messages())
+					t.Fatalf("internal_error: %s", a.Messages())
 				}
 			}
 			if a.Data == nil {
 				continue
 			}
-			if n := countValues(a.Data); n > graph.MaxCost {
+			if n := countValues(a.Data); n > gqlserver.MaxCost {
 				t.Fatalf("the answer holds %d values, over MaxCost", n)
 			}
-			if cost, _, err := graph.OperationCost(doc, nil); err != nil || cost > graph.MaxCost {
+			if cost, _, err := gqlserver.OperationCost(doc, nil); err != nil || cost > gqlserver.MaxCost {
 				t.Fatalf("answered an operation of cost %d (%v)", cost, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package graph
+package gqlserver
 
 import (
 	"context"
@@ -11,18 +11,20 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"barberd/graph"
 )
 
 // Every GraphQL operation, with or without an API key, is measured after it
 // is validated and before anything runs, and refused with validation_failed
 // when it would cost more than MaxCost, nest deeper than maxDepth, ask
-// for a page over MaxPageSize, or filter by more than maxFilterSize
+// for a page over graph.MaxPageSize, or filter by more than maxFilterSize
 // conditions.
 //
 // The cost counts what the answer can hold. Each field costs 1 for each
 // time it can appear in the answer; a list multiplies what it selects by
-// its length: a connection by its page (first or last, DefaultPageSize
-// without either), a list that takes first (bookableBarbers, apiKeys, ...)
+// its length: a connection by its page (first or last,
+// graph.DefaultPageSize without either), a list that takes first (bookableBarbers, apiKeys, ...)
 // the same way, pendingNotifications and takeNotifications by their limit,
 // nodes by its number of ids, and any other list (the units, services and
 // barbers of an entity, ...) by listItems. Nested
@@ -71,11 +73,11 @@ const costCap = 1 << 40
 
 // operationLimits is the gqlgen handler extension that measures an
 // operation before anything runs. Errors: validation_failed (too costly,
-// too deep, a page over MaxPageSize, more than MaxPageSize ids, a where
-// filter of more than maxFilterSize conditions).
+// too deep, a page over graph.MaxPageSize, more than graph.MaxPageSize
+// ids, a where filter of more than maxFilterSize conditions).
 type operationLimits struct {
 	sizes  introspectionSizes
-	limits *Limits // the resolver's, for the notifications limit
+	limits *graph.Limits // the resolver's, for the notifications limit
 }
 
 var _ interface {
@@ -96,10 +98,10 @@ func (l operationLimits) MutateOperationContext(_ context.Context, oc *graphql.O
 		return refuse(err)
 	}
 	if m.depth > maxDepth {
-		return refuse(Errorf(CodeValidationFailed, "The operation nests fields %d levels deep; at most %d are allowed.", m.depth, maxDepth))
+		return refuse(graph.Errorf(graph.CodeValidationFailed, "The operation nests fields %d levels deep; at most %d are allowed.", m.depth, maxDepth))
 	}
 	if m.cost > MaxCost {
-		return refuse(Errorf(CodeValidationFailed, "The operation's cost is %s; at most %d is allowed. Ask for smaller pages (first, last), fewer nested lists or fewer root fields.", costString(m.cost), MaxCost))
+		return refuse(graph.Errorf(graph.CodeValidationFailed, "The operation's cost is %s; at most %d is allowed. Ask for smaller pages (first, last), fewer nested lists or fewer root fields.", costString(m.cost), MaxCost))
 	}
 	return nil
 }
@@ -108,7 +110,7 @@ func (l operationLimits) MutateOperationContext(_ context.Context, oc *graphql.O
 // it ran: gqlgen answers it like a document that failed validation.
 func refuse(err error) *gqlerror.Error {
 	e := &gqlerror.Error{Message: err.Error(), Err: err}
-	if de, ok := AsError(err); ok {
+	if de, ok := graph.AsError(err); ok {
 		e.Message = de.Message
 	}
 	errcode.Set(e, errcode.ValidationFailed)
@@ -123,7 +125,7 @@ func costString(c int) string {
 }
 
 // measure is an operation's cost and depth. Errors: validation_failed (a
-// page over MaxPageSize, more than MaxPageSize ids).
+// page over graph.MaxPageSize, more than graph.MaxPageSize ids).
 func (l operationLimits) measure(op *ast.OperationDefinition, vars map[string]any) (measure, error) {
 	w := costWalk{
 		sizes:  &l.sizes,
@@ -166,11 +168,11 @@ func mulCost(a, b int) int {
 // is linear in the document however often fragments spread each other.
 type costWalk struct {
 	sizes    *introspectionSizes
-	limits   Limits
+	limits   graph.Limits
 	vars     map[string]any
 	memo     map[memoKey]measure
 	active   map[string]bool // fragments being measured; validation refuses cycles
-	problems Problems
+	problems graph.Problems
 }
 
 type memoKey struct {
@@ -268,13 +270,13 @@ func (w *costWalk) page(f *ast.Field) int {
 			continue
 		}
 		given = true
-		if v > MaxPageSize {
-			w.problem(name, fmt.Sprintf("must be at most %d", MaxPageSize))
+		if v > graph.MaxPageSize {
+			w.problem(name, fmt.Sprintf("must be at most %d", graph.MaxPageSize))
 		}
-		n = max(n, int(min(max(v, 0), MaxPageSize)))
+		n = max(n, int(min(max(v, 0), graph.MaxPageSize)))
 	}
 	if !given {
-		return DefaultPageSize
+		return graph.DefaultPageSize
 	}
 	return n
 }
@@ -302,8 +304,8 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 				}
 			}
 		}
-		if ids > MaxPageSize {
-			w.problem("ids", fmt.Sprintf("must be at most %d ids", MaxPageSize))
+		if ids > graph.MaxPageSize {
+			w.problem("ids", fmt.Sprintf("must be at most %d ids", graph.MaxPageSize))
 		}
 		return ids, queryCost
 	}

@@ -1,4 +1,4 @@
-package graph
+package gqlserver
 
 import (
 	"github.com/vektah/gqlparser/v2/ast"

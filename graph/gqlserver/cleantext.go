@@ -1,4 +1,4 @@
-package graph
+package gqlserver
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"barberd/graph"
 )
 
 // Text that reaches a resolver is valid UTF-8 without NUL characters, on
@@ -65,7 +67,7 @@ func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.Operation
 type textCheck struct {
 	vars     map[string]any
 	seen     map[string]bool
-	problems Problems
+	problems graph.Problems
 }
 
 func (c *textCheck) set(set ast.SelectionSet) {
@@ -110,7 +112,7 @@ func (c *textCheck) value(at *inputPath, v any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		if msg := TextProblem(v); msg != "" {
+		if msg := graph.TextProblem(v); msg != "" {
 			c.problems.Add(at.String(), "%s", msg)
 		}
 	case []any:
@@ -214,7 +216,7 @@ func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 // refuseRequest answers 400 validation_failed naming the field whose text
 // is not valid UTF-8.
 func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, field string) {
-	err := refuse((&Problems{{Field: field, Message: MessageInvalidUTF8}}).Err())
+	err := refuse((&graph.Problems{{Field: field, Message: graph.MessageInvalidUTF8}}).Err())
 	resp := exec.DispatchError(r.Context(), gqlerror.List{err})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

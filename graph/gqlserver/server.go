@@ -1,9 +1,27 @@
-package graph
+// Package gqlserver is barberd's GraphQL HTTP handler over the resolvers of
+// package graph: its transports, its error presenter, and the limits every
+// request meets before anything runs.
+//
+// Before any resolver runs, with or without an API key, a request is
+// refused with validation_failed, naming what is wrong:
+//
+//   - when its text is not clean: bytes that are not UTF-8 anywhere in the
+//     request, a NUL in any string input (cleantext.go);
+//   - when its document is too large or too nested to parse and validate
+//     cheaply (cost_shape.go);
+//   - when its operation costs too much, nests too deep, asks for too large
+//     a page or filters by too many conditions (cost.go, which explains the
+//     cost).
+//
+// A mutation's answer goes out once its writes are settled (package
+// fresh).
+package gqlserver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"runtime/debug"
 	"time"
@@ -15,20 +33,16 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"barberd/graph"
 	"barberd/graph/fresh"
 )
 
-// NewHandler returns the GraphQL HTTP handler. Authentication happens
-// before it (the API key becomes the context's viewer); every error carries
-// its domain code in extensions.code.
-//
-// Before anything runs, with or without a key, a request is refused with
-// validation_failed when its text is not clean (cleantext.go), its document
-// is too large to validate cheaply (cost_shape.go), or its operation costs
-// too much, nests too deep or asks for too large a page (cost.go).
-func NewHandler(r *Resolver) *handler.Server {
-	schema := publicSchema(NewExecutableSchema(Config{}).Schema())
-	srv := handler.New(NewExecutableSchema(Config{Schema: schema, Resolvers: r}))
+// NewHandler returns the GraphQL HTTP handler over r. Authentication
+// happens before it (the API key becomes the context's viewer); every error
+// carries its domain code in extensions.code.
+func NewHandler(r *graph.Resolver) *handler.Server {
+	schema := publicSchema(graph.NewExecutableSchema(graph.Config{}).Schema())
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Schema: schema, Resolvers: r}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(cleanGET{})
 	srv.AddTransport(cleanPOST{})
@@ -41,11 +55,11 @@ func NewHandler(r *Resolver) *handler.Server {
 	srv.Use(cleanText{})
 	srv.Use(settleMutations{r})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
-		return r.presentError(ctx, err)
+		return presentError(ctx, r.Log, err)
 	})
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		r.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
+		return &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
 	})
 	return srv
 }
@@ -67,7 +81,7 @@ func publicSchema(s *ast.Schema) *ast.Schema {
 
 // settleMutations is the gqlgen handler extension that settles a mutation
 // before its response goes out (package fresh).
-type settleMutations struct{ r *Resolver }
+type settleMutations struct{ r *graph.Resolver }
 
 var _ interface {
 	graphql.HandlerExtension
@@ -90,10 +104,10 @@ func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.Res
 
 // presentError is the one GraphQL error presenter: a domain error keeps its
 // safe message and puts its code (and bad fields, and alternatives) in
-// extensions; anything else is logged and shown as internal_error.
-func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error {
+// extensions; anything else is logged to log and shown as internal_error.
+func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-	e, ok := AsError(err)
+	e, ok := graph.AsError(err)
 	if !ok {
 		var ge *gqlerror.Error
 		switch {
@@ -106,22 +120,22 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = map[string]any{}
 			}
-			gqlErr.Extensions["code"] = CodeValidationFailed
+			gqlErr.Extensions["code"] = graph.CodeValidationFailed
 			return gqlErr
 		case badArgument(ctx):
 			// The client's argument could not be read (a malformed cursor, say).
-			e = &Error{Code: CodeValidationFailed, Message: gqlErr.Message}
+			e = &graph.Error{Code: graph.CodeValidationFailed, Message: gqlErr.Message}
 		default:
 			// ent's generated resolvers (pages, edges) return store errors
 			// as they come: classified here as everywhere else.
-			e = DomainError(err)
+			e = graph.DomainError(err)
 		}
 	}
-	if e.Code == CodeInternal || e.Code == CodeUnavailable {
-		r.Log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
+	if e.Code == graph.CodeInternal || e.Code == graph.CodeUnavailable {
+		log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
 	}
 	gqlErr.Message = e.Message
-	if e.Code == CodeInternal {
+	if e.Code == graph.CodeInternal {
 		gqlErr.Message = "Something went wrong on our side."
 	}
 	gqlErr.Extensions = map[string]any{"code": e.Code}
@@ -152,9 +166,9 @@ func badArgument(ctx context.Context) bool {
 
 // AuthError renders an authentication failure in GraphQL's response form.
 func AuthError(err error) *gqlerror.Error {
-	e, ok := AsError(err)
+	e, ok := graph.AsError(err)
 	if !ok {
-		e = &Error{Code: CodeInternal, Message: "Something went wrong on our side."}
+		e = &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side."}
 	}
 	return &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 }

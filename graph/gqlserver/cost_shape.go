@@ -1,4 +1,4 @@
-package graph
+package gqlserver
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/vektah/gqlparser/v2/lexer"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
+
+	"barberd/graph"
 )
 
 // The parser and validator's own work is bounded before the cost is: a
@@ -64,10 +66,10 @@ func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 func (documentLimits) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
 	// gqlparser's coercion of variables is superlinear in their nesting too.
 	if nestsDeeper(params.Variables, maxNesting) {
-		return refuse(Errorf(CodeValidationFailed, "The variables nest lists and objects more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
+		return refuse(graph.Errorf(graph.CodeValidationFailed, "The variables nest lists and objects more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
 	}
 	if n := len(params.Query); n > maxDocumentBytes {
-		return refuse(Errorf(CodeValidationFailed, "The document has %d bytes; at most %d are allowed. Send large inputs as variables.", n, maxDocumentBytes))
+		return refuse(graph.Errorf(graph.CodeValidationFailed, "The document has %d bytes; at most %d are allowed. Send large inputs as variables.", n, maxDocumentBytes))
 	}
 	lex := lexer.New(&ast.Source{Input: params.Query})
 	for tokens, depth := 0, 0; ; tokens++ {
@@ -76,12 +78,12 @@ func (documentLimits) MutateOperationParameters(_ context.Context, params *graph
 			return nil // the parser reports a lexical error
 		}
 		if tokens == maxTokens {
-			return refuse(Errorf(CodeValidationFailed, "The document has more than %d tokens; at most %d are allowed.", maxTokens, maxTokens))
+			return refuse(graph.Errorf(graph.CodeValidationFailed, "The document has more than %d tokens; at most %d are allowed.", maxTokens, maxTokens))
 		}
 		switch tok.Kind {
 		case lexer.BraceL, lexer.BracketL:
 			if depth++; depth > maxNesting {
-				return refuse(Errorf(CodeValidationFailed, "The document nests selections and values more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
+				return refuse(graph.Errorf(graph.CodeValidationFailed, "The document nests selections and values more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
 			}
 		case lexer.BraceR, lexer.BracketR:
 			depth--
