@@ -166,9 +166,6 @@ func badArgument(ctx context.Context) bool {
 
 // AuthError renders an authentication failure in GraphQL's response form.
 func AuthError(err error) *gqlerror.Error {
-	e, ok := graph.AsError(err)
-	if !ok {
-		e = &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side."}
-	}
+	e := graph.DomainError(err)
 	return &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 }
