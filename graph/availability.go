@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"barberd/graph/model"
@@ -23,23 +24,79 @@ func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, b
 	if err != nil {
 		return nil, err
 	}
-	return a.answer, nil
+	return a.day.Availability(barberID), nil
 }
 
-// A PreparedDay is an adapter's own form of a day's availability for every
-// eligible barber of a unit and service, from which it renders any answer
-// for that day: every barber's slots, or one barber's. Size is what it costs
-// to keep, in bytes.
-type PreparedDay interface{ Size() int }
+// A Day is one day's free slots of a unit and service, for every eligible
+// barber (or, rarely, for the one barber asked for), from which any
+// availability answer for that day is taken.
+type Day struct {
+	// Tag names the day's slots within this process: days with the same
+	// nonzero Tag have the same slots, so an adapter may keep what it made
+	// of them under it. 0: the day was read for one request only.
+	Tag uint64
 
-// PreparedAvailability is availability for an adapter that renders answers
-// from days it prepared (prepare is given the day for every eligible
-// barber). It answers from the availability cache when the day there is
-// still what the database says (cache.go), and otherwise from the
-// database, caching the prepared day. When barberID is given, the day
-// returned lists that barber among its eligible ones: the adapter picks
-// their slots.
-func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string, prepare func(*model.Availability) PreparedDay) (PreparedDay, error) {
+	unitID, serviceID, date, timezone string
+	loc                               *time.Location
+	duration                          time.Duration // of every slot
+	barbers                           []string      // those with free slots
+	free                              []freeSlot    // sorted by time, then barber
+}
+
+// freeSlot is a slot of a Day, kept small since days are cached: its start
+// (Unix nanoseconds) and its barber (an index into Day.barbers).
+type freeSlot struct {
+	start  int64
+	barber int32
+}
+
+// dayTags numbers the days cached in this process.
+var dayTags atomic.Uint64
+
+func newDay(o *offer, free []slots.Slot) *Day {
+	d := &Day{
+		unitID: o.unit.ID, serviceID: o.service.ID, date: o.date.String(), timezone: o.unit.Timezone,
+		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
+	}
+	index := map[string]int32{}
+	for i, s := range free {
+		b, ok := index[s.BarberID]
+		if !ok {
+			b = int32(len(d.barbers))
+			index[s.BarberID] = b
+			d.barbers = append(d.barbers, s.BarberID)
+		}
+		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
+	}
+	return d
+}
+
+// Availability is the day's answer for every barber (barberID nil) or one.
+func (d *Day) Availability(barberID *string) *model.Availability {
+	a := &model.Availability{
+		UnitID: d.unitID, ServiceID: d.serviceID, BarberID: barberID,
+		Date: d.date, Timezone: d.timezone, Slots: make([]*model.Slot, 0, len(d.free)),
+	}
+	for _, s := range d.free {
+		id := d.barbers[s.barber]
+		if barberID == nil || id == *barberID {
+			start := time.Unix(0, s.start)
+			a.Slots = append(a.Slots, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: id}, d.loc))
+		}
+	}
+	return a
+}
+
+// size is about what the day costs to keep, in bytes.
+func (d *Day) size() int { return 256 + 16*cap(d.free) + 16*len(d.barbers) }
+
+// AvailabilityDay is availability as a Day, from which the adapter takes
+// its answer (every barber's slots, or barberID's). The day comes from the
+// availability cache while it is still what the database says (cache.go),
+// and otherwise from the database, then cached.
+// Errors: validation_failed, unit_not_found, service_not_found,
+// barber_not_found, service_not_bookable, barber_not_eligible.
+func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
 	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
 	if err != nil {
 		return nil, err
@@ -48,7 +105,7 @@ func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID s
 	c := r.caches()
 	e, err := c.cachedAvailability(ctx, v, key, r.now())
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
 		return e.day, nil
@@ -57,18 +114,18 @@ func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID s
 		// The barber's own errors (barber_not_found, barber_not_eligible)
 		// come before the day is read.
 		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
-			return nil, r.dbError(err)
+			return nil, err
 		}
 	}
 	a, err := r.computeAvailability(ctx, v, unitID, serviceID, nil, date, v.versioned)
 	if err != nil {
 		return nil, err
 	}
-	day := prepare(a.answer)
 	if a.cacheable {
+		a.day.Tag = dayTags.Add(1)
 		c.availability.Put(key, &availabilityEntry{
 			config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
-			from: a.at, until: a.until, day: day,
+			from: a.at, until: a.until, day: a.day,
 		})
 	}
 	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
@@ -77,9 +134,8 @@ func (r *Resolver) PreparedAvailability(ctx context.Context, unitID, serviceID s
 		if a, err = r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, false); err != nil {
 			return nil, err
 		}
-		day = prepare(a.answer)
 	}
-	return day, nil
+	return a.day, nil
 }
 
 // checkAvailability checks the caller's scope and the request.
@@ -91,50 +147,46 @@ func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID stri
 	return v, CheckAvailability(unitID, serviceID, barberID, date).Err()
 }
 
-// computedAvailability is an answer read from the database, with what it
-// takes to cache it.
+// computedAvailability is a day read from the database, with what it takes
+// to cache it.
 type computedAvailability struct {
-	answer    *model.Availability
-	at, until time.Time // the answer holds from at until until, if nothing is written
+	day       *Day
+	at, until time.Time // the day holds from at until until, if nothing is written
 	barbers   []string  // the barbers it covers
 	cacheable bool      // their versions were read before their reservations:
 	bookings  []int64
 }
 
 // computeAvailability reads a day's availability from the database; with
-// versioned, it reads the barbers' bookings versions first, so the answer
-// can be cached under them.
+// versioned, it reads the barbers' bookings versions first, so the day can
+// be cached under them.
 func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, date string, versioned bool) (*computedAvailability, error) {
 	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	o.date, _ = slots.ParseDate(date)
 	barbers, err := o.candidates(ctx, r.DB.Client)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	a := &computedAvailability{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
 		a.barbers[i] = b.ID
 	}
 	if versioned {
-		// Read before the reservations, so the answer is at least as new
-		// as the versions say.
+		// Read before the reservations, so the day is at least as new as
+		// the versions say.
 		a.bookings, err = r.caches().bookingVersions(ctx, v, a.barbers)
 		a.cacheable = err == nil
 	}
 	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, a.at, barbers)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	free := slots.FreeSlots(d)
 	a.until = validUntil(d, free, o.holdsUntil)
-	a.answer = &model.Availability{
-		UnitID: o.unit.ID, ServiceID: o.service.ID, BarberID: barberID,
-		Date: o.date.String(), Timezone: o.unit.Timezone,
-		Slots: slotModels(free, o.loc),
-	}
+	a.day = newDay(o, free)
 	return a, nil
 }
 
@@ -165,11 +217,11 @@ func earliest(a, b time.Time) time.Time {
 func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error) {
 	barbers, err := o.candidates(ctx, r.DB.Client)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, r.now(), barbers)
 	if err != nil {
-		return nil, r.dbError(err)
+		return nil, err
 	}
 	return slots.FreeSlots(d), nil
 }
@@ -191,11 +243,15 @@ func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
 func slotModels(free []slots.Slot, loc *time.Location) []*model.Slot {
 	out := make([]*model.Slot, len(free))
 	for i, s := range free {
-		out[i] = &model.Slot{
-			StartsAt: slots.Local(s.Start, loc), EndsAt: slots.Local(s.End, loc),
-			StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(),
-			BarberID: s.BarberID,
-		}
+		out[i] = slotModel(s, loc)
 	}
 	return out
+}
+
+func slotModel(s slots.Slot, loc *time.Location) *model.Slot {
+	return &model.Slot{
+		StartsAt: slots.Local(s.Start, loc), EndsAt: slots.Local(s.End, loc),
+		StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(),
+		BarberID: s.BarberID,
+	}
 }

@@ -16,7 +16,7 @@ import (
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
 // for availability (Resolver.AvailabilityCacheBytes), where a unit's open
-// day with a dozen barbers encodes to about 80 kB.
+// day with a dozen barbers takes about 5 kB.
 const (
 	maxCachedKeys                 = 10_000
 	maxCachedCatalogs             = 10_000
@@ -45,7 +45,7 @@ func (r *Resolver) caches() *caches {
 			unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 			catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 			availability: fresh.NewMemo[availabilityKey](budget, func(e *availabilityEntry) int {
-				return 256 + 16*len(e.barbers) + e.day.Size()
+				return 256 + 24*len(e.barbers) + e.day.size()
 			}),
 		}
 	})
@@ -121,11 +121,11 @@ func newAvailabilityKey(account, unitID, serviceID, date string) availabilityKey
 
 type availabilityEntry struct {
 	config   int64
-	barbers  []string    // the eligible barbers it covers, with
-	bookings []int64     // their bookings_version
-	from     time.Time   // the day holds from the moment it was computed
-	until    time.Time   // until then
-	day      PreparedDay // as the adapter prepared it
+	barbers  []string  // the eligible barbers it covers, with
+	bookings []int64   // their bookings_version
+	from     time.Time // the day holds from the moment it was computed
+	until    time.Time // until then
+	day      *Day
 }
 
 // cachedAvailability returns the cached entry for k when it is still what
@@ -138,18 +138,13 @@ func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabili
 	if !v.versioned {
 		return nil, nil
 	}
-	e = v.hinted.entry // found when the key was checked, if it was asked for
-	if e == nil || v.hinted.key != k {
-		e, _ = c.availability.Get(k)
-	}
+	e, _ = c.availability.Get(k)
 	if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
 		return nil, nil
 	}
-	got := v.fenced // read when the key was checked, when it covers the entry
-	if !got.Covers(v.AccountID, e.barbers) {
-		if got, err = c.fence.Read(ctx, v.AccountID, e.barbers); err != nil {
-			return nil, err
-		}
+	got, err := c.fence.Read(ctx, v.AccountID, e.barbers)
+	if err != nil {
+		return nil, err
 	}
 	if !got.Same(v.AccountID, e.config, e.barbers, e.bookings) {
 		return nil, nil
@@ -169,39 +164,4 @@ func (c *caches) bookingVersions(ctx context.Context, v *Viewer, ids []string) (
 		bookings[i], _ = got.Bookings(id) // a barber not found never matches later
 	}
 	return bookings, nil
-}
-
-type availabilityHintKey struct{}
-
-// WithAvailabilityHint tells Authenticate which day's availability the
-// request is for. When that day is cached, the versions it depends on are
-// read together with the key's: one read of the database, not two.
-func WithAvailabilityHint(ctx context.Context, unitID, serviceID, date string) context.Context {
-	return context.WithValue(ctx, availabilityHintKey{}, newAvailabilityKey("", unitID, serviceID, date))
-}
-
-// hintedDay is the cached availability day a request was hinted at, as
-// the key check found it.
-type hintedDay struct {
-	key   availabilityKey
-	entry *availabilityEntry // nil: none was cached
-}
-
-// barbers lists the barbers whose versions the day depends on.
-func (h hintedDay) barbers() []string {
-	if h.entry == nil {
-		return nil
-	}
-	return h.entry.barbers
-}
-
-// hinted finds the cached availability day the request is for, if any.
-func (c *caches) hinted(ctx context.Context, account string) hintedDay {
-	k, ok := ctx.Value(availabilityHintKey{}).(availabilityKey)
-	if !ok {
-		return hintedDay{}
-	}
-	k.account = account
-	e, _ := c.availability.Get(k)
-	return hintedDay{key: k, entry: e}
 }

@@ -20,8 +20,9 @@ type Resolver struct {
 	Now func() time.Time
 	// Metrics counts domain events (graph/metrics.go); nil counts nothing.
 	Metrics Metrics
-	// AvailabilityCacheBytes bounds the memory of cached availability
-	// answers; 0 means DefaultAvailabilityCacheBytes.
+	// AvailabilityCacheBytes bounds the memory of cached availability days
+	// (and the REST adapter's of their encoded answers); 0 means
+	// DefaultAvailabilityCacheBytes.
 	AvailabilityCacheBytes int
 	// FreshnessWindow is the freshness window of the caches and of writes
 	// (package fresh).

@@ -85,16 +85,3 @@ func forUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](r *Resolver, q Q) 
 	}
 	return q
 }
-
-// dbError turns an error from the database into a domain error
-// (DomainError); domain errors pass through as they are.
-func (r *Resolver) dbError(err error) error {
-	if _, ok := AsError(err); ok || err == nil {
-		return err
-	}
-	e := DomainError(err)
-	if e.Code == CodeInternal {
-		e.Err = fmt.Errorf("database: %w", err) // the log says where it came from
-	}
-	return e
-}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"barberd/ent/schema/tenant"
-	"barberd/graph/fresh"
 )
 
 // Scopes an API key can hold.
@@ -45,11 +44,6 @@ type Viewer struct {
 	// configuration are valid for the request when stored under it.
 	configVersion int64
 	versioned     bool
-	// fenced are the versions read when the key was checked, for this
-	// request: the account's, and those of the barbers it was hinted at.
-	fenced fresh.Versions
-	// hinted is the cached availability day the request was hinted at.
-	hinted hintedDay
 }
 
 type viewerKey struct{}

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -10,22 +9,20 @@ import (
 	"sync"
 
 	"barberd/graph"
+	"barberd/graph/fresh"
 	"barberd/graph/model"
 )
 
 // GET /availability is the endpoint chatbots call most, so it has a path of
-// its own: the query is read once, before the key check (which then also
-// checks the cached day the request is for, graph.WithAvailabilityHint),
-// and answers are put together from a day prepared once for every barber
-// (encodedDay).
+// its own: the query is read without building a map, and answers are put
+// together from the day's JSON encoded once for every barber (encodedDay),
+// kept while the day's tag stays the same.
 
 // availabilityQuery is what GET /availability asks for.
 type availabilityQuery struct {
 	unitID, serviceID, date string
 	barberID                *string
 }
-
-type availabilityQueryKey struct{}
 
 // parseAvailabilityQuery reads the query as url.Values.Get would (the first
 // value of each parameter), without building the map. Values are kept as
@@ -86,26 +83,15 @@ func paramIndex(k string) int {
 	return -1
 }
 
-// hintAvailability reads the query of GET /availability for the handler,
-// and tells the key check which day it is for.
-func hintAvailability(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := parseAvailabilityQuery(r.URL.RawQuery)
-		ctx := context.WithValue(r.Context(), availabilityQueryKey{}, q)
-		ctx = graph.WithAvailabilityHint(ctx, q.unitID, q.serviceID, q.date)
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
 func (a *api) availability(w http.ResponseWriter, r *http.Request) {
-	q, _ := r.Context().Value(availabilityQueryKey{}).(availabilityQuery)
-	day, err := a.res.PreparedAvailability(r.Context(), q.unitID, q.serviceID, q.barberID, q.date, prepareDay)
+	q := parseAvailabilityQuery(r.URL.RawQuery)
+	day, err := a.res.AvailabilityDay(r.Context(), q.unitID, q.serviceID, q.barberID, q.date)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	buf := answers.Get().(*[]byte)
-	body := day.(*encodedDay).answer((*buf)[:0], q.barberID)
+	body := a.encoded(q, day).answer((*buf)[:0], q.barberID)
 	writeEncoded(w, http.StatusOK, body)
 	*buf = body
 	answers.Put(buf)
@@ -113,6 +99,42 @@ func (a *api) availability(w http.ResponseWriter, r *http.Request) {
 
 // answers are buffers for availability answers, which run to 80 kB.
 var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// dayKey names the day of an availability query: every barber's.
+type dayKey struct{ unitID, serviceID, date string }
+
+// taggedDay is a day as encoded, and the tag of the graph.Day it encodes.
+type taggedDay struct {
+	tag uint64
+	day *encodedDay
+}
+
+// newEncodedDays makes the memo of encoded days, one per day, with the
+// budget of the resolver's availability cache. An encoded day takes about
+// twice the memory of graph's, so graph keeps more days than the memo; a
+// day the memo lost is encoded again from graph's, without the database.
+func newEncodedDays(res *graph.Resolver) *fresh.Memo[dayKey, taggedDay] {
+	budget := res.AvailabilityCacheBytes
+	if budget <= 0 {
+		budget = graph.DefaultAvailabilityCacheBytes
+	}
+	return fresh.NewMemo[dayKey](budget, func(d taggedDay) int { return 64 + d.day.Size() })
+}
+
+// encoded is the day of q encoded: as kept while its tag is the same, or
+// made now.
+func (a *api) encoded(q availabilityQuery, day *graph.Day) *encodedDay {
+	if day.Tag == 0 {
+		return prepareDay(day.Availability(nil))
+	}
+	k := dayKey{q.unitID, q.serviceID, q.date}
+	if d, ok := a.days.Get(k); ok && d.tag == day.Tag {
+		return d.day
+	}
+	d := prepareDay(day.Availability(nil))
+	a.days.Put(k, taggedDay{day.Tag, d})
+	return d
+}
 
 // encodedDay is a day's availability for every eligible barber, kept as the
 // parts of its JSON that answers are put together from. Barbers mostly share
@@ -133,10 +155,10 @@ type encodedDay struct {
 
 type daySlot struct{ time, barber uint16 }
 
-// prepareDay encodes a day for every barber (graph.PreparedAvailability).
-// Every part is cut from what encodeJSON makes of the same values, so an
-// answer is byte for byte what encodeJSON(availabilityOf(a)) would be.
-func prepareDay(a *model.Availability) graph.PreparedDay {
+// prepareDay encodes a day for every barber. Every part is cut from what
+// encodeJSON makes of the same values, so an answer is byte for byte what
+// encodeJSON(availabilityOf(a)) would be.
+func prepareDay(a *model.Availability) *encodedDay {
 	v := availabilityOf(a)
 	v.BarberID, v.Slots = nil, []Slot{}
 	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[]}\n
@@ -183,7 +205,7 @@ func prepareDay(a *model.Availability) graph.PreparedDay {
 	return d
 }
 
-// Size implements graph.PreparedDay.
+// Size is about what d costs to keep, in bytes.
 func (d *encodedDay) Size() int {
 	n := len(d.head) + len(d.body) + len(d.tail) + 4*cap(d.slots) + 16*len(d.barbers)
 	for _, ts := range d.times1 {

@@ -68,7 +68,7 @@ func TestEncodedDayAnswers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := dayOf(t, c.zone, c.date, barbers, c.slots, 15*time.Minute)
-			d := prepareDay(a).(*encodedDay)
+			d := prepareDay(a)
 			check := func(want *model.Availability, barber *string) {
 				t.Helper()
 				wantBody := encodeJSON(availabilityOf(want))
@@ -117,7 +117,7 @@ func BenchmarkPrepareDay(b *testing.B) {
 // Putting answers together from a prepared day, as a cache hit does.
 func BenchmarkEncodedDayAnswer(b *testing.B) {
 	a, barbers := twelveBarberDay(b)
-	d := prepareDay(a).(*encodedDay)
+	d := prepareDay(a)
 	var buf []byte
 	b.Run("every barber", func(b *testing.B) {
 		for b.Loop() {

@@ -26,9 +26,10 @@ var OpenAPI []byte
 const BasePath = "/api/integrations/v1"
 
 type api struct {
-	res *graph.Resolver
-	q   graph.QueryResolver
-	m   graph.MutationResolver
+	res  *graph.Resolver
+	q    graph.QueryResolver
+	m    graph.MutationResolver
+	days *fresh.Memo[dayKey, taggedDay]
 }
 
 // Option configures the v1 handler.
@@ -59,7 +60,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := &api{res: res, q: res.Query(), m: res.Mutation()}
+	a := &api{res: res, q: res.Query(), m: res.Mutation(), days: newEncodedDays(res)}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
 	r.Use(LimitBody(o.maxBody, false, writeError))
@@ -74,22 +75,15 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
-	authenticated := func(r chi.Router) {
+	r.Group(func(r chi.Router) {
 		r.Use(Authenticate(res, o.addr, true, writeError))
 		r.Use(o.limiter.Middleware(writeError))
-	}
-	r.Group(func(r chi.Router) {
-		r.Use(hintAvailability)
-		authenticated(r)
-		r.Get("/availability", a.availability)
-	})
-	r.Group(func(r chi.Router) {
-		authenticated(r)
 		r.Use(fresh.SettleWrites(res.FreshnessWindow))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)
 		r.Get("/barbers", a.barbers)
+		r.Get("/availability", a.availability)
 		r.Post("/slots/hold", a.holdSlot)
 		r.With(pathID(graph.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
 		r.Post("/appointments", a.createAppointment)

@@ -106,19 +106,6 @@ func (v Versions) Same(account string, config int64, barbers []string, bookings 
 	return true
 }
 
-// Covers reports whether the versions include the account and barbers.
-func (v Versions) Covers(account string, barbers []string) bool {
-	if _, ok := v.accounts[account]; !ok {
-		return false
-	}
-	for _, b := range barbers {
-		if _, ok := v.barbers[b]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // readRound is one query and the callers it answers.
 type readRound struct {
 	accounts, barbers map[string]struct{}

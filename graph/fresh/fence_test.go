@@ -107,10 +107,12 @@ func TestFenceWindow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Covers(acc.ID, []string{b.ID}) {
+			_, account := got.accounts[acc.ID]
+			v, barber := got.Bookings(b.ID)
+			if !account || !barber {
 				t.Fatalf("versions read: %+v", got)
 			}
-			return got.barbers[b.ID]
+			return v
 		}
 		first := time.Now()
 		v0 := read()
