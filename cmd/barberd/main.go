@@ -190,7 +190,7 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 
 // describe turns a domain error into a message for a person at a terminal.
 func describe(err error) error {
-	if e, ok := graph.AsError(err); ok {
+	if e := graph.DomainError(err); e.Code != graph.CodeInternal {
 		msg := e.Message
 		for _, f := range e.Fields {
 			msg += fmt.Sprintf("\n  %s: %s", f.Field, f.Message)

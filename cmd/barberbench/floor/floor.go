@@ -451,6 +451,16 @@ func (f *Floor) tearDown(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	if f.dialect == dialect.Postgres {
+		// The server's reminder job may insert a notification of one of
+		// these appointments while the deletes run; locking them first
+		// makes it wait, and then find them gone, instead of breaking the
+		// delete of the appointments with a notification committed since
+		// the notifications were deleted.
+		if _, err := tx.ExecContext(ctx, "SELECT 1 FROM appointments WHERE account_id = "+arg+" FOR UPDATE", f.t.AccountID); err != nil {
+			return fmt.Errorf("appointments: %w", err)
+		}
+	}
 	for _, table := range scratchTables {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE account_id = "+arg, f.t.AccountID); err != nil {
 			return fmt.Errorf("%s: %w", table, err)
