@@ -30,7 +30,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 		return nil, err
 	}
 	first = defaultPage(first, last)
-	u, err := anyUnit(ctx, r.DB.Client, unitID)
+	u, err := anyUnit(ctx, r.cfg.DB.Client, unitID)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
 	to := time.Date(day.Year, day.Month, day.Day+1, 0, 0, 0, 0, loc)
 	byStart := &ent.AppointmentOrder{Direction: entgql.OrderDirectionAsc, Field: ent.AppointmentOrderFieldStartsAt}
-	conn, err := r.DB.Appointment.Query().
+	conn, err := r.cfg.DB.Appointment.Query().
 		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC())).
 		Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(byStart), ent.WithAppointmentFilter(where.Filter))
 	return conn, err
@@ -59,7 +59,7 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 		return nil, err
 	}
 	// effectiveStatus(h, now) == active, in SQL.
-	q := r.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
+	q := r.cfg.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
 	if unitID != nil {
 		q.Where(hold.UnitID(*unitID))
 	}

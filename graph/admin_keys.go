@@ -34,7 +34,7 @@ func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, erro
 	if err != nil {
 		return nil, err
 	}
-	ks, err := r.DB.APIKey.Query().
+	ks, err := r.cfg.DB.APIKey.Query().
 		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).Limit(n).All(ctx)
 	return ks, err
 }

@@ -166,7 +166,7 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 	if err != nil {
 		return nil, err
 	}
-	hours, err := r.DB.WorkingHours.Query().
+	hours, err := r.cfg.DB.WorkingHours.Query().
 		Where(workinghours.BarberID(in.BarberID), workinghours.UnitID(in.UnitID)).
 		Order(workinghours.ByWeekday()).All(ctx)
 	return hours, err

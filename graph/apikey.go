@@ -85,7 +85,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 		return nil, invalidAPIKey()
 	}
 	hash := hashSecret(secret)
-	c := r.caches()
+	c := r.cache
 	if at, ok := c.unknownKeys.Get(hash); ok && r.now().Sub(at) < unknownKeyTTL {
 		c.metrics.CacheLookup("unknown_api_key", true)
 		return nil, invalidAPIKey()
@@ -109,7 +109,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	}
 	sys := tenant.System(ctx)
 	// One statement, so the key and the version describe the same moment.
-	k, err := r.DB.APIKey.Query().Where(apikey.SecretHash(hash)).Modify(func(s *sql.Selector) {
+	k, err := r.cfg.DB.APIKey.Query().Where(apikey.SecretHash(hash)).Modify(func(s *sql.Selector) {
 		a := sql.Table(account.Table)
 		s.Join(a).On(s.C(apikey.FieldAccountID), a.C(account.FieldID)).
 			AppendSelectAs(a.C(account.FieldConfigVersion), account.FieldConfigVersion)
@@ -159,9 +159,9 @@ func (r *Resolver) touch(ctx context.Context, e *keyEntry) {
 	if now.Sub(time.Unix(0, last)) <= touchEvery || !e.lastUsed.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	err := r.DB.APIKey.Update().Where(apikey.ID(e.viewer.KeyID)).SetLastUsedAt(now).Exec(tenant.System(ctx))
+	err := r.cfg.DB.APIKey.Update().Where(apikey.ID(e.viewer.KeyID)).SetLastUsedAt(now).Exec(tenant.System(ctx))
 	if err != nil {
-		r.Log.WarnContext(ctx, "recording key use", "key_id", e.viewer.KeyID, "err", err)
+		r.cfg.Log.WarnContext(ctx, "recording key use", "key_id", e.viewer.KeyID, "err", err)
 	}
 }
 
@@ -202,14 +202,14 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 		return "", nil, err
 	}
 	ctx = tenant.WithAccount(ctx, accountID)
-	if _, err := r.DB.Account.Get(ctx, accountID); err != nil {
+	if _, err := r.cfg.DB.Account.Get(ctx, accountID); err != nil {
 		if ent.IsNotFound(err) {
 			return "", nil, Errorf(CodeNotFound, "No account %q.", accountID)
 		}
 		return "", nil, err
 	}
 	secret := newSecret()
-	k, err := r.DB.APIKey.Create().
+	k, err := r.cfg.DB.APIKey.Create().
 		SetAccountID(accountID).
 		SetName(name).
 		SetPrefix(secret[:shownPrefixLen]).

@@ -44,7 +44,7 @@ func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointm
 	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
-	a, err := loadAppointment(ctx, r.DB.Client, id)
+	a, err := loadAppointment(ctx, r.cfg.DB.Client, id)
 	return a, err
 }
 
@@ -81,7 +81,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
-		d, err := o.day(ctx, c, r.DB.Dialect, now, candidates, ignore...)
+		d, err := o.day(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
 		if err != nil {
 			return nil, false, err
 		}
@@ -100,7 +100,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
 			return nil, false, err
 		}
-		d, err := o.day(ctx, c, r.DB.Dialect, now, []*ent.Barber{b}, ignore...)
+		d, err := o.day(ctx, c, r.cfg.DB.Dialect, now, []*ent.Barber{b}, ignore...)
 		if err != nil {
 			return nil, false, err
 		}
@@ -156,7 +156,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	refused := func(err error) (*model.CreateAppointmentPayload, error) {
 		if ref != nil {
 			if _, ok := AsError(err); ok && ErrorCode(err) != CodeInternal && ErrorCode(err) != CodeUnavailable {
-				if a, lerr := loadByReference(ctx, r.DB.Client, v.KeyID, *ref); a != nil || lerr != nil {
+				if a, lerr := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); a != nil || lerr != nil {
 					return r.replay(ctx, a, lerr)
 				}
 			}
@@ -242,7 +242,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		return r.replay(ctx, detachAppointment(prior), nil)
 	case store.Classify(err) == store.Unique && ref != nil:
 		// Lost the race for the reference to a create that committed first.
-		prior, err := loadByReference(ctx, r.DB.Client, v.KeyID, *ref)
+		prior, err := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref)
 		if prior == nil && err == nil {
 			err = errors.New("unique violation without a prior appointment")
 		}
@@ -319,7 +319,7 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 		return nil, err
 	}
 	if a.Edges.Unit == nil {
-		if a, err = loadAppointment(ctx, r.DB.Client, a.ID); err != nil {
+		if a, err = loadAppointment(ctx, r.cfg.DB.Client, a.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -392,7 +392,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 	if done != nil {
 		return detachAppointment(done), nil
 	}
-	a, err := loadAppointment(ctx, r.DB.Client, id) // cancelled before
+	a, err := loadAppointment(ctx, r.cfg.DB.Client, id) // cancelled before
 	return a, err
 }
 
@@ -411,7 +411,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	if err := CheckReschedule(in).Err(); err != nil {
 		return nil, err
 	}
-	current, err := r.DB.Appointment.Get(ctx, id)
+	current, err := r.cfg.DB.Appointment.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
 	}

@@ -102,7 +102,7 @@ func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string
 		return nil, err
 	}
 	key := newAvailabilityKey(v.AccountID, unitID, serviceID, date)
-	c := r.caches()
+	c := r.cache
 	e, err := c.cachedAvailability(ctx, v, key, r.now())
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 		return nil, err
 	}
 	o.date, _ = slots.ParseDate(date)
-	barbers, err := o.candidates(ctx, r.DB.Client)
+	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -177,10 +177,10 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 	if versioned {
 		// Read before the reservations, so the day is at least as new as
 		// the versions say.
-		a.bookings, err = r.caches().bookingVersions(ctx, v, a.barbers)
+		a.bookings, err = r.cache.bookingVersions(ctx, v, a.barbers)
 		a.cacheable = err == nil
 	}
-	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, a.at, barbers)
+	d, err := o.day(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, a.at, barbers)
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +215,11 @@ func earliest(a, b time.Time) time.Time {
 
 // freeSlots computes the free slots of the offer's day with plain reads.
 func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error) {
-	barbers, err := o.candidates(ctx, r.DB.Client)
+	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
 	if err != nil {
 		return nil, err
 	}
-	d, err := o.day(ctx, r.DB.Client, r.DB.Dialect, r.now(), barbers)
+	d, err := o.day(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
 	if free, err := r.freeSlots(ctx, o); err == nil {
 		e.Alternatives = slotModels(slots.Nearest(free, o.start, 3), o.loc)
 	} else {
-		r.Log.WarnContext(ctx, "computing alternatives", "err", err)
+		r.cfg.Log.WarnContext(ctx, "computing alternatives", "err", err)
 	}
 	return e
 }

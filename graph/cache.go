@@ -15,7 +15,7 @@ import (
 // computed under and used only while they are current (package fresh).
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
-// for availability (Resolver.AvailabilityCacheBytes), where a unit's open
+// for availability (Config.AvailabilityCacheBytes), where a unit's open
 // day with a dozen barbers takes about 5 kB.
 const (
 	maxCachedKeys                 = 10_000
@@ -32,24 +32,17 @@ type caches struct {
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 }
 
-func (r *Resolver) caches() *caches {
-	r.cachesOnce.Do(func() {
-		budget := r.AvailabilityCacheBytes
-		if budget <= 0 {
-			budget = DefaultAvailabilityCacheBytes
-		}
-		r.cache = &caches{
-			metrics:     r.metrics(),
-			fence:       fresh.NewFence(r.DB, r.FreshnessWindow, r.metrics()),
-			keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
-			unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
-			catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
-			availability: fresh.NewMemo[availabilityKey](budget, func(e *availabilityEntry) int {
-				return 256 + 24*len(e.barbers) + e.day.size()
-			}),
-		}
-	})
-	return r.cache
+func newCaches(r *Resolver) *caches {
+	return &caches{
+		metrics:     r.metrics(),
+		fence:       fresh.NewFence(r.cfg.DB, r.cfg.FreshnessWindow, r.metrics()),
+		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
+		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
+		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
+			return 256 + 24*len(e.barbers) + e.day.size()
+		}),
+	}
 }
 
 // keyEntry is an API key as read with its account's config version.

@@ -26,7 +26,7 @@ func (r *Resolver) capped(lock func() error, count func() (int, error), most int
 	if most <= 0 {
 		return nil
 	}
-	if r.DB.Dialect == dialect.Postgres {
+	if r.cfg.DB.Dialect == dialect.Postgres {
 		if err := lock(); err != nil {
 			return err
 		}

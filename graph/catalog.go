@@ -62,7 +62,7 @@ func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, 
 	if err != nil {
 		return nil, err
 	}
-	us, err := r.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
+	us, err := r.cfg.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
 	return us, err
 }
 
@@ -80,9 +80,9 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 	if err != nil {
 		return nil, err
 	}
-	q := r.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
+	q := r.cfg.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
 	if unitID != nil {
-		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
+		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
 			return nil, err
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
@@ -106,15 +106,15 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 	if err != nil {
 		return nil, err
 	}
-	q := r.DB.Barber.Query().Where(barber.Active(true))
+	q := r.cfg.DB.Barber.Query().Where(barber.Active(true))
 	if unitID != nil {
-		if _, err := activeUnit(ctx, r.DB.Client, *unitID); err != nil {
+		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
 			return nil, err
 		}
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
 	}
 	if serviceID != nil {
-		if _, err := findService(ctx, r.DB.Client, *serviceID); err != nil {
+		if _, err := findService(ctx, r.cfg.DB.Client, *serviceID); err != nil {
 			return nil, err
 		}
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))

@@ -12,15 +12,15 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 	if err != nil {
 		return nil, err
 	}
-	acc, err := r.DB.Account.Get(ctx, v.AccountID)
+	acc, err := r.cfg.DB.Account.Get(ctx, v.AccountID)
 	if err != nil {
 		return nil, err
 	}
-	key, err := r.DB.APIKey.Get(ctx, v.KeyID)
+	key, err := r.cfg.DB.APIKey.Get(ctx, v.KeyID)
 	if err != nil {
 		return nil, err
 	}
-	l := r.Limits
+	l := r.cfg.Limits
 	var holdsMax *int
 	if l.ActiveHoldsPerKey > 0 {
 		holdsMax = &l.ActiveHoldsPerKey

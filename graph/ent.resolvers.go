@@ -36,7 +36,7 @@ func (r *queryResolver) Appointments(ctx context.Context, after *entgql.Cursor[s
 	if err != nil {
 		return nil, err
 	}
-	return r.DB.Appointment.Query().Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(orderBy), ent.WithAppointmentFilter(where.Filter))
+	return r.cfg.DB.Appointment.Query().Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(orderBy), ent.WithAppointmentFilter(where.Filter))
 }
 
 // Barbers is the resolver for the barbers field.
@@ -45,7 +45,7 @@ func (r *queryResolver) Barbers(ctx context.Context, after *entgql.Cursor[string
 	if err != nil {
 		return nil, err
 	}
-	return r.DB.Barber.Query().Paginate(ctx, after, first, before, last, ent.WithBarberOrder(orderBy), ent.WithBarberFilter(where.Filter))
+	return r.cfg.DB.Barber.Query().Paginate(ctx, after, first, before, last, ent.WithBarberOrder(orderBy), ent.WithBarberFilter(where.Filter))
 }
 
 // Customers is the resolver for the customers field.
@@ -54,7 +54,7 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 	if err != nil {
 		return nil, err
 	}
-	return r.DB.Customer.Query().Paginate(ctx, after, first, before, last, ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
+	return r.cfg.DB.Customer.Query().Paginate(ctx, after, first, before, last, ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
 }
 
 // Services is the resolver for the services field.
@@ -63,7 +63,7 @@ func (r *queryResolver) Services(ctx context.Context, after *entgql.Cursor[strin
 	if err != nil {
 		return nil, err
 	}
-	return r.DB.Service.Query().Paginate(ctx, after, first, before, last, ent.WithServiceOrder(orderBy), ent.WithServiceFilter(where.Filter))
+	return r.cfg.DB.Service.Query().Paginate(ctx, after, first, before, last, ent.WithServiceOrder(orderBy), ent.WithServiceFilter(where.Filter))
 }
 
 // Units is the resolver for the units field.
@@ -72,7 +72,7 @@ func (r *queryResolver) Units(ctx context.Context, after *entgql.Cursor[string],
 	if err != nil {
 		return nil, err
 	}
-	return r.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))
+	return r.cfg.DB.Unit.Query().Paginate(ctx, after, first, before, last, ent.WithUnitOrder(orderBy), ent.WithUnitFilter(where.Filter))
 }
 
 // Appointment returns AppointmentResolver implementation.

@@ -26,7 +26,7 @@ func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
 	if !PlausibleID(id) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
 	}
-	h, err := r.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
+	h, err := r.cfg.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
 	}
@@ -59,7 +59,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if err := r.inWindow(o, now); err != nil {
 		return nil, err
 	}
-	ttl := r.Limits.HoldTTLDefault
+	ttl := r.cfg.Limits.HoldTTLDefault
 	if in.TTLSeconds != nil {
 		ttl = time.Duration(*in.TTLSeconds) * time.Second
 	}
@@ -107,7 +107,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 // checkHoldCap refuses another hold when the key has the most active holds
 // it may (capped says how the count is exact). Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
-	most := r.Limits.ActiveHoldsPerKey
+	most := r.cfg.Limits.ActiveHoldsPerKey
 	return r.capped(func() error {
 		_, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID).Modify(noKeyUpdate).Strings(ctx)
 		return err

@@ -33,7 +33,7 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	now := r.now()
 	due := func(limit int) ([]string, error) {
-		return r.DB.Hold.Query().
+		return r.cfg.DB.Hold.Query().
 			Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
 			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
 			Select(hold.FieldBarberID).Strings(sys)
@@ -121,7 +121,7 @@ func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error
 	before := r.now().Add(-pruneAfter)
 	due := []predicate.Reservation{reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)}
 	return r.perBarber(ctx, "prune reservations", limit, func(limit int) ([]string, error) {
-		return r.DB.Reservation.Query().Where(due...).Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
+		return r.cfg.DB.Reservation.Query().Where(due...).Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
 	}, func(barberID string) (n int, err error) {
 		err = r.inTx(sys, func(tx *ent.Tx) error {
 			if err := r.lockBarber(sys, tx, barberID); err != nil {
@@ -156,7 +156,7 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 			q := tx.Appointment.Query().
 				Where(dueReminder(now, lead)...).
 				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)
-			if r.DB.Dialect == dialect.Postgres {
+			if r.cfg.DB.Dialect == dialect.Postgres {
 				q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
 			as, err := q.All(sys)
@@ -234,7 +234,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duratio
 func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, error)) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.Log.Error("background job panicked", "job", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			r.cfg.Log.Error("background job panicked", "job", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
 	began := time.Now()
@@ -243,9 +243,9 @@ func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, err
 	case err != nil && ctx.Err() != nil:
 		// Stopping: an interrupted job is no failure.
 	case err != nil:
-		r.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
+		r.cfg.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
 	default:
-		r.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
+		r.cfg.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
 	}
 }
 

@@ -47,7 +47,7 @@ type jobShop struct {
 
 func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jobShop {
 	t.Helper()
-	db, bg := res.DB, context.Background()
+	db, bg := res.Settings().DB, context.Background()
 	acc, err := db.Account.Create().SetName(name).Save(tenant.System(bg))
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +128,9 @@ func (s *jobShop) book(barber int, start time.Time) *ent.Appointment {
 }
 
 func newJobResolver(db *store.DB, clock *jobClock) *graph.Resolver {
-	res := graph.NewResolver(db, nil)
-	res.Now = clock.now
-	res.Limits.ActiveHoldsPerKey = 0 // the shops' one key holds whole days here
+	limits := graph.DefaultLimits
+	limits.ActiveHoldsPerKey = 0 // the shops' one key holds whole days here
+	res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
 	return res
 }
 

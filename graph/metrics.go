@@ -9,7 +9,7 @@ import (
 // Metrics receives the domain events that operators count: the resolver
 // calls it at the one place each event happens, and a Prometheus
 // implementation lives with the HTTP server (rest.Metrics). A nil
-// Resolver.Metrics counts nothing, so tests need not set one.
+// Config.Metrics counts nothing, so tests need not set one.
 //
 // Events written inside a transaction are reported only once it commits: a
 // transaction retried after a serialization failure counts once.
@@ -47,10 +47,10 @@ func (noMetrics) VersionRead(int)            {}
 
 // metrics returns the resolver's metrics, never nil.
 func (r *Resolver) metrics() Metrics {
-	if r == nil || r.Metrics == nil {
+	if r == nil || r.cfg.Metrics == nil {
 		return noMetrics{}
 	}
-	return r.Metrics
+	return r.cfg.Metrics
 }
 
 // onCommit runs count once tx commits (not if it rolls back), so an event

@@ -19,7 +19,7 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 	if pulid.Prefix(id) == "acc" && id != v.AccountID {
 		return nil, nil
 	}
-	n, err := r.DB.Noder(ctx, id, ent.WithNodeType(ent.TableOfID))
+	n, err := r.cfg.DB.Noder(ctx, id, ent.WithNodeType(ent.TableOfID))
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}

@@ -53,7 +53,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	keys, err := store.InsertNotification(ctx, tx, r.DB.Dialect, n, ScopeNotificationsRead)
+	keys, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 	if err := r.CheckNotificationsLimit(limit).Err(); err != nil {
 		return nil, err
 	}
-	n := r.Limits.NotificationsDefault
+	n := r.cfg.Limits.NotificationsDefault
 	if limit != nil {
 		n = *limit
 	}
@@ -113,13 +113,13 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 			Order(delivery.ByNotificationID()).Limit(n).WithNotification()
 	}
 	if !consume {
-		ds, err := pending(r.DB.Client).All(ctx)
+		ds, err := pending(r.cfg.DB.Client).All(ctx)
 		return notificationsOf(ds), err
 	}
 	var ds []*ent.Delivery
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		q := pending(tx.Client())
-		if r.DB.Dialect == dialect.Postgres {
+		if r.cfg.DB.Dialect == dialect.Postgres {
 			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 		}
 		var err error
@@ -157,7 +157,7 @@ func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model
 	if err := CheckAck(through).Err(); err != nil {
 		return nil, err
 	}
-	owed, err := r.DB.Delivery.Query().
+	owed, err := r.cfg.DB.Delivery.Query().
 		Where(delivery.APIKeyID(v.KeyID), delivery.NotificationID(through)).Exist(ctx)
 	if err != nil {
 		return nil, err

@@ -89,8 +89,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	clock := &propClock{}
 	now := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(300*24*60)) * time.Minute)
 	clock.set(now)
-	res := graph.NewResolver(db, nil)
-	res.Now = clock.now
+	res := graph.New(graph.Settings{DB: db, Now: clock.now})
 	secret, _, err := res.CreateAPIKey(bg, acc.ID, "property", graph.AllScopes)
 	if err != nil {
 		t.Fatal(err)

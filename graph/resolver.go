@@ -2,7 +2,6 @@ package graph
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 
 	"barberd/ent/schema"
@@ -13,10 +12,20 @@ import (
 // gqlgen; the REST adapter calls the same methods directly. Each operation
 // owns its transaction, so it works the same from either side.
 type Resolver struct {
-	DB     *store.DB
-	Log    *slog.Logger
+	cfg   Settings
+	cache *caches
+}
+
+// Settings are what New makes a Resolver of.
+type Settings struct {
+	// DB is the database; required.
+	DB *store.DB
+	// Log receives what goes wrong; nil discards it.
+	Log *slog.Logger
+	// Limits bound what a caller may ask for; the zero Limits means
+	// DefaultLimits.
 	Limits Limits
-	// Now is the clock; tests may replace it.
+	// Now is the clock; nil is the wall clock (schema.Now).
 	Now func() time.Time
 	// Metrics counts domain events (graph/metrics.go); nil counts nothing.
 	Metrics Metrics
@@ -25,12 +34,32 @@ type Resolver struct {
 	// DefaultAvailabilityCacheBytes.
 	AvailabilityCacheBytes int
 	// FreshnessWindow is the freshness window of the caches and of writes
-	// (package fresh).
+	// (package fresh); 0 checks every cached answer by a read made after
+	// its request arrived. Servers use DefaultFreshnessWindow.
 	FreshnessWindow time.Duration
-
-	cachesOnce sync.Once
-	cache      *caches // see caches()
 }
+
+// New returns a resolver made of c, with defaults for what c leaves out.
+func New(c Settings) *Resolver {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Limits == (Limits{}) {
+		c.Limits = DefaultLimits
+	}
+	if c.Now == nil {
+		c.Now = schema.Now
+	}
+	if c.AvailabilityCacheBytes <= 0 {
+		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
+	}
+	r := &Resolver{cfg: c}
+	r.cache = newCaches(r)
+	return r
+}
+
+// Settings returns what the resolver is made of, defaults filled in.
+func (r *Resolver) Settings() Settings { return r.cfg }
 
 // Limits bound what a caller may ask for.
 type Limits struct {
@@ -51,15 +80,8 @@ var DefaultLimits = Limits{
 	ActiveHoldsPerKey:    10,
 }
 
-// NewResolver returns a resolver over db with the default limits.
-func NewResolver(db *store.DB, log *slog.Logger) *Resolver {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Resolver{DB: db, Log: log, Limits: DefaultLimits, Now: schema.Now, FreshnessWindow: DefaultFreshnessWindow}
-}
-
-// DefaultFreshnessWindow is Resolver.FreshnessWindow unless set otherwise.
+// DefaultFreshnessWindow is the freshness window servers use (flag
+// --freshness-window).
 const DefaultFreshnessWindow = 5 * time.Millisecond
 
-func (r *Resolver) now() time.Time { return r.Now().UTC().Truncate(time.Microsecond) }
+func (r *Resolver) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Microsecond) }

@@ -59,21 +59,21 @@ func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string,
 	var key catalogKey
 	if ok {
 		key = newCatalogKey(v.AccountID, unitID, serviceID, barberID)
-		if o, hit := r.caches().cachedCatalog(v, key); hit {
+		if o, hit := r.cache.cachedCatalog(v, key); hit {
 			return o, nil
 		}
 	}
-	o, err := lookupCatalog(ctx, r.DB.Client, unitID, serviceID, barberID)
+	o, err := lookupCatalog(ctx, r.cfg.DB.Client, unitID, serviceID, barberID)
 	if err != nil {
 		return nil, err
 	}
 	if barberID == nil {
-		if o.eligible, err = o.candidates(ctx, r.DB.Client); err != nil {
+		if o.eligible, err = o.candidates(ctx, r.cfg.DB.Client); err != nil {
 			return nil, err
 		}
 	}
 	if ok && v.versioned {
-		r.caches().catalogs.Put(key, &catalogEntry{config: v.configVersion, offer: *o})
+		r.cache.catalogs.Put(key, &catalogEntry{config: v.configVersion, offer: *o})
 	}
 	return o, nil
 }
@@ -256,7 +256,7 @@ func parseSpan(from, to string) (slots.Span, error) {
 // ends. On SQLite every write transaction already holds the database's write
 // lock from its start.
 func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error {
-	if r.DB.Dialect != dialect.Postgres {
+	if r.cfg.DB.Dialect != dialect.Postgres {
 		return nil
 	}
 	_, err := tx.Barber.Query().Where(barber.ID(id)).ForUpdate().OnlyID(ctx)

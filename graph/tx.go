@@ -54,7 +54,7 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 }
 
 func (r *Resolver) tryTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
-	tx, err := r.DB.Tx(ctx)
+	tx, err := r.cfg.DB.Tx(ctx)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (r *Resolver) tryTx(ctx context.Context, fn func(tx *ent.Tx) error) (err er
 // PostgreSQL. SQLite has no row locks: its write transactions hold the
 // database's write lock from their start.
 func forUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](r *Resolver, q Q) Q {
-	if r.DB.Dialect == dialect.Postgres {
+	if r.cfg.DB.Dialect == dialect.Postgres {
 		return q.ForUpdate()
 	}
 	return q

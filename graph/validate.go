@@ -121,7 +121,7 @@ func (r *Resolver) CheckHoldSlot(in model.HoldSlotInput) Problems {
 	checkOptionalID(&p, "barber_id", in.BarberID)
 	checkWallTime(&p, "starts_at", in.StartsAt)
 	if in.TTLSeconds != nil {
-		lo, hi := int(r.Limits.HoldTTLMin.Seconds()), int(r.Limits.HoldTTLMax.Seconds())
+		lo, hi := int(r.cfg.Limits.HoldTTLMin.Seconds()), int(r.cfg.Limits.HoldTTLMax.Seconds())
 		if *in.TTLSeconds < lo || *in.TTLSeconds > hi {
 			p.Add("ttl_seconds", "must be between %d and %d", lo, hi)
 		}
@@ -198,8 +198,8 @@ func CheckCatalogFilters(unitID, serviceID *string) Problems {
 // CheckNotificationsLimit checks the limit of a notifications request.
 func (r *Resolver) CheckNotificationsLimit(limit *int) Problems {
 	var p Problems
-	if limit != nil && (*limit < 1 || *limit > r.Limits.NotificationsMax) {
-		p.Add("limit", "must be between 1 and %d", r.Limits.NotificationsMax)
+	if limit != nil && (*limit < 1 || *limit > r.cfg.Limits.NotificationsMax) {
+		p.Add("limit", "must be between 1 and %d", r.cfg.Limits.NotificationsMax)
 	}
 	return p
 }

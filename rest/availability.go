@@ -114,11 +114,7 @@ type taggedDay struct {
 // twice the memory of graph's, so graph keeps more days than the memo; a
 // day the memo lost is encoded again from graph's, without the database.
 func newEncodedDays(res *graph.Resolver) *fresh.Memo[dayKey, taggedDay] {
-	budget := res.AvailabilityCacheBytes
-	if budget <= 0 {
-		budget = graph.DefaultAvailabilityCacheBytes
-	}
-	return fresh.NewMemo[dayKey](budget, func(d taggedDay) int { return 64 + d.day.Size() })
+	return fresh.NewMemo[dayKey](res.Settings().AvailabilityCacheBytes, func(d taggedDay) int { return 64 + d.day.Size() })
 }
 
 // encoded is the day of q encoded: as kept while its tag is the same, or

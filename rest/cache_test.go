@@ -1,38 +1,24 @@
 package rest_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"barberd/ent/apikey"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
-	"barberd/rest"
 )
 
 // replica starts a second barberd on the same database and clock, as
 // another process would be, and returns its address.
 func (e *env) replica() string {
 	e.t.Helper()
-	res := graph.NewResolver(e.db, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	res.Now = e.clock.now
-	res.FreshnessWindow = e.res.FreshnessWindow
-	r := chi.NewRouter()
-	r.Use(rest.Middleware(res.Log)...)
-	r.Mount(rest.BasePath, rest.New(res))
-	srv := httptest.NewServer(r)
-	e.t.Cleanup(srv.Close)
-	return srv.URL
+	return v1Server(e.t, graph.New(e.res.Settings())).URL
 }
 
 // eachWindow runs fn against SQLite and PostgreSQL with each of the given
@@ -52,7 +38,7 @@ var exactAndDefault = []time.Duration{0, graph.DefaultFreshnessWindow}
 
 // wroteSQL waits for a change written straight to SQL, behind barberd's
 // back, to show: within the freshness window.
-func (e *env) wroteSQL() { time.Sleep(e.res.FreshnessWindow) }
+func (e *env) wroteSQL() { time.Sleep(e.res.Settings().FreshnessWindow) }
 
 // freeStarts lists the local start times availability offers, at base, for
 // a Lisbon service with a barber on a date.

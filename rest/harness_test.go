@@ -114,22 +114,35 @@ func newEnvWindow(t testing.TB, db *store.DB, window time.Duration) *env {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	c := &clock{}
-	res := graph.NewResolver(db, log)
-	res.Now = c.now
-	res.FreshnessWindow = window
+	res := graph.New(graph.Settings{DB: db, Log: log, Now: c.now, FreshnessWindow: window})
 	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &env{
+		t: t, db: db, res: res, srv: v1Server(t, res), clock: c, keys: keys,
+		ctx: tenant.WithAccount(context.Background(), keys.AccountID),
+	}
+}
+
+// v1Server serves the v1 handler over res, as a replica would.
+func v1Server(t testing.TB, res *graph.Resolver) *httptest.Server {
 	r := chi.NewRouter()
-	r.Use(rest.Middleware(log)...)
+	r.Use(rest.Middleware(res.Settings().Log)...)
 	r.Mount(rest.BasePath, rest.New(res))
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return &env{
-		t: t, db: db, res: res, srv: srv, clock: c, keys: keys,
-		ctx: tenant.WithAccount(context.Background(), keys.AccountID),
-	}
+	return srv
+}
+
+// reconfigure replaces e's resolver with one made of its config as change
+// leaves it, and e's server with one over the new resolver.
+func (e *env) reconfigure(change func(*graph.Settings)) {
+	e.t.Helper()
+	c := e.res.Settings()
+	change(&c)
+	e.res = graph.New(c)
+	e.srv = v1Server(e.t, e.res)
 }
 
 // response is one checked exchange.

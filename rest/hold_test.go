@@ -66,7 +66,7 @@ func alternativeStarts(alts []slotBody) []string {
 func TestHoldCreate(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		e.res.Limits.ActiveHoldsPerKey = 0 // one key makes more holds here than the cap allows (TestHoldCap)
+		e.reconfigure(func(c *graph.Settings) { c.Limits.ActiveHoldsPerKey = 0 }) // one key makes more holds here than the cap allows (TestHoldCap)
 		lis, hc, jo, mi := e.unit(lisbon), e.service(haircut), e.barber(joao), e.barber(miguel)
 		t.Run("without barber an eligible one is assigned", func(t *testing.T) {
 			h := holdOK(t, e, holdRequest(e, haircut, tuesdayAt10))

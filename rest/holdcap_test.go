@@ -55,8 +55,8 @@ func TestHoldCap(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
 		most := graph.DefaultLimits.ActiveHoldsPerKey
-		if most != 10 || e.res.Limits.ActiveHoldsPerKey != most {
-			t.Fatalf("default cap %d (resolver %d), want 10", most, e.res.Limits.ActiveHoldsPerKey)
+		if most != 10 || e.res.Settings().Limits.ActiveHoldsPerKey != most {
+			t.Fatalf("default cap %d (resolver %d), want 10", most, e.res.Settings().Limits.ActiveHoldsPerKey)
 		}
 		k, jo := e.keys.APIKey, e.barber(joao)
 		times := holdTimes()
@@ -133,7 +133,7 @@ func TestHoldCap(t *testing.T) {
 func TestHoldCapOff(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		e.res.Limits.ActiveHoldsPerKey = 0
+		e.reconfigure(func(c *graph.Settings) { c.Limits.ActiveHoldsPerKey = 0 })
 		times := holdTimes()
 		for i := range graph.DefaultLimits.ActiveHoldsPerKey + 2 {
 			holdOK(t, e, holdRequest(e, haircut, times[i], "barber_id", e.barber(joao)))
@@ -153,7 +153,7 @@ func TestHoldCapOff(t *testing.T) {
 func TestRaceHoldCap(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		most := e.res.Limits.ActiveHoldsPerKey
+		most := e.res.Settings().Limits.ActiveHoldsPerKey
 		barbers := []string{e.barber(joao), e.barber(miguel)}
 		times := holdTimes()
 		replicas := []*racer{newRacer(t, e, racers), newRacerAt(t, e.replica(), e.keys.APIKey, racers)}

@@ -34,10 +34,14 @@ func (e *env) serve(s stack) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e.res.Log = log
+	e.reconfigure(func(c *graph.Settings) {
+		c.Log = log
+		if s.metrics != nil {
+			c.Metrics = s.metrics
+		}
+	})
 	r := chi.NewRouter()
 	if s.metrics != nil {
-		e.res.Metrics = s.metrics
 		if s.limiter != nil {
 			s.limiter.OnLimited = s.metrics.RateLimited
 		}

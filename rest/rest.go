@@ -78,7 +78,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(Authenticate(res, o.addr, true, writeError))
 		r.Use(o.limiter.Middleware(writeError))
-		r.Use(fresh.SettleWrites(res.FreshnessWindow))
+		r.Use(fresh.SettleWrites(res.Settings().FreshnessWindow))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)

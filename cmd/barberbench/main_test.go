@@ -29,7 +29,7 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	r := chi.NewRouter()
 	r.Use(rest.Middleware(log)...)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	r.Mount(rest.BasePath, rest.New(graph.NewResolver(db, log)))
+	r.Mount(rest.BasePath, rest.New(graph.New(graph.Settings{DB: db, Log: log, FreshnessWindow: graph.DefaultFreshnessWindow})))
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	return srv

@@ -185,7 +185,7 @@ func seed(ctx context.Context, c seedConfig, log io.Writer) (*seedResult, error)
 		return nil, fmt.Errorf("account: %w", err)
 	}
 	s.accountID = acc.ID
-	key, k, err := graph.NewResolver(db, nil).CreateAPIKey(ctx, s.accountID, "barberbench chatbot", graph.BookingScopes)
+	key, k, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench chatbot", graph.BookingScopes)
 	if err != nil {
 		return nil, fmt.Errorf("api key: %w", err)
 	}

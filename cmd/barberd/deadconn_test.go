@@ -37,7 +37,7 @@ func TestDeadConnections(t *testing.T) {
 	db := storetest.OpenURL(t, proxy.URL(dbURL))
 	ctx := context.Background()
 	var logs syncBuffer
-	res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(&logs, nil)))
+	res := graph.New(graph.Settings{DB: db, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	t.Cleanup(func() {
 		if t.Failed() {
 			for line := range strings.SplitSeq(logs.String(), "\n") {
@@ -221,7 +221,7 @@ func TestDeadConnections(t *testing.T) {
 func TestCanceledRequest(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var logs syncBuffer
-		res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(&logs, nil)))
+		res := graph.New(graph.Settings{DB: db, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)

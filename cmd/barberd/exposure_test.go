@@ -32,7 +32,7 @@ type exposed struct {
 
 func newExposed(t *testing.T, db *store.DB, c serverConfig) *exposed {
 	t.Helper()
-	res := graph.NewResolver(db, nil)
+	res := graph.New(graph.Settings{DB: db})
 	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestMetricsAddr(t *testing.T) {
 func TestRequestsStopWhenNobodyWaits(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		logs := &syncBuffer{}
-		res := graph.NewResolver(db, slog.New(slog.NewJSONHandler(logs, nil)))
+		res := graph.New(graph.Settings{DB: db, Log: slog.New(slog.NewJSONHandler(logs, nil))})
 		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)

@@ -27,15 +27,15 @@ type gqlEnv struct {
 	now  *atomic.Int64 // the server's clock in Unix nanoseconds; setNow moves it
 }
 
-func newGQLEnv(t *testing.T, db *store.DB, configure ...func(*graph.Resolver)) *gqlEnv {
+func newGQLEnv(t *testing.T, db *store.DB, configure ...func(*graph.Settings)) *gqlEnv {
 	t.Helper()
-	res := graph.NewResolver(db, nil)
-	for _, c := range configure {
-		c(res)
-	}
 	now := new(atomic.Int64)
 	now.Store(time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC).UnixNano()) // a Monday
-	res.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	cfg := graph.Settings{DB: db, Now: func() time.Time { return time.Unix(0, now.Load()).UTC() }, FreshnessWindow: graph.DefaultFreshnessWindow}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	res := graph.New(cfg)
 	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 func TestGraphQLMutationsSettle(t *testing.T) {
 	const window = time.Second
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newGQLEnv(t, db, func(r *graph.Resolver) { r.FreshnessWindow = window })
+		e := newGQLEnv(t, db, func(c *graph.Settings) { c.FreshnessWindow = window })
 		timed := func(query string) time.Duration {
 			start := time.Now()
 			e.query(t, e.keys.AdminAPIKey, query, nil).ok(t)

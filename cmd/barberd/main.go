@@ -106,8 +106,8 @@ func envOr(key, def string) string {
 	return def
 }
 
-// open opens and migrates the database and returns a resolver over it.
-func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*graph.Resolver, *store.DB, error) {
+// open opens and migrates the database, and returns it with the log.
+func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*slog.Logger, *store.DB, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
@@ -121,7 +121,7 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*graph.Resolver, 
 		db.Close()
 		return nil, nil, err
 	}
-	return graph.NewResolver(db, log), db, nil
+	return log, db, nil
 }
 
 // parseAndOpen parses a subcommand's flags, then opens and migrates the
@@ -130,7 +130,11 @@ func (f *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []str
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	return f.open(ctx, stderr)
+	log, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return graph.New(graph.Settings{DB: db, Log: log}), db, nil
 }
 
 func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
@@ -140,7 +144,7 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	res.Log.Info("schema up to date", "database", store.Redact(f.url))
+	res.Settings().Log.Info("schema up to date", "database", store.Redact(f.url))
 	return nil
 }
 
@@ -169,11 +173,12 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	if *account == "" || *name == "" {
 		return errors.New("--account and --name are required")
 	}
-	res, db, err := f.open(ctx, stderr)
+	log, db, err := f.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	res := graph.New(graph.Settings{DB: db, Log: log})
 	var list []string
 	for _, s := range strings.Split(*scopes, ",") {
 		if s = strings.TrimSpace(s); s != "" {

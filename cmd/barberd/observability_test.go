@@ -67,13 +67,12 @@ func TestEnvRateLimit(t *testing.T) {
 // without a key.
 func TestRouterRateLimitAndMetrics(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		res := graph.NewResolver(db, nil)
+		metrics := rest.NewMetrics(db.SQL)
+		res := graph.New(graph.Settings{DB: db, Metrics: metrics})
 		keys, err := demo.Seed(context.Background(), res)
 		if err != nil {
 			t.Fatal(err)
 		}
-		metrics := rest.NewMetrics(db.SQL)
-		res.Metrics = metrics
 		// Two at once, then one every 100 s: the test never sees a refill.
 		srv := httptest.NewServer(routes(res, db, serverConfig{rateLimit: 0.01, rateBurst: 2}, metrics, nil))
 		t.Cleanup(srv.Close)

@@ -150,14 +150,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.memoryLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(c.memoryLimitMB) << 20)
 	}
-	res, db, err := f.open(ctx, stderr)
+	log, db, err := f.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	res.AvailabilityCacheBytes = c.cacheMB << 20
-	res.FreshnessWindow = c.freshness
-	res.Limits.ActiveHoldsPerKey = c.holdsPerKey
+	metrics := rest.NewMetrics(db.SQL)
+	limits := graph.DefaultLimits
+	limits.ActiveHoldsPerKey = c.holdsPerKey
+	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
+		AvailabilityCacheBytes: c.cacheMB << 20, FreshnessWindow: c.freshness})
 	if c.pprofAddr != "" {
 		stop, err := serveProfiler(c.pprofAddr)
 		if err != nil {
@@ -165,7 +167,6 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		}
 		defer stop()
 	}
-	metrics := rest.NewMetrics(db.SQL)
 	if c.metricsAddr != "" {
 		stop, err := serveAside(c.metricsAddr, "--metrics-addr", metrics.Handler())
 		if err != nil {
@@ -218,7 +219,7 @@ func addrLimitFlags(fs *flag.FlagSet, c *serverConfig) error {
 // prints a working key with a first command to try. On later starts a
 // fresh key is made for the same account: secrets are stored only hashed.
 func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, addr net.Addr) error {
-	accountID, err := demo.Account(ctx, res.DB)
+	accountID, err := demo.Account(ctx, res.Settings().DB)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,6 @@ func portOf(addr net.Addr) string {
 // in flight for up to the shutdown timeout. So every request the server
 // accepted gets a whole answer.
 func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Resolver, db *store.DB, metrics *rest.Metrics) error {
-	res.Metrics = metrics // before the jobs start: they count too
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	var jobs sync.WaitGroup
 	defer jobs.Wait()
@@ -296,17 +296,17 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 		WriteTimeout:      c.writeTimeout,
 		IdleTimeout:       c.idleTimeout,
 		ConnState:         d.track,
-		ErrorLog:          slog.NewLogLogger(res.Log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(res.Settings().Log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	res.Log.Info("listening", "addr", ln.Addr().String())
+	res.Settings().Log.Info("listening", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	res.Log.Info("draining", "delay", c.drainDelay.String(), "timeout", c.shutdownTimeout.String())
+	res.Settings().Log.Info("draining", "delay", c.drainDelay.String(), "timeout", c.shutdownTimeout.String())
 	d.start()
 	_ = ln.Close() // refuse new connections now
 	// Serve returns at once; the connections it accepted go on.
@@ -319,7 +319,7 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	res.Log.Info("stopped")
+	res.Settings().Log.Info("stopped")
 	return nil
 }
 
@@ -408,7 +408,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	}
 	r := chi.NewRouter()
 	r.Use(metrics.Middleware) // first: it sees the 500 of a recovered panic
-	r.Use(rest.Middleware(res.Log)...)
+	r.Use(rest.Middleware(res.Settings().Log)...)
 	r.Use(rest.Deadline(c.writeTimeout))
 	v1 := rest.New(res, rest.WithRateLimiter(limiter), rest.WithAddrLimits(limits), rest.WithMaxBody(maxBody))
 	r.NotFound(v1.ServeHTTP) // unknown routes get a problem+json 404

@@ -41,6 +41,7 @@ import (
 // happens before it (the API key becomes the context's viewer); every error
 // carries its domain code in extensions.code.
 func NewHandler(r *graph.Resolver) *handler.Server {
+	settings := r.Settings()
 	schema := publicSchema(graph.NewExecutableSchema(graph.Config{}).Schema())
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Schema: schema, Resolvers: r}))
 	srv.AddTransport(transport.Options{})
@@ -51,14 +52,14 @@ func NewHandler(r *graph.Resolver) *handler.Server {
 	srv.SetDisableSuggestion(true)
 	srv.Use(documentLimits{})
 	srv.Use(extension.Introspection{})
-	srv.Use(operationLimits{sizes: measureSchema(schema), limits: &r.Limits})
+	srv.Use(operationLimits{sizes: measureSchema(schema), limits: &settings.Limits})
 	srv.Use(cleanText{})
-	srv.Use(settleMutations{r})
+	srv.Use(settleMutations{settings.FreshnessWindow})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
-		return presentError(ctx, r.Log, err)
+		return presentError(ctx, settings.Log, err)
 	})
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
-		r.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		settings.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		return &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
 	})
 	return srv
@@ -81,7 +82,7 @@ func publicSchema(s *ast.Schema) *ast.Schema {
 
 // settleMutations is the gqlgen handler extension that settles a mutation
 // before its response goes out (package fresh).
-type settleMutations struct{ r *graph.Resolver }
+type settleMutations struct{ window time.Duration }
 
 var _ interface {
 	graphql.HandlerExtension
@@ -99,7 +100,7 @@ func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.Res
 	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Mutation {
 		return next(ctx)
 	}
-	return fresh.Answer(ctx, s.r.FreshnessWindow, next)
+	return fresh.Answer(ctx, s.window, next)
 }
 
 // presentError is the one GraphQL error presenter: a domain error keeps its

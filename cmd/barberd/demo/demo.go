@@ -92,7 +92,7 @@ var week = map[int]struct {
 // Seed creates a new, separate demo account with a key holding every
 // booking scope and an admin key, and returns the keys.
 func Seed(ctx context.Context, res *graph.Resolver) (*Keys, error) {
-	tx, err := res.DB.Tx(ctx)
+	tx, err := res.Settings().DB.Tx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}

@@ -23,8 +23,7 @@ import (
 // stands at Monday 2027-03-01 06:00 UTC.
 func Resolver(t testing.TB, db *store.DB) (*graph.Resolver, *demo.Keys) {
 	t.Helper()
-	res := graph.NewResolver(db, nil)
-	res.Now = func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) }
+	res := graph.New(graph.Settings{DB: db, Now: func() time.Time { return time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC) }})
 	keys, err := demo.Seed(context.Background(), res)
 	if err != nil {
 		t.Fatal(err)
