@@ -69,13 +69,9 @@ func newSecret() string {
 	return secretPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
-// Authenticate returns the viewer of the API key with the given secret.
-// A key this process has seen is checked against its account's config
-// version (any change to the account's keys changes it), read within the
-// freshness window before the call began (package fresh); otherwise the key
-// is read together with that version.
-// A secret of the wrong shape, or one the database did not know within
-// unknownKeyTTL, is refused without a query.
+// Authenticate returns the viewer of the API key with the given secret, from
+// the key cache while its account's config version is current (package
+// fresh); a malformed secret, or one recently unknown, costs no query.
 // Errors: missing_api_key, invalid_api_key (unknown or revoked), unavailable.
 func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, error) {
 	if secret == "" {

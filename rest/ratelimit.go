@@ -16,27 +16,9 @@ import (
 // limiter (429).
 const CodeRateLimited = codeRateLimited
 
-// RateLimiter limits requests per API key with a token bucket per key id:
-// each key may make Burst requests at once and PerSecond a second sustained.
-//
-// The buckets live in process memory, one set per replica: this is the one
-// state architecture.md ("Scale") lets replicas keep to themselves. With N
-// replicas behind a load balancer a key may therefore make up to N times the
-// configured rate in all. That is acceptable because the limit protects each
-// process (and, through it, the shared database's connection pool) from one
-// noisy key, not a billing quota: every replica still holds its own share to
-// the configured rate, the load balancer spreads a key's requests over them,
-// and keeping the counters exact across replicas would put a shared store
-// (and a round trip) on the path of every request. Set the per-replica rate
-// with the replica count in mind.
-//
-// Only authenticated requests are charged, to their key. Requests without
-// a key and failed authentications are limited per client address by
-// limiters of their own (AddrLimits).
-//
-// A bucket left alone long enough to refill completely is indistinguishable
-// from a new one, so idle buckets are evicted: memory stays proportional to
-// the keys active in the last few seconds (at most the number of valid keys).
+// RateLimiter limits authenticated requests per API key with a token bucket
+// per key id: Burst requests at once and PerSecond a second sustained, on
+// each replica (see "Limits kept in memory" in the package doc).
 type RateLimiter struct {
 	limit rate.Limit
 	burst int
@@ -158,14 +140,10 @@ func (l *RateLimiter) Empty(key string) (time.Duration, bool) {
 	return l.wait(1 - tokens), true
 }
 
-// Middleware charges each authenticated request (one with a viewer, put in
-// the context by Authenticate, which must run before it) to its key id and
-// sets RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (draft-ietf-
-// httpapi-ratelimit-headers: a quota, what is left of it, and seconds until
-// it is whole again). A request over the limit gets Retry-After (whole
-// seconds, at least 1) and is refused through onLimited with a
-// rate_limited error, in the caller's own error format. Requests without a
-// viewer pass uncharged. A nil limiter limits nothing.
+// Middleware charges each request with a viewer (Authenticate runs before
+// it) to its key and sets the RateLimit-* headers; one over the limit gets
+// Retry-After and is refused through onLimited with rate_limited. A nil
+// limiter limits nothing.
 func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if l == nil {
