@@ -138,6 +138,7 @@ func TestEndToEnd(t *testing.T) {
 
 var (
 	demoKeyLine  = regexp.MustCompile(`(?m)^API key \(booking scopes\): (bk_[a-z2-7]+)$`)
+	demoAdminKey = regexp.MustCompile(`(?m)^Admin API key \(GraphQL\): +(bk_[a-z2-7]+)$`)
 	demoAccount  = regexp.MustCompile(`(?m)^barberd demo account (acc\S+)$`)
 	demoCurlLine = regexp.MustCompile(`(?m)^\s*curl -H 'X-Service-Api-Key: (bk_[a-z2-7]+)' (http://\S+)$`)
 )
@@ -160,6 +161,15 @@ func TestDemo(t *testing.T) {
 		}
 		if c[1] != k[1] {
 			t.Fatalf("curl line uses key %s, printed key is %s", c[1], k[1])
+		}
+		// Every start prints an admin key that works, the first and later ones.
+		adm := demoAdminKey.FindStringSubmatch(out)
+		if adm == nil {
+			t.Fatalf("demo output lacks the admin key:\n%s", out)
+		}
+		keys := call(t, "POST", s.URL+"/graphql", adm[1], map[string]any{"query": "{ apiKeys { id } }"}, http.StatusOK).JSON(t)
+		if keys["errors"] != nil || keys["data"] == nil {
+			t.Fatalf("the printed admin key lists keys: %v", keys)
 		}
 		// The curl line works as printed (localhost instead of 127.0.0.1).
 		u := strings.Replace(c[2], "localhost", "127.0.0.1", 1)

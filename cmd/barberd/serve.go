@@ -216,8 +216,9 @@ func addrLimitFlags(fs *flag.FlagSet, c *serverConfig) error {
 }
 
 // introduceDemo seeds the demo account when the database has none and
-// prints a working key with a first command to try. On later starts a
-// fresh key is made for the same account: secrets are stored only hashed.
+// prints a working booking key and admin key with a first command to try.
+// On later starts fresh keys are made for the same account: secrets are
+// stored only hashed.
 func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, addr net.Addr) error {
 	accountID, err := demo.Account(ctx, res.Settings().DB)
 	if err != nil {
@@ -230,15 +231,18 @@ func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, a
 			return err
 		}
 		accountID, key, admin = keys.AccountID, keys.APIKey, keys.AdminAPIKey
-	} else if key, _, err = res.CreateAPIKey(ctx, accountID, "Demo chatbot", graph.BookingScopes); err != nil {
-		return err
+	} else {
+		if key, _, err = res.CreateAPIKey(ctx, accountID, "Demo chatbot", graph.BookingScopes); err != nil {
+			return err
+		}
+		if admin, _, err = res.CreateAPIKey(ctx, accountID, "Demo dashboard", graph.AllScopes); err != nil {
+			return err
+		}
 	}
 	base := "http://localhost" + portOf(addr)
 	fmt.Fprintf(stdout, "barberd demo account %s\n\n", accountID)
 	fmt.Fprintf(stdout, "API key (booking scopes): %s\n", key)
-	if admin != "" {
-		fmt.Fprintf(stdout, "Admin API key (GraphQL):  %s\n", admin)
-	}
+	fmt.Fprintf(stdout, "Admin API key (GraphQL):  %s\n", admin)
 	fmt.Fprintf(stdout, "\nTry:\n  curl -H 'X-Service-Api-Key: %s' %s%s/units\n\n", key, base, rest.BasePath)
 	fmt.Fprintf(stdout, "GraphQL playground: %s/playground  (send the key in header X-Service-Api-Key)\n\n", base)
 	return nil
