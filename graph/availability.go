@@ -41,6 +41,31 @@ type Day struct {
 	duration                          time.Duration // of every slot
 	barbers                           []string      // those with free slots
 	free                              []freeSlot    // sorted by time, then barber
+	inWindow                          bool          // the date was within the booking window
+	empty                             []emptyBarber // the other eligible barbers
+}
+
+// emptyBarber is an eligible barber without free slots on a Day, and why.
+type emptyBarber struct {
+	id    string
+	stage slots.Stage
+}
+
+// Why a day has no slots: the values of Availability.reason.
+const (
+	ReasonOutsideBookingWindow = "outside_booking_window"
+	ReasonClosed               = "closed"
+	ReasonTimeOff              = "time_off"
+	ReasonFullyBooked          = "fully_booked"
+)
+
+// reasons names each stage a set of barbers without slots can end at.
+var reasons = [...]string{
+	slots.StageClosed:  ReasonClosed,
+	slots.StageLead:    ReasonOutsideBookingWindow,
+	slots.StageTimeOff: ReasonTimeOff,
+	slots.StageBooked:  ReasonFullyBooked,
+	slots.StageFree:    ReasonFullyBooked, // not reached: a free barber has slots
 }
 
 // freeSlot is a slot of a Day, kept small since days are cached: its start
@@ -53,10 +78,16 @@ type freeSlot struct {
 // dayTags numbers the days cached in this process.
 var dayTags atomic.Uint64
 
-func newDay(o *offer, free []slots.Slot) *Day {
+// newDay is the Day of an offer, with its free slots and the stages of its
+// eligible barbers without any.
+func newDay(o *offer, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
 	d := &Day{
 		unitID: o.unit.ID, serviceID: o.service.ID, date: o.date.String(), timezone: o.unit.Timezone,
 		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
+		inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
+	}
+	for i, b := range empty {
+		d.empty[i] = emptyBarber{b.ID, b.Stage}
 	}
 	index := map[string]int32{}
 	for i, s := range free {
@@ -84,11 +115,41 @@ func (d *Day) Availability(barberID *string) *model.Availability {
 			a.Slots = append(a.Slots, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: id}, d.loc))
 		}
 	}
+	if r := d.Reason(barberID); r != "" {
+		a.Reason = &r
+	}
 	return a
 }
 
+// Reason is why the day has no slots for every barber (barberID nil) or
+// one, as Availability.reason tells it: "" when it has some.
+func (d *Day) Reason(barberID *string) string {
+	if !d.inWindow {
+		return ReasonOutsideBookingWindow
+	}
+	if barberID == nil {
+		if len(d.barbers) > 0 {
+			return ""
+		}
+		stage := slots.StageClosed // also when no barber is eligible
+		for _, b := range d.empty {
+			stage = max(stage, b.stage)
+		}
+		return reasons[stage]
+	}
+	if slices.Contains(d.barbers, *barberID) {
+		return ""
+	}
+	for _, b := range d.empty {
+		if b.id == *barberID {
+			return reasons[b.stage]
+		}
+	}
+	return ReasonClosed
+}
+
 // size is about what the day costs to keep, in bytes.
-func (d *Day) size() int { return 256 + 16*cap(d.free) + 16*len(d.barbers) }
+func (d *Day) size() int { return 256 + 16*cap(d.free) + 16*len(d.barbers) + 24*len(d.empty) }
 
 // AvailabilityDay is availability as a Day, from which the adapter takes
 // its answer (every barber's slots, or barberID's). The day comes from the
@@ -185,20 +246,47 @@ func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, s
 		return nil, err
 	}
 	free := slots.FreeSlots(d)
-	a.until = validUntil(d, free, o.holdsUntil)
-	a.day = newDay(o, free)
+	inWindow := d.InWindow()
+	var empty []slots.BarberStage
+	if inWindow {
+		empty = slots.Stages(withoutSlots(d, free))
+	}
+	a.until = validUntil(d, free, empty, o.holdsUntil)
+	a.day = newDay(o, free, inWindow, empty)
 	return a, nil
 }
 
+// withoutSlots is d with only its barbers that have none of the free slots.
+func withoutSlots(d slots.Day, free []slots.Slot) slots.Day {
+	has := make(map[string]bool, len(d.Barbers))
+	for _, s := range free {
+		has[s.BarberID] = true
+	}
+	var rest []slots.Barber
+	for _, b := range d.Barbers {
+		if !has[b.ID] {
+			rest = append(rest, b)
+		}
+	}
+	d.Barbers = rest
+	return d
+}
+
 // validUntil is when the passing of time alone may change a day's free
-// slots: when the first of them comes closer than the minimum lead, at the
-// next midnight in the unit's zone (the booking horizon moves), or when a
-// hold that blocks a slot expires.
-func validUntil(d slots.Day, free []slots.Slot, holdsUntil time.Time) time.Time {
+// slots or why a barber has none (empty, the stages of those): when the
+// first free slot, or the last start a stage rests on, comes closer than
+// the minimum lead, at the next midnight in the unit's zone (the booking
+// window moves), or when a hold that blocks a slot expires.
+func validUntil(d slots.Day, free []slots.Slot, empty []slots.BarberStage, holdsUntil time.Time) time.Time {
 	tomorrow := slots.DateOf(d.Now, d.Location).AddDays(1)
 	until := time.Date(tomorrow.Year, tomorrow.Month, tomorrow.Day, 0, 0, 0, 0, d.Location)
 	if len(free) > 0 { // sorted by start
 		until = earliest(until, free[0].Start.Add(-d.Policy.MinLead))
+	}
+	for _, b := range empty {
+		if !b.Until.IsZero() {
+			until = earliest(until, b.Until)
+		}
 	}
 	if !holdsUntil.IsZero() {
 		until = earliest(until, holdsUntil)

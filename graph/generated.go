@@ -108,6 +108,7 @@ type ComplexityRoot struct {
 	Availability struct {
 		BarberID  func(childComplexity int) int
 		Date      func(childComplexity int) int
+		Reason    func(childComplexity int) int
 		ServiceID func(childComplexity int) int
 		Slots     func(childComplexity int) int
 		Timezone  func(childComplexity int) int
@@ -702,6 +703,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Availability.Date(childComplexity), true
+	case "Availability.reason":
+		if e.ComplexityRoot.Availability.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Availability.Reason(childComplexity), true
 	case "Availability.serviceId":
 		if e.ComplexityRoot.Availability.ServiceID == nil {
 			break
@@ -2135,6 +2142,16 @@ type Availability {
   date: String!
   timezone: String!
   slots: [Slot!]!
+  """
+  Why the day has no slots: null when it has some, otherwise the first that
+  applies: outside_booking_window (the date is before the unit's today or
+  after its last bookable date), closed (no eligible barber, or the barber
+  asked for, has working hours that weekday there), outside_booking_window
+  (every start the hours allow is before now + minimum lead), time_off (time
+  off removes every start that is left), fully_booked (appointments and
+  active holds take every start).
+  """
+  reason: String
 }
 
 input HoldSlotInput {
@@ -4576,6 +4593,8 @@ func (ec *executionContext) childFields_Availability(ctx context.Context, field 
 		return ec.fieldContext_Availability_timezone(ctx, field)
 	case "slots":
 		return ec.fieldContext_Availability_slots(ctx, field)
+	case "reason":
+		return ec.fieldContext_Availability_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Availability", field.Name)
 }
@@ -7300,6 +7319,29 @@ func (ec *executionContext) fieldContext_Availability_slots(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Availability_reason(ctx context.Context, field graphql.CollectedField, obj *model.Availability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Availability_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Availability_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Availability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Barber_id(ctx context.Context, field graphql.CollectedField, obj *ent.Barber) (ret graphql.Marshaler) {
@@ -22817,6 +22859,11 @@ func (ec *executionContext) _Availability(ctx context.Context, sel ast.Selection
 		case "slots":
 			out.Values[i] = ec._Availability_slots(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Availability_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

@@ -91,7 +91,7 @@ func (a *api) availability(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	buf := answers.Get().(*[]byte)
-	body := a.encoded(q, day).answer((*buf)[:0], q.barberID)
+	body := a.encoded(q, day).answer((*buf)[:0], q.barberID, day.Reason(q.barberID))
 	writeEncoded(w, http.StatusOK, body)
 	*buf = body
 	answers.Put(buf)
@@ -140,7 +140,8 @@ func (a *api) encoded(q availabilityQuery, day *graph.Day) *encodedDay {
 type encodedDay struct {
 	head     []byte   // `{"unit_id":…,"barber_id":`
 	body     []byte   // `,"date":…,"slots":[`
-	tail     []byte   // `]}` and a newline
+	tail     []byte   // `],"reason":`
+	end      []byte   // `}` and a newline
 	times    [][]byte // `{"starts_at":…,"barber_id":`, once per distinct time
 	barbers  []string // the barbers with slots, and
 	encoded  [][]byte // theirs: `"brb_…"}`
@@ -156,15 +157,17 @@ type daySlot struct{ time, barber uint16 }
 // encodeJSON(availabilityOf(a)) would be.
 func prepareDay(a *model.Availability) *encodedDay {
 	v := availabilityOf(a)
-	v.BarberID, v.Slots = nil, []Slot{}
-	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[]}\n
+	v.BarberID, v.Slots, v.Reason = nil, []Slot{}, nil
+	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[],"reason":null}\n
 	const null = `"barber_id":null`
 	i := bytes.Index(empty, []byte(null)) + len(null)
 	j := bytes.LastIndexByte(empty, '[') + 1
+	k := bytes.LastIndexByte(empty, ':') + 1
 	d := &encodedDay{
 		head: empty[:i-len("null")],
 		body: empty[i:j],
-		tail: empty[j:],
+		tail: empty[j:k],
+		end:  empty[k+len("null"):],
 	}
 	type slotTimes struct {
 		startsAt, endsAt string
@@ -197,13 +200,13 @@ func prepareDay(a *model.Availability) *encodedDay {
 		d.times1[bi] = append(d.times1[bi], ti)
 		d.fullSize += len(d.times[ti]) + len(d.encoded[bi]) + 1
 	}
-	d.fullSize += len(d.head) + len("null") + len(d.body) + len(d.tail)
+	d.fullSize += len(d.head) + len("null") + len(d.body) + len(d.tail) + len(`"fully_booked"`) + len(d.end)
 	return d
 }
 
 // Size is about what d costs to keep, in bytes.
 func (d *encodedDay) Size() int {
-	n := len(d.head) + len(d.body) + len(d.tail) + 4*cap(d.slots) + 16*len(d.barbers)
+	n := len(d.head) + len(d.body) + len(d.tail) + len(d.end) + 4*cap(d.slots) + 16*len(d.barbers)
 	for _, ts := range d.times1 {
 		n += 24 + 2*cap(ts)
 	}
@@ -216,8 +219,9 @@ func (d *encodedDay) Size() int {
 	return n
 }
 
-// answer appends the answer for every barber (barberID nil) or one.
-func (d *encodedDay) answer(dst []byte, barberID *string) []byte {
+// answer appends the answer for every barber (barberID nil) or one, with
+// its reason (graph.Day.Reason: one of the fixed names, or "" for null).
+func (d *encodedDay) answer(dst []byte, barberID *string, reason string) []byte {
 	only := -1
 	if barberID != nil {
 		only = len(d.barbers) // no slots unless the barber has some
@@ -259,5 +263,11 @@ func (d *encodedDay) answer(dst []byte, barberID *string) []byte {
 			dst = append(dst, d.encoded[only]...)
 		}
 	}
-	return append(dst, d.tail...)
+	dst = append(dst, d.tail...)
+	if reason == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(append(append(dst, '"'), reason...), '"')
+	}
+	return append(dst, d.end...)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/graph"
 	"barberd/graph/model"
 )
 
@@ -24,6 +25,9 @@ func dayOf(t testing.TB, zone, date string, barbers []string, slots int, step ti
 		t.Fatal(err)
 	}
 	a := &model.Availability{UnitID: "unt_1", ServiceID: "svc_<&>", Date: date, Timezone: zone}
+	if slots == 0 {
+		a.Reason = ptr(graph.ReasonFullyBooked)
+	}
 	for i := range slots {
 		start := day.Add(9*time.Hour + time.Duration(i)*step)
 		for j, b := range barbers {
@@ -40,6 +44,8 @@ func dayOf(t testing.TB, zone, date string, barbers []string, slots int, step ti
 	return a
 }
 
+func ptr(s string) *string { return &s }
+
 // only is a's answer for one barber.
 func only(a *model.Availability, barber string) *model.Availability {
 	b := *a
@@ -49,6 +55,9 @@ func only(a *model.Availability, barber string) *model.Availability {
 		if s.BarberID == barber {
 			b.Slots = append(b.Slots, s)
 		}
+	}
+	if b.Slots == nil && b.Reason == nil {
+		b.Reason = ptr(graph.ReasonTimeOff)
 	}
 	return &b
 }
@@ -72,7 +81,11 @@ func TestEncodedDayAnswers(t *testing.T) {
 			check := func(want *model.Availability, barber *string) {
 				t.Helper()
 				wantBody := encodeJSON(availabilityOf(want))
-				got := d.answer([]byte("stale bytes"[:0]), barber)
+				var reason string
+				if want.Reason != nil {
+					reason = *want.Reason
+				}
+				got := d.answer([]byte("stale bytes"[:0]), barber, reason)
 				if !bytes.Equal(got, wantBody) {
 					t.Fatalf("barber %v:\n got %s\nwant %s", barber, got, wantBody)
 				}
@@ -121,13 +134,13 @@ func BenchmarkEncodedDayAnswer(b *testing.B) {
 	var buf []byte
 	b.Run("every barber", func(b *testing.B) {
 		for b.Loop() {
-			buf = d.answer(buf[:0], nil)
+			buf = d.answer(buf[:0], nil, "")
 		}
 		b.SetBytes(int64(len(buf)))
 	})
 	b.Run("one barber", func(b *testing.B) {
 		for b.Loop() {
-			buf = d.answer(buf[:0], &barbers[3])
+			buf = d.answer(buf[:0], &barbers[3], "")
 		}
 		b.SetBytes(int64(len(buf)))
 	})

@@ -153,12 +153,14 @@ type Availability struct {
 	Date      string  `json:"date"`
 	Timezone  string  `json:"timezone"`
 	Slots     []Slot  `json:"slots"`
+	Reason    *string `json:"reason"` // why there are no slots; null when there are
 }
 
 func availabilityOf(a *model.Availability) Availability {
 	return Availability{
 		UnitID: a.UnitID, ServiceID: a.ServiceID, BarberID: a.BarberID,
 		Date: a.Date, Timezone: a.Timezone, Slots: listOf(a.Slots, slotOf).Data,
+		Reason: a.Reason,
 	}
 }
 

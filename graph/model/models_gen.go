@@ -29,6 +29,14 @@ type Availability struct {
 	Date     string  `json:"date"`
 	Timezone string  `json:"timezone"`
 	Slots    []*Slot `json:"slots"`
+	// Why the day has no slots: null when it has some, otherwise the first that
+	// applies: outside_booking_window (the date is before the unit's today or
+	// after its last bookable date), closed (no eligible barber, or the barber
+	// asked for, has working hours that weekday there), outside_booking_window
+	// (every start the hours allow is before now + minimum lead), time_off (time
+	// off removes every start that is left), fully_booked (appointments and
+	// active holds take every start).
+	Reason *string `json:"reason,omitempty"`
 }
 
 // What the calling API key is, and the limits that apply to it.
