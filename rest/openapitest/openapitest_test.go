@@ -202,7 +202,7 @@ func TestCheck(t *testing.T) {
 		m["previous_starts_at_utc"] = "2030-03-29T09:00:00Z"
 	}))
 	hold := `{"hold_id":"h1","status":"active","unit_id":"u1","service_id":"s1","barber_id":"b1","starts_at":"2030-03-29T10:00:00","ends_at":"2030-03-29T10:30:00","starts_at_utc":"2030-03-29T10:00:00Z","ends_at_utc":"2030-03-29T10:30:00Z","timezone":"Europe/Lisbon","expires_at":"2030-03-01T09:05:00Z","created_at":"2030-03-01T09:00:00Z"}`
-	availability := `{"unit_id":"u1","service_id":"s1","barber_id":null,"date":"2030-03-29","timezone":"Europe/Lisbon","slots":[` + slot + `]}`
+	availability := `{"unit_id":"u1","service_id":"s1","barber_id":null,"date":"2030-03-29","timezone":"Europe/Lisbon","slots":[` + slot + `],"reason":null}`
 	context := `{"account":{"id":"acc","name":"Demo"},"api_key":{"id":"k1","name":"bot","prefix":"bk_abc","scopes":["context:read"]},"server_time":"2030-03-01T09:00:00Z","limits":{"hold_ttl_seconds":{"default":300,"min":10,"max":1800},"notifications_limit":{"default":50,"max":200},"active_holds_max":10}}`
 	unit := `{"id":"u1","name":"Lisboa","timezone":"Europe/Lisbon","address":"Rua A","phone":"+351210000000","booking_policy":{"slot_step_minutes":15,"min_lead_minutes":60,"horizon_days":365}}`
 	service := `{"id":"s1","name":"Corte","description":"","duration_minutes":30,"buffer_minutes":0,"price":{"amount":2500,"currency":"EUR"},"unit_ids":["u1"]}`
@@ -299,6 +299,9 @@ func TestCheck(t *testing.T) {
 		{"availability barber_id missing", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"barber_id":null,`, ``, 1), false},
 		{"availability barber_id number", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"barber_id":null`, `"barber_id":5`, 1), false},
 		{"availability slot extra field", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"barber_id":"b1"}`, `"barber_id":"b1","x":1}`, 1), false},
+		{"availability empty with reason", "GET", "/availability", 200, jsonHeader(), strings.Replace(strings.Replace(availability, `"slots":[`+slot+`]`, `"slots":[]`, 1), `"reason":null`, `"reason":"closed"`, 1), true},
+		{"availability unknown reason", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"reason":null`, `"reason":"on_holiday"`, 1), false},
+		{"availability reason missing", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `,"reason":null`, ``, 1), false},
 		{"availability date with time", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"date":"2030-03-29"`, `"date":"2030-03-29T00:00:00"`, 1), false},
 		{"hold 201", "POST", "/slots/hold", 201, jsonHeader(), hold, true},
 		{"hold 200 undocumented", "POST", "/slots/hold", 200, jsonHeader(), hold, false},
