@@ -16,15 +16,11 @@ import (
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*model.Availability, error) {
-	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
+	d, err := r.AvailabilityDay(ctx, unitID, serviceID, barberID, date)
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, false)
-	if err != nil {
-		return nil, err
-	}
-	return a.day.Availability(barberID), nil
+	return d.Availability(barberID), nil
 }
 
 // A Day is one day's free slots of a unit and service, for every eligible
@@ -40,6 +36,7 @@ type Day struct {
 	loc                               *time.Location
 	duration                          time.Duration // of every slot
 	barbers                           []string      // those with free slots
+	rank                              []int32       // of each of barbers among the eligible, in the order creates try them
 	free                              []freeSlot    // sorted by time, then barber
 	inWindow                          bool          // the date was within the booking window
 	empty                             []emptyBarber // the other eligible barbers
@@ -79,8 +76,9 @@ type freeSlot struct {
 var dayTags atomic.Uint64
 
 // newDay is the Day of an offer, with its free slots and the stages of its
-// eligible barbers without any.
-func newDay(o *offer, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
+// eligible barbers without any; order lists the eligible barbers as a create
+// without a barber tries them.
+func newDay(o *offer, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
 	d := &Day{
 		unitID: o.unit.ID, serviceID: o.service.ID, date: o.date.String(), timezone: o.unit.Timezone,
 		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
@@ -96,6 +94,7 @@ func newDay(o *offer, free []slots.Slot, inWindow bool, empty []slots.BarberStag
 			b = int32(len(d.barbers))
 			index[s.BarberID] = b
 			d.barbers = append(d.barbers, s.BarberID)
+			d.rank = append(d.rank, int32(slices.Index(order, s.BarberID)))
 		}
 		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
 	}
@@ -149,12 +148,10 @@ func (d *Day) Reason(barberID *string) string {
 }
 
 // size is about what the day costs to keep, in bytes.
-func (d *Day) size() int { return 256 + 16*cap(d.free) + 16*len(d.barbers) + 24*len(d.empty) }
+func (d *Day) size() int { return 256 + 16*cap(d.free) + 20*len(d.barbers) + 24*len(d.empty) }
 
 // AvailabilityDay is availability as a Day, from which the adapter takes
-// its answer (every barber's slots, or barberID's). The day comes from the
-// availability cache while it is still what the database says (cache.go),
-// and otherwise from the database, then cached.
+// its answer (every barber's slots, or barberID's).
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
@@ -162,41 +159,12 @@ func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string
 	if err != nil {
 		return nil, err
 	}
-	key := newAvailabilityKey(v.AccountID, unitID, serviceID, date)
-	c := r.cache
-	e, err := c.cachedAvailability(ctx, v, key, r.now())
+	d, _ := slots.ParseDate(date)
+	days, err := r.availabilityDays(ctx, v, unitID, serviceID, barberID, []slots.Date{d})
 	if err != nil {
 		return nil, err
 	}
-	if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
-		return e.day, nil
-	}
-	if barberID != nil {
-		// The barber's own errors (barber_not_found, barber_not_eligible)
-		// come before the day is read.
-		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
-			return nil, err
-		}
-	}
-	a, err := r.computeAvailability(ctx, v, unitID, serviceID, nil, date, v.versioned)
-	if err != nil {
-		return nil, err
-	}
-	if a.cacheable {
-		a.day.Tag = dayTags.Add(1)
-		c.availability.Put(key, &availabilityEntry{
-			config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
-			from: a.at, until: a.until, day: a.day,
-		})
-	}
-	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
-		// The catalog changed between the two reads: answer as the
-		// barber's own day says, without caching it.
-		if a, err = r.computeAvailability(ctx, v, unitID, serviceID, barberID, date, false); err != nil {
-			return nil, err
-		}
-	}
-	return a.day, nil
+	return days[0], nil
 }
 
 // checkAvailability checks the caller's scope and the request.
@@ -208,51 +176,115 @@ func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID stri
 	return v, CheckAvailability(unitID, serviceID, barberID, date).Err()
 }
 
-// computedAvailability is a day read from the database, with what it takes
-// to cache it.
-type computedAvailability struct {
-	day       *Day
-	at, until time.Time // the day holds from at until until, if nothing is written
-	barbers   []string  // the barbers it covers
-	cacheable bool      // their versions were read before their reservations:
+// availabilityDays returns the Days of dates (ascending, distinct) of a unit
+// and service, for every eligible barber (or, rarely, for barberID alone).
+// Each comes from the availability cache while it is still what the
+// database says (cache.go); the others are read from the database in one
+// statement, then cached.
+func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) ([]*Day, error) {
+	keys := make([]availabilityKey, len(dates))
+	for i, d := range dates {
+		keys[i] = newAvailabilityKey(v.AccountID, unitID, serviceID, d.String())
+	}
+	entries, err := r.cache.cachedDays(ctx, v, keys, r.now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Day, len(dates))
+	var missing []slots.Date
+	var at []int // missing[j] is dates[at[j]]
+	for i, e := range entries {
+		if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
+			out[i] = e.day
+		} else {
+			missing, at = append(missing, dates[i]), append(at, i)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if barberID != nil {
+		// The barber's own errors (barber_not_found, barber_not_eligible)
+		// come before the days are read.
+		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
+			return nil, err
+		}
+	}
+	a, err := r.computeDays(ctx, v, unitID, serviceID, nil, missing, v.versioned)
+	if err != nil {
+		return nil, err
+	}
+	if a.cacheable {
+		for i, d := range a.days {
+			d.Tag = dayTags.Add(1)
+			r.cache.availability.Put(keys[at[i]], &availabilityEntry{
+				config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
+				from: a.at, until: a.until[i], day: d,
+			})
+		}
+	}
+	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
+		// The catalog changed between the two reads: answer as the
+		// barber's own days say, without caching them.
+		if a, err = r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false); err != nil {
+			return nil, err
+		}
+	}
+	for j, i := range at {
+		out[i] = a.days[j]
+	}
+	return out, nil
+}
+
+// computedDays are days read from the database, with what it takes to
+// cache them.
+type computedDays struct {
+	days      []*Day
+	at        time.Time   // the days hold from at
+	until     []time.Time // until until[i], if nothing is written
+	barbers   []string    // the barbers they cover
+	cacheable bool        // their versions were read before their reservations:
 	bookings  []int64
 }
 
-// computeAvailability reads a day's availability from the database; with
-// versioned, it reads the barbers' bookings versions first, so the day can
-// be cached under them.
-func (r *Resolver) computeAvailability(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, date string, versioned bool) (*computedAvailability, error) {
+// computeDays reads days' availability from the database; with versioned,
+// it reads the barbers' bookings versions first, so the days can be cached
+// under them.
+func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, versioned bool) (*computedDays, error) {
 	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
 	if err != nil {
 		return nil, err
 	}
-	o.date, _ = slots.ParseDate(date)
 	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
 	if err != nil {
 		return nil, err
 	}
-	a := &computedAvailability{at: r.now(), barbers: make([]string, len(barbers))}
+	a := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
 		a.barbers[i] = b.ID
 	}
 	if versioned {
-		// Read before the reservations, so the day is at least as new as
-		// the versions say.
+		// Read before the reservations, so the days are at least as new
+		// as the versions say.
 		a.bookings, err = r.cache.bookingVersions(ctx, v, a.barbers)
 		a.cacheable = err == nil
 	}
-	d, err := o.day(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, a.at, barbers)
+	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, a.at, barbers, dates)
 	if err != nil {
 		return nil, err
 	}
-	free := slots.FreeSlots(d)
-	inWindow := d.InWindow()
-	var empty []slots.BarberStage
-	if inWindow {
-		empty = slots.Stages(withoutSlots(d, free))
+	a.days, a.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
+	for i, in := range inputs {
+		free := slots.FreeSlots(in.Day)
+		inWindow := in.InWindow()
+		var empty []slots.BarberStage
+		if inWindow {
+			empty = slots.Stages(withoutSlots(in.Day, free))
+		}
+		a.until[i] = validUntil(in.Day, free, empty, in.holdsUntil)
+		o.date = in.Date
+		a.days[i] = newDay(o, a.barbers, free, inWindow, empty)
 	}
-	a.until = validUntil(d, free, empty, o.holdsUntil)
-	a.day = newDay(o, free, inWindow, empty)
 	return a, nil
 }
 

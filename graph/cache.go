@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -121,28 +122,48 @@ type availabilityEntry struct {
 	day      *Day
 }
 
-// cachedAvailability returns the cached entry for k when it is still what
-// the database says: same config version, same bookings versions of its
-// barbers (read for this request, within the freshness window) and not yet
-// changed by the passing of time.
+// cachedDays returns the cached entry of each key (nil where there is none)
+// that is still what the database says: same config version, same bookings
+// versions of its barbers (read once for all of them, within the freshness
+// window) and not yet changed by the passing of time.
 // An error is the database's: the caller need not ask it again.
-func (c *caches) cachedAvailability(ctx context.Context, v *Viewer, k availabilityKey, now time.Time) (e *availabilityEntry, err error) {
-	defer func() { c.metrics.CacheLookup("availability", e != nil) }()
+func (c *caches) cachedDays(ctx context.Context, v *Viewer, keys []availabilityKey, now time.Time) ([]*availabilityEntry, error) {
+	out := make([]*availabilityEntry, len(keys))
 	if !v.versioned {
-		return nil, nil
+		for range keys {
+			c.metrics.CacheLookup("availability", false)
+		}
+		return out, nil
 	}
-	e, _ = c.availability.Get(k)
-	if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
-		return nil, nil
+	var barbers []string
+	hits := false
+	for i, k := range keys {
+		e, _ := c.availability.Get(k)
+		if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) {
+			continue
+		}
+		out[i], hits = e, true
+		for _, b := range e.barbers {
+			if !slices.Contains(barbers, b) {
+				barbers = append(barbers, b)
+			}
+		}
 	}
-	got, err := c.fence.Read(ctx, v.AccountID, e.barbers)
-	if err != nil {
-		return nil, err
+	if hits {
+		got, err := c.fence.Read(ctx, v.AccountID, barbers)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range out {
+			if e != nil && !got.Same(v.AccountID, e.config, e.barbers, e.bookings) {
+				out[i] = nil
+			}
+		}
 	}
-	if !got.Same(v.AccountID, e.config, e.barbers, e.bookings) {
-		return nil, nil
+	for _, e := range out {
+		c.metrics.CacheLookup("availability", e != nil)
 	}
-	return e, nil
+	return out, nil
 }
 
 // bookingVersions reads the bookings versions of barbers, before their

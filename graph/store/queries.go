@@ -93,6 +93,7 @@ type ScheduleRow struct {
 	AppointmentID    *string
 	HoldID           *string
 	// working hours
+	Weekday           int // 0 (Sunday) .. 6
 	OpensAt, ClosesAt string
 	Breaks            []string
 }
@@ -108,14 +109,15 @@ func (r ScheduleRow) Of(ids []string) bool {
 	return false
 }
 
-// ScheduleRows reads in one statement what a day of the given barbers at a
-// unit needs: their working hours on the weekday, their time off and their
-// reservations overlapping [from, to), but those of holds expired at now.
+// ScheduleRows reads in one statement what days of the given barbers at a
+// unit need: their working hours on the weekdays (0 Sunday .. 6), their time
+// off and their reservations overlapping [from, to), but those of holds
+// expired at now.
 //
 // Why not ent: ent reads one entity type per query, so the same rows would
 // cost three round trips (hours, time off, reservations), and every
 // availability answer and create pays them; UNION ALL makes it one.
-func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekday int, from, to, now time.Time) ([]ScheduleRow, error) {
+func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) ([]ScheduleRow, error) {
 	var a sqlArgs
 	acct, err := tenantFilter(ctx, &a, "")
 	if err != nil {
@@ -123,7 +125,11 @@ func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs 
 	}
 	ids := a.list(barberIDs)
 	pFrom, pTo, pNow := a.add(from), a.add(to), a.add(now)
-	pUnit, pDay := a.add(unitID), a.add(int64(weekday))
+	pUnit := a.add(unitID)
+	days := make([]string, len(weekdays))
+	for i, d := range weekdays {
+		days[i] = a.add(int64(d))
+	}
 	overlaps := `starts_at < ` + pTo + ` AND ends_at > ` + pFrom
 	if dia == dialect.Postgres {
 		// The same condition in the form of the no-overlap constraint's
@@ -133,19 +139,21 @@ func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs 
 		overlaps = `tstzrange(starts_at, ends_at, '[)') && tstzrange(` + pFrom + `, ` + pTo + `, '[)')`
 	}
 	// The reservations come first: SQLite types a compound select's columns
-	// by its first select, which makes the instants time.Time.
-	q := `SELECT ` + strconv.Itoa(int(RowReservation)) + `, id, barber_id, starts_at, ends_at, expires_at, appointment_id, hold_id, NULL
+	// by its first select, which makes the instants time.Time. PostgreSQL
+	// types a column of NULLs in the first two selects as text, so the
+	// weekday's NULL is cast to match the third.
+	q := `SELECT ` + strconv.Itoa(int(RowReservation)) + `, id, barber_id, starts_at, ends_at, expires_at, appointment_id, hold_id, NULL, CAST(NULL AS INTEGER)
 FROM reservations
 WHERE barber_id IN (` + ids + `) AND ` + overlaps + `
 AND (expires_at IS NULL OR expires_at > ` + pNow + `)` + acct + `
 UNION ALL
-SELECT ` + strconv.Itoa(int(RowTimeOff)) + `, id, barber_id, starts_at, ends_at, NULL, NULL, NULL, NULL
+SELECT ` + strconv.Itoa(int(RowTimeOff)) + `, id, barber_id, starts_at, ends_at, NULL, NULL, NULL, NULL, NULL
 FROM time_offs
 WHERE barber_id IN (` + ids + `) AND starts_at < ` + pTo + ` AND ends_at > ` + pFrom + acct + `
 UNION ALL
-SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, opens_at, closes_at, CAST(breaks AS TEXT)
+SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, opens_at, closes_at, CAST(breaks AS TEXT), weekday
 FROM working_hours
-WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday = ` + pDay + acct
+WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` + strings.Join(days, ", ") + `)` + acct
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return nil, err
@@ -158,8 +166,9 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday = ` + p
 			kind                 int64
 			starts, ends, expiry sql.NullTime
 			ref1, ref2, breaks   sql.NullString
+			weekday              sql.NullInt64
 		)
-		if err := rows.Scan(&kind, &r.ID, &r.BarberID, &starts, &ends, &expiry, &ref1, &ref2, &breaks); err != nil {
+		if err := rows.Scan(&kind, &r.ID, &r.BarberID, &starts, &ends, &expiry, &ref1, &ref2, &breaks, &weekday); err != nil {
 			return nil, err
 		}
 		r.Kind = RowKind(kind)
@@ -178,7 +187,7 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday = ` + p
 		case RowTimeOff:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
 		case RowHours:
-			r.OpensAt, r.ClosesAt = ref1.String, ref2.String
+			r.OpensAt, r.ClosesAt, r.Weekday = ref1.String, ref2.String, int(weekday.Int64)
 			if breaks.Valid && breaks.String != "" {
 				if err := json.Unmarshal([]byte(breaks.String), &r.Breaks); err != nil {
 					return nil, fmt.Errorf("working hours %s: breaks: %w", r.ID, err)

@@ -35,7 +35,7 @@ func TestQueriesMatchSchema(t *testing.T) {
 		} {
 			queries := map[string]func(store.Queryer) error{
 				"ScheduleRows": func(q store.Queryer) error {
-					_, err := store.ScheduleRows(ctx, q, dia, "unt_1", []string{"bar_1", "bar_2"}, 2, at, at.Add(time.Hour), at)
+					_, err := store.ScheduleRows(ctx, q, dia, "unt_1", []string{"bar_1", "bar_2"}, []int{2, 3}, at, at.Add(time.Hour), at)
 					return err
 				},
 				"DeleteExpiredReservations": func(q store.Queryer) error {
