@@ -101,6 +101,12 @@ func newDay(o *offer, order []string, free []slots.Slot, inWindow bool, empty []
 	return d
 }
 
+// Date is the day, YYYY-MM-DD in the unit's zone.
+func (d *Day) Date() string { return d.date }
+
+// Timezone is the unit's zone.
+func (d *Day) Timezone() string { return d.timezone }
+
 // Availability is the day's answer for every barber (barberID nil) or one.
 func (d *Day) Availability(barberID *string) *model.Availability {
 	a := &model.Availability{

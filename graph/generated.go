@@ -115,6 +115,16 @@ type ComplexityRoot struct {
 		UnitID    func(childComplexity int) int
 	}
 
+	AvailabilityRange struct {
+		BarberID  func(childComplexity int) int
+		Days      func(childComplexity int) int
+		From      func(childComplexity int) int
+		ServiceID func(childComplexity int) int
+		Timezone  func(childComplexity int) int
+		To        func(childComplexity int) int
+		UnitID    func(childComplexity int) int
+	}
+
 	Barber struct {
 		Active       func(childComplexity int) int
 		CreatedAt    func(childComplexity int) int
@@ -229,6 +239,15 @@ type ComplexityRoot struct {
 		UpdateUnit                 func(childComplexity int, id string, input model.UpdateUnitInput) int
 	}
 
+	NextFreeSlots struct {
+		BarberID  func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		ServiceID func(childComplexity int) int
+		Slots     func(childComplexity int) int
+		Timezone  func(childComplexity int) int
+		UnitID    func(childComplexity int) int
+	}
+
 	Notification struct {
 		Appointment      func(childComplexity int) int
 		AppointmentID    func(childComplexity int) int
@@ -254,12 +273,14 @@ type ComplexityRoot struct {
 		Appointment          func(childComplexity int, id string) int
 		Appointments         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) int
 		Availability         func(childComplexity int, unitID string, serviceID string, barberID *string, date string) int
+		AvailabilityRange    func(childComplexity int, unitID string, serviceID string, barberID *string, from string, to string) int
 		Barbers              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) int
 		BookableBarbers      func(childComplexity int, unitID *string, serviceID *string, first *int) int
 		BookableServices     func(childComplexity int, unitID *string, first *int) int
 		BookableUnits        func(childComplexity int, first *int) int
 		Context              func(childComplexity int) int
 		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		NextFreeSlots        func(childComplexity int, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		PendingNotifications func(childComplexity int, limit *int) int
@@ -402,6 +423,8 @@ type QueryResolver interface {
 	BookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error)
 	BookableBarbers(ctx context.Context, unitID *string, serviceID *string, first *int) ([]*ent.Barber, error)
 	Availability(ctx context.Context, unitID string, serviceID string, barberID *string, date string) (*model.Availability, error)
+	AvailabilityRange(ctx context.Context, unitID string, serviceID string, barberID *string, from string, to string) (*model.AvailabilityRange, error)
+	NextFreeSlots(ctx context.Context, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) (*model.NextFreeSlots, error)
 	Appointment(ctx context.Context, id string) (*ent.Appointment, error)
 	PendingNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error)
 	APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error)
@@ -733,6 +756,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Availability.UnitID(childComplexity), true
+
+	case "AvailabilityRange.barberId":
+		if e.ComplexityRoot.AvailabilityRange.BarberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.BarberID(childComplexity), true
+	case "AvailabilityRange.days":
+		if e.ComplexityRoot.AvailabilityRange.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.Days(childComplexity), true
+	case "AvailabilityRange.from":
+		if e.ComplexityRoot.AvailabilityRange.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.From(childComplexity), true
+	case "AvailabilityRange.serviceId":
+		if e.ComplexityRoot.AvailabilityRange.ServiceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.ServiceID(childComplexity), true
+	case "AvailabilityRange.timezone":
+		if e.ComplexityRoot.AvailabilityRange.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.Timezone(childComplexity), true
+	case "AvailabilityRange.to":
+		if e.ComplexityRoot.AvailabilityRange.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.To(childComplexity), true
+	case "AvailabilityRange.unitId":
+		if e.ComplexityRoot.AvailabilityRange.UnitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvailabilityRange.UnitID(childComplexity), true
 
 	case "Barber.active":
 		if e.ComplexityRoot.Barber.Active == nil {
@@ -1339,6 +1405,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateUnit(childComplexity, args["id"].(string), args["input"].(model.UpdateUnitInput)), true
 
+	case "NextFreeSlots.barberId":
+		if e.ComplexityRoot.NextFreeSlots.BarberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.BarberID(childComplexity), true
+	case "NextFreeSlots.reason":
+		if e.ComplexityRoot.NextFreeSlots.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.Reason(childComplexity), true
+	case "NextFreeSlots.serviceId":
+		if e.ComplexityRoot.NextFreeSlots.ServiceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.ServiceID(childComplexity), true
+	case "NextFreeSlots.slots":
+		if e.ComplexityRoot.NextFreeSlots.Slots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.Slots(childComplexity), true
+	case "NextFreeSlots.timezone":
+		if e.ComplexityRoot.NextFreeSlots.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.Timezone(childComplexity), true
+	case "NextFreeSlots.unitId":
+		if e.ComplexityRoot.NextFreeSlots.UnitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextFreeSlots.UnitID(childComplexity), true
+
 	case "Notification.appointment":
 		if e.ComplexityRoot.Notification.Appointment == nil {
 			break
@@ -1479,6 +1582,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Availability(childComplexity, args["unitId"].(string), args["serviceId"].(string), args["barberId"].(*string), args["date"].(string)), true
+	case "Query.availabilityRange":
+		if e.ComplexityRoot.Query.AvailabilityRange == nil {
+			break
+		}
+
+		args, err := ec.field_Query_availabilityRange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AvailabilityRange(childComplexity, args["unitId"].(string), args["serviceId"].(string), args["barberId"].(*string), args["from"].(string), args["to"].(string)), true
 	case "Query.barbers":
 		if e.ComplexityRoot.Query.Barbers == nil {
 			break
@@ -1541,6 +1655,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Customers(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CustomerOrder), args["where"].(*ent.CustomerWhereInput)), true
 
+	case "Query.nextFreeSlots":
+		if e.ComplexityRoot.Query.NextFreeSlots == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nextFreeSlots_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NextFreeSlots(childComplexity, args["unitId"].(string), args["serviceId"].(string), args["barberId"].(*string), args["after"].(*string), args["limit"].(*int), args["timeFrom"].(*string), args["timeTo"].(*string), args["weekdays"].([]int)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -2154,6 +2279,35 @@ type Availability {
   reason: String
 }
 
+"Free slots of consecutive days."
+type AvailabilityRange {
+  unitId: ID!
+  serviceId: ID!
+  barberId: ID
+  timezone: String!
+  "The first day, YYYY-MM-DD, in the unit's time zone."
+  from: String!
+  "The last day, included."
+  to: String!
+  "One entry per date from from to to, in order, each exactly as availability gives it."
+  days: [Availability!]!
+}
+
+"The next free times of a service at a unit."
+type NextFreeSlots {
+  unitId: ID!
+  serviceId: ID!
+  barberId: ID
+  timezone: String!
+  """
+  By time. Without barberId, one per distinct start time, with the barber a
+  booking without barberId at that time would get.
+  """
+  slots: [Slot!]!
+  "null, or none_within_horizon when nothing is free from after through the booking horizon."
+  reason: String
+}
+
 input HoldSlotInput {
   unitId: ID!
   serviceId: ID!
@@ -2224,6 +2378,19 @@ extend type Query {
   bookableBarbers(unitId: ID, serviceId: ID, first: Int): [Barber!]!
   "Free slots of one day. Scope availability:read."
   availability(unitId: ID!, serviceId: ID!, barberId: ID, date: String!): Availability!
+  """
+  Free slots of each day from from to to (YYYY-MM-DD, both included, at most
+  31 days). Scope availability:read.
+  """
+  availabilityRange(unitId: ID!, serviceId: ID!, barberId: ID, from: String!, to: String!): AvailabilityRange!
+  """
+  The next free times at or after after (unit-local YYYY-MM-DDTHH:MM:SS;
+  default now) through the booking horizon: limit of them (1..20, default
+  3), starting at timeFrom <= local time of day < timeTo (HH:MM, defaults
+  00:00 and 24:00), on weekdays (ISO, 1 Monday .. 7 Sunday; default all).
+  Scope availability:read.
+  """
+  nextFreeSlots(unitId: ID!, serviceId: ID!, barberId: ID, after: String, limit: Int, timeFrom: String, timeTo: String, weekdays: [Int!]): NextFreeSlots!
   "One appointment. Scope appointments:read."
   appointment(id: ID!): Appointment!
   "Pending notifications of the calling key, oldest first, without consuming them. Scope notifications:read."
@@ -4599,6 +4766,26 @@ func (ec *executionContext) childFields_Availability(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type Availability", field.Name)
 }
 
+func (ec *executionContext) childFields_AvailabilityRange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "unitId":
+		return ec.fieldContext_AvailabilityRange_unitId(ctx, field)
+	case "serviceId":
+		return ec.fieldContext_AvailabilityRange_serviceId(ctx, field)
+	case "barberId":
+		return ec.fieldContext_AvailabilityRange_barberId(ctx, field)
+	case "timezone":
+		return ec.fieldContext_AvailabilityRange_timezone(ctx, field)
+	case "from":
+		return ec.fieldContext_AvailabilityRange_from(ctx, field)
+	case "to":
+		return ec.fieldContext_AvailabilityRange_to(ctx, field)
+	case "days":
+		return ec.fieldContext_AvailabilityRange_days(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AvailabilityRange", field.Name)
+}
+
 func (ec *executionContext) childFields_Barber(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4769,6 +4956,24 @@ func (ec *executionContext) childFields_Limits(ctx context.Context, field graphq
 		return ec.fieldContext_Limits_activeHoldsMax(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Limits", field.Name)
+}
+
+func (ec *executionContext) childFields_NextFreeSlots(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "unitId":
+		return ec.fieldContext_NextFreeSlots_unitId(ctx, field)
+	case "serviceId":
+		return ec.fieldContext_NextFreeSlots_serviceId(ctx, field)
+	case "barberId":
+		return ec.fieldContext_NextFreeSlots_barberId(ctx, field)
+	case "timezone":
+		return ec.fieldContext_NextFreeSlots_timezone(ctx, field)
+	case "slots":
+		return ec.fieldContext_NextFreeSlots_slots(ctx, field)
+	case "reason":
+		return ec.fieldContext_NextFreeSlots_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NextFreeSlots", field.Name)
 }
 
 func (ec *executionContext) childFields_Notification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5691,6 +5896,52 @@ func (ec *executionContext) field_Query_appointments_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_availabilityRange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "barberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["barberId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_availability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5900,6 +6151,76 @@ func (ec *executionContext) field_Query_customers_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nextFreeSlots_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "barberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["barberId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "timeFrom",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timeFrom"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "timeTo",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timeTo"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "weekdays",
+		func(ctx context.Context, v any) ([]int, error) {
+			return ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["weekdays"] = arg7
 	return args, nil
 }
 
@@ -7342,6 +7663,176 @@ func (ec *executionContext) _Availability_reason(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Availability_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Availability", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_unitId(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_unitId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_unitId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_serviceId(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_serviceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_serviceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_barberId(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_barberId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BarberID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_barberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_timezone(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_from(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_to(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvailabilityRange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AvailabilityRange_days(ctx context.Context, field graphql.CollectedField, obj *model.AvailabilityRange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvailabilityRange_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Availability) graphql.Marshaler {
+			return ec.marshalNAvailability2ᚕᚖbarberdᚋgraphᚋmodelᚐAvailabilityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvailabilityRange_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AvailabilityRange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Availability(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Barber_id(ctx context.Context, field graphql.CollectedField, obj *ent.Barber) (ret graphql.Marshaler) {
@@ -9825,6 +10316,153 @@ func (ec *executionContext) fieldContext_Mutation_markAppointmentNoShow(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _NextFreeSlots_unitId(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_unitId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_unitId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextFreeSlots", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NextFreeSlots_serviceId(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_serviceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_serviceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextFreeSlots", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NextFreeSlots_barberId(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_barberId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BarberID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_barberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextFreeSlots", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NextFreeSlots_timezone(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextFreeSlots", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NextFreeSlots_slots(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_slots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slots, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Slot) graphql.Marshaler {
+			return ec.marshalNSlot2ᚕᚖbarberdᚋgraphᚋmodelᚐSlotᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_slots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NextFreeSlots",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Slot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NextFreeSlots_reason(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextFreeSlots_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NextFreeSlots_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextFreeSlots", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *ent.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10620,6 +11258,94 @@ func (ec *executionContext) fieldContext_Query_availability(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_availability_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_availabilityRange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_availabilityRange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AvailabilityRange(ctx, fc.Args["unitId"].(string), fc.Args["serviceId"].(string), fc.Args["barberId"].(*string), fc.Args["from"].(string), fc.Args["to"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AvailabilityRange) graphql.Marshaler {
+			return ec.marshalNAvailabilityRange2ᚖbarberdᚋgraphᚋmodelᚐAvailabilityRange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_availabilityRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AvailabilityRange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_availabilityRange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nextFreeSlots(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nextFreeSlots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NextFreeSlots(ctx, fc.Args["unitId"].(string), fc.Args["serviceId"].(string), fc.Args["barberId"].(*string), fc.Args["after"].(*string), fc.Args["limit"].(*int), fc.Args["timeFrom"].(*string), fc.Args["timeTo"].(*string), fc.Args["weekdays"].([]int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NextFreeSlots) graphql.Marshaler {
+			return ec.marshalNNextFreeSlots2ᚖbarberdᚋgraphᚋmodelᚐNextFreeSlots(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nextFreeSlots(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NextFreeSlots(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nextFreeSlots_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22887,6 +23613,74 @@ func (ec *executionContext) _Availability(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var availabilityRangeImplementors = []string{"AvailabilityRange"}
+
+func (ec *executionContext) _AvailabilityRange(ctx context.Context, sel ast.SelectionSet, obj *model.AvailabilityRange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, availabilityRangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AvailabilityRange")
+		case "unitId":
+			out.Values[i] = ec._AvailabilityRange_unitId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serviceId":
+			out.Values[i] = ec._AvailabilityRange_serviceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "barberId":
+			out.Values[i] = ec._AvailabilityRange_barberId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._AvailabilityRange_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._AvailabilityRange_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._AvailabilityRange_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._AvailabilityRange_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var barberImplementors = []string{"Barber", "Node"}
 
 func (ec *executionContext) _Barber(ctx context.Context, sel ast.SelectionSet, obj *ent.Barber) graphql.Marshaler {
@@ -23962,6 +24756,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var nextFreeSlotsImplementors = []string{"NextFreeSlots"}
+
+func (ec *executionContext) _NextFreeSlots(ctx context.Context, sel ast.SelectionSet, obj *model.NextFreeSlots) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nextFreeSlotsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NextFreeSlots")
+		case "unitId":
+			out.Values[i] = ec._NextFreeSlots_unitId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serviceId":
+			out.Values[i] = ec._NextFreeSlots_serviceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "barberId":
+			out.Values[i] = ec._NextFreeSlots_barberId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._NextFreeSlots_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slots":
+			out.Values[i] = ec._NextFreeSlots_slots(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._NextFreeSlots_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var notificationImplementors = []string{"Notification", "Node"}
 
 func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *ent.Notification) graphql.Marshaler {
@@ -24393,6 +25250,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_availability(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "availabilityRange":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_availabilityRange(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nextFreeSlots":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nextFreeSlots(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -25924,6 +26825,22 @@ func (ec *executionContext) unmarshalNAppointmentWhereInput2ᚖbarberdᚋentᚐA
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAvailability2ᚕᚖbarberdᚋgraphᚋmodelᚐAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Availability) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAvailability2ᚖbarberdᚋgraphᚋmodelᚐAvailability(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAvailability2ᚖbarberdᚋgraphᚋmodelᚐAvailability(ctx context.Context, sel ast.SelectionSet, v *model.Availability) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -25932,6 +26849,16 @@ func (ec *executionContext) marshalNAvailability2ᚖbarberdᚋgraphᚋmodelᚐAv
 		return graphql.Null
 	}
 	return ec._Availability(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAvailabilityRange2ᚖbarberdᚋgraphᚋmodelᚐAvailabilityRange(ctx context.Context, sel ast.SelectionSet, v *model.AvailabilityRange) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AvailabilityRange(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNBarber2ᚕᚖbarberdᚋentᚐBarberᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Barber) graphql.Marshaler {
@@ -26292,6 +27219,16 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNNextFreeSlots2ᚖbarberdᚋgraphᚋmodelᚐNextFreeSlots(ctx context.Context, sel ast.SelectionSet, v *model.NextFreeSlots) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NextFreeSlots(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNode2ᚕbarberdᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {

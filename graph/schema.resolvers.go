@@ -72,6 +72,19 @@ func (r *queryResolver) Availability(ctx context.Context, unitID string, service
 	return r.availability(ctx, unitID, serviceID, barberID, date)
 }
 
+// AvailabilityRange is the resolver for the availabilityRange field.
+func (r *queryResolver) AvailabilityRange(ctx context.Context, unitID string, serviceID string, barberID *string, from string, to string) (*model.AvailabilityRange, error) {
+	return r.availabilityRange(ctx, unitID, serviceID, barberID, from, to)
+}
+
+// NextFreeSlots is the resolver for the nextFreeSlots field.
+func (r *queryResolver) NextFreeSlots(ctx context.Context, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) (*model.NextFreeSlots, error) {
+	return r.Resolver.NextFreeSlots(ctx, NextSlotsQuery{
+		UnitID: unitID, ServiceID: serviceID, BarberID: barberID, After: after, Limit: limit,
+		TimeFrom: timeFrom, TimeTo: timeTo, Weekdays: weekdays,
+	})
+}
+
 // Appointment is the resolver for the appointment field.
 func (r *queryResolver) Appointment(ctx context.Context, id string) (*ent.Appointment, error) {
 	return r.getAppointment(ctx, id)

@@ -91,7 +91,7 @@ func (a *api) availability(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	buf := answers.Get().(*[]byte)
-	body := a.encoded(q, day).answer((*buf)[:0], q.barberID, day.Reason(q.barberID))
+	body := a.encoded(dayKey{q.unitID, q.serviceID, q.date}, day).answer((*buf)[:0], q.barberID, day.Reason(q.barberID))
 	writeEncoded(w, http.StatusOK, body)
 	*buf = body
 	answers.Put(buf)
@@ -117,13 +117,12 @@ func newEncodedDays(res *graph.Resolver) *fresh.Memo[dayKey, taggedDay] {
 	return fresh.NewMemo[dayKey](res.Settings().AvailabilityCacheBytes, func(d taggedDay) int { return 64 + d.day.Size() })
 }
 
-// encoded is the day of q encoded: as kept while its tag is the same, or
+// encoded is the day k encoded: as kept while its tag is the same, or
 // made now.
-func (a *api) encoded(q availabilityQuery, day *graph.Day) *encodedDay {
+func (a *api) encoded(k dayKey, day *graph.Day) *encodedDay {
 	if day.Tag == 0 {
 		return prepareDay(day.Availability(nil))
 	}
-	k := dayKey{q.unitID, q.serviceID, q.date}
 	if d, ok := a.days.Get(k); ok && d.tag == day.Tag {
 		return d.day
 	}
@@ -219,18 +218,24 @@ func (d *encodedDay) Size() int {
 	return n
 }
 
+// only is the index in d.barbers of barberID: -1 for every barber (nil),
+// len(d.barbers) for a barber without slots.
+func (d *encodedDay) only(barberID *string) int {
+	if barberID == nil {
+		return -1
+	}
+	for i, b := range d.barbers {
+		if b == *barberID {
+			return i
+		}
+	}
+	return len(d.barbers)
+}
+
 // answer appends the answer for every barber (barberID nil) or one, with
 // its reason (graph.Day.Reason: one of the fixed names, or "" for null).
 func (d *encodedDay) answer(dst []byte, barberID *string, reason string) []byte {
-	only := -1
-	if barberID != nil {
-		only = len(d.barbers) // no slots unless the barber has some
-		for i, b := range d.barbers {
-			if b == *barberID {
-				only = i
-			}
-		}
-	}
+	only := d.only(barberID)
 	if cap(dst) < d.fullSize && only < 0 {
 		dst = make([]byte, 0, d.fullSize)
 	}
@@ -245,6 +250,14 @@ func (d *encodedDay) answer(dst []byte, barberID *string, reason string) []byte 
 		dst = append(dst, id...)
 	}
 	dst = append(dst, d.body...)
+	dst = d.appendSlots(dst, only)
+	dst = append(dst, d.tail...)
+	return append(appendReason(dst, reason), d.end...)
+}
+
+// appendSlots appends the slots of every barber (only -1) or of
+// d.barbers[only], comma separated.
+func (d *encodedDay) appendSlots(dst []byte, only int) []byte {
 	switch {
 	case only < 0:
 		for i, s := range d.slots {
@@ -263,11 +276,77 @@ func (d *encodedDay) answer(dst []byte, barberID *string, reason string) []byte 
 			dst = append(dst, d.encoded[only]...)
 		}
 	}
-	dst = append(dst, d.tail...)
+	return dst
+}
+
+// appendReason appends a reason as JSON: one of the fixed names, or null
+// for "".
+func appendReason(dst []byte, reason string) []byte {
 	if reason == "" {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(append(append(dst, '"'), reason...), '"')
+		return append(dst, "null"...)
 	}
-	return append(dst, d.end...)
+	return append(append(append(dst, '"'), reason...), '"')
+}
+
+// GET /availability/range is put together from the same encoded days as
+// GET /availability: each day of the range is its single-day answer's
+// date, slots and reason.
+func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	unitID, serviceID, barberID := f.text("unit_id"), f.text("service_id"), f.str("barber_id")
+	from, to := f.text("from"), f.text("to")
+	if err := f.check(graph.CheckAvailabilityRange(unitID, serviceID, barberID, from, to)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	days, err := a.res.AvailabilityRange(r.Context(), unitID, serviceID, barberID, from, to)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	head := encodeJSON(AvailabilityRange{
+		UnitID: unitID, ServiceID: serviceID, BarberID: barberID,
+		Timezone: days[0].Timezone(), From: from, To: to, Days: []AvailabilityDay{},
+	}) // {…,"days":[]}\n
+	end := len(head) - len("]}\n")
+	buf := answers.Get().(*[]byte)
+	body := append((*buf)[:0], head[:end]...)
+	for i, day := range days {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		d := a.encoded(dayKey{unitID, serviceID, day.Date()}, day)
+		body = append(body, `{"date":"`...)
+		body = append(body, day.Date()...)
+		body = append(body, `","slots":[`...)
+		body = d.appendSlots(body, d.only(barberID))
+		body = append(body, `],"reason":`...)
+		body = append(appendReason(body, day.Reason(barberID)), '}')
+	}
+	body = append(body, head[end:]...)
+	writeEncoded(w, http.StatusOK, body)
+	*buf = body
+	answers.Put(buf)
+}
+
+// GET /availability/next.
+func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
+	f := queryFields(r)
+	q := graph.NextSlotsQuery{
+		UnitID: f.text("unit_id"), ServiceID: f.text("service_id"), BarberID: f.str("barber_id"),
+		After: f.str("after"), Limit: f.integer("limit"),
+		TimeFrom: f.str("time_from"), TimeTo: f.str("time_to"),
+	}
+	if v := f.str("weekdays"); v != nil {
+		var ok bool
+		if q.Weekdays, ok = graph.ParseWeekdays(*v); !ok {
+			f.problems.Add("weekdays", "must be ISO weekdays, 1 (Monday) to 7 (Sunday), comma separated")
+		}
+	}
+	if err := f.check(graph.CheckNextSlots(q)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	next, err := a.res.NextFreeSlots(r.Context(), q)
+	respond(w, r, http.StatusOK, next, err, nextSlotsOf)
 }

@@ -164,6 +164,41 @@ func availabilityOf(a *model.Availability) Availability {
 	}
 }
 
+// AvailabilityRange is the free slots of consecutive days.
+type AvailabilityRange struct {
+	UnitID    string            `json:"unit_id"`
+	ServiceID string            `json:"service_id"`
+	BarberID  *string           `json:"barber_id"`
+	Timezone  string            `json:"timezone"`
+	From      string            `json:"from"`
+	To        string            `json:"to"`
+	Days      []AvailabilityDay `json:"days"`
+}
+
+// AvailabilityDay is one day of a range, as the single-day answer gives it.
+type AvailabilityDay struct {
+	Date   string  `json:"date"`
+	Slots  []Slot  `json:"slots"`
+	Reason *string `json:"reason"`
+}
+
+// NextSlots is the next free times of a service at a unit.
+type NextSlots struct {
+	UnitID    string  `json:"unit_id"`
+	ServiceID string  `json:"service_id"`
+	BarberID  *string `json:"barber_id"`
+	Timezone  string  `json:"timezone"`
+	Slots     []Slot  `json:"slots"`
+	Reason    *string `json:"reason"` // null, or none_within_horizon
+}
+
+func nextSlotsOf(n *model.NextFreeSlots) NextSlots {
+	return NextSlots{
+		UnitID: n.UnitID, ServiceID: n.ServiceID, BarberID: n.BarberID,
+		Timezone: n.Timezone, Slots: listOf(n.Slots, slotOf).Data, Reason: n.Reason,
+	}
+}
+
 // Hold is a slot kept for a while.
 type Hold struct {
 	HoldID      string `json:"hold_id"`

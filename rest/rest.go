@@ -97,6 +97,8 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		r.Get("/services", a.services)
 		r.Get("/barbers", a.barbers)
 		r.Get("/availability", a.availability)
+		r.Get("/availability/range", a.availabilityRange)
+		r.Get("/availability/next", a.availabilityNext)
 		r.Post("/slots/hold", a.holdSlot)
 		r.With(pathID(graph.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
 		r.Post("/appointments", a.createAppointment)

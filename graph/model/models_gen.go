@@ -39,6 +39,20 @@ type Availability struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// Free slots of consecutive days.
+type AvailabilityRange struct {
+	UnitID    string  `json:"unitId"`
+	ServiceID string  `json:"serviceId"`
+	BarberID  *string `json:"barberId,omitempty"`
+	Timezone  string  `json:"timezone"`
+	// The first day, YYYY-MM-DD, in the unit's time zone.
+	From string `json:"from"`
+	// The last day, included.
+	To string `json:"to"`
+	// One entry per date from from to to, in order, each exactly as availability gives it.
+	Days []*Availability `json:"days"`
+}
+
 // What the calling API key is, and the limits that apply to it.
 type BookingContext struct {
 	Account    *ent.Account `json:"account"`
@@ -160,6 +174,19 @@ type Limits struct {
 	NotificationsLimitMax     int `json:"notificationsLimitMax"`
 	// The most holds the calling key may have active at once (more: too_many_holds); null: no cap.
 	ActiveHoldsMax *int `json:"activeHoldsMax,omitempty"`
+}
+
+// The next free times of a service at a unit.
+type NextFreeSlots struct {
+	UnitID    string  `json:"unitId"`
+	ServiceID string  `json:"serviceId"`
+	BarberID  *string `json:"barberId,omitempty"`
+	Timezone  string  `json:"timezone"`
+	// By time. Without barberId, one per distinct start time, with the barber a
+	// booking without barberId at that time would get.
+	Slots []*Slot `json:"slots"`
+	// null, or none_within_horizon when nothing is free from after through the booking horizon.
+	Reason *string `json:"reason,omitempty"`
 }
 
 type RescheduleAppointmentInput struct {

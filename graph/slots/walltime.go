@@ -109,6 +109,10 @@ func candidateOffsets(u int64, loc *time.Location, w WallTime) [3]int64 {
 // spring-forward gap resolves to the instant the gap ends: the first time that
 // exists after it. Working-hour bounds use it, so that a shift "from 02:30"
 // on a night when the clocks jump from 02:00 to 03:00 starts at 03:00.
+// AtOrAfter is the instant of w in loc: its first occurrence, or for a
+// wall time the clocks skip, the instant they skip to.
+func (w WallTime) AtOrAfter(loc *time.Location) time.Time { return w.atOrAfterGap(loc) }
+
 func (w WallTime) atOrAfterGap(loc *time.Location) time.Time {
 	u := w.wallSeconds()
 	if t, ok := occurrence(u, loc, w); ok {

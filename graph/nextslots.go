@@ -1,0 +1,286 @@
+package graph
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"barberd/graph/model"
+	"barberd/graph/slots"
+)
+
+// Availability over more than one day: a range of days, and the next free
+// times. Both take their days from availabilityDays, so they agree with the
+// single-day answer, slot for slot, and share its cache.
+
+// MaxRangeDays is the most days one range covers, from and to included.
+const MaxRangeDays = 31
+
+// Bounds of a next free times search.
+const (
+	DefaultNextLimit = 3
+	MaxNextLimit     = 20
+)
+
+// ReasonNoneWithinHorizon is why a search for the next free times found
+// none: nothing is free from after through the booking horizon.
+const ReasonNoneWithinHorizon = "none_within_horizon"
+
+// CheckAvailabilityRange checks a range request: from and to are dates, to
+// not before from, at most MaxRangeDays days in all.
+func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to string) Problems {
+	var p Problems
+	required(&p, "unit_id", unitID)
+	required(&p, "service_id", serviceID)
+	checkOptionalID(&p, "barber_id", barberID)
+	f, fok := checkDate(&p, "from", from)
+	t, tok := checkDate(&p, "to", to)
+	if fok && tok {
+		switch {
+		case t.Compare(f) < 0:
+			p.Add("to", "must not be before from")
+		case t.Compare(f.AddDays(MaxRangeDays-1)) > 0:
+			p.Add("to", "must be at most %d days after from (%d days, both included): %s at the latest", MaxRangeDays-1, MaxRangeDays, f.AddDays(MaxRangeDays-1))
+		}
+	}
+	return p
+}
+
+// checkDate records field when v is not a date YYYY-MM-DD.
+func checkDate(p *Problems, field, v string) (slots.Date, bool) {
+	if !required(p, field, v) {
+		return slots.Date{}, false
+	}
+	d, err := slots.ParseDate(v)
+	if err != nil {
+		p.Add(field, "must be a day in the form YYYY-MM-DD")
+		return d, false
+	}
+	return d, true
+}
+
+// AvailabilityRange is availability for each day from from to to, both
+// included: each day exactly as AvailabilityDay gives it.
+// Errors: those of AvailabilityDay.
+func (r *Resolver) AvailabilityRange(ctx context.Context, unitID, serviceID string, barberID *string, from, to string) ([]*Day, error) {
+	v, err := require(ctx, ScopeAvailabilityRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAvailabilityRange(unitID, serviceID, barberID, from, to).Err(); err != nil {
+		return nil, err
+	}
+	f, _ := slots.ParseDate(from)
+	t, _ := slots.ParseDate(to)
+	var dates []slots.Date
+	for d := f; d.Compare(t) <= 0; d = d.AddDays(1) {
+		dates = append(dates, d)
+	}
+	return r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates)
+}
+
+// availabilityRange is AvailabilityRange for GraphQL.
+func (r *Resolver) availabilityRange(ctx context.Context, unitID, serviceID string, barberID *string, from, to string) (*model.AvailabilityRange, error) {
+	days, err := r.AvailabilityRange(ctx, unitID, serviceID, barberID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.AvailabilityRange{
+		UnitID: unitID, ServiceID: serviceID, BarberID: barberID,
+		Timezone: days[0].timezone, From: from, To: to,
+		Days: make([]*model.Availability, len(days)),
+	}
+	for i, d := range days {
+		out.Days[i] = d.Availability(barberID)
+	}
+	return out, nil
+}
+
+// NextSlotsQuery asks for the next free times of a service at a unit.
+type NextSlotsQuery struct {
+	UnitID, ServiceID string
+	BarberID          *string
+	// After is a unit-local wall time; starts at or after it (nil: now).
+	After *string
+	// Limit is how many to find, 1..MaxNextLimit (nil: DefaultNextLimit).
+	Limit *int
+	// TimeFrom and TimeTo bound the local time of day of a start,
+	// TimeFrom <= time < TimeTo, as HH:MM (nil: 00:00 and 24:00).
+	TimeFrom, TimeTo *string
+	// Weekdays are the ISO weekdays (1 Monday .. 7 Sunday) a start may
+	// fall on (empty: all).
+	Weekdays []int
+}
+
+// nextSearch is a checked NextSlotsQuery.
+type nextSearch struct {
+	after    *slots.WallTime
+	limit    int
+	from, to int // seconds since local midnight
+	weekdays [8]bool
+}
+
+// CheckNextSlots checks a next free times request.
+func CheckNextSlots(q NextSlotsQuery) Problems {
+	_, p := checkNextSlots(q)
+	return p
+}
+
+func checkNextSlots(q NextSlotsQuery) (nextSearch, Problems) {
+	var p Problems
+	s := nextSearch{limit: DefaultNextLimit, to: int(slots.EndOfDay) * 60}
+	required(&p, "unit_id", q.UnitID)
+	required(&p, "service_id", q.ServiceID)
+	checkOptionalID(&p, "barber_id", q.BarberID)
+	if q.After != nil && required(&p, "after", *q.After) {
+		if w, err := slots.ParseWallTime(*q.After); err != nil {
+			p.Add("after", wallTimeForm)
+		} else {
+			s.after = &w
+		}
+	}
+	if q.Limit != nil {
+		if *q.Limit < 1 || *q.Limit > MaxNextLimit {
+			p.Add("limit", "must be between 1 and %d", MaxNextLimit)
+		}
+		s.limit = *q.Limit
+	}
+	clock := func(field string, v *string, into *int) bool {
+		if v == nil || !checkText(&p, field, *v) {
+			return v == nil
+		}
+		c, err := slots.ParseClock(*v)
+		if err != nil {
+			p.Add(field, "must be a local time of day in the form HH:MM, from 00:00 to 24:00")
+			return false
+		}
+		*into = int(c) * 60
+		return true
+	}
+	fromOK, toOK := clock("time_from", q.TimeFrom, &s.from), clock("time_to", q.TimeTo, &s.to)
+	if fromOK && toOK && s.to <= s.from {
+		p.Add("time_to", "must be after time_from")
+	}
+	for _, d := range q.Weekdays {
+		if d < 1 || d > 7 {
+			p.Add("weekdays", "must be ISO weekdays, 1 (Monday) to 7 (Sunday)")
+			break
+		}
+		s.weekdays[d] = true
+	}
+	if len(q.Weekdays) == 0 {
+		for d := range s.weekdays {
+			s.weekdays[d] = true
+		}
+	}
+	return s, p
+}
+
+// ParseWeekdays reads a comma-separated list of ISO weekdays ("4,5"), as
+// the REST query gives it; false when an item is not an integer.
+func ParseWeekdays(v string) ([]int, bool) {
+	var out []int
+	for item := range strings.SplitSeq(v, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(item))
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, d)
+	}
+	return out, true
+}
+
+// isoWeekday is the ISO number of d's weekday: 1 Monday .. 7 Sunday.
+func isoWeekday(d slots.Date) int { return (int(d.Weekday())+6)%7 + 1 }
+
+// NextFreeSlots finds the first free start times at or after q.After (or
+// now) within the booking horizon, in the query's daily window and
+// weekdays: up to q.Limit of them, by time. Without a barber it gives one
+// per distinct start, with the barber a create without one would get
+// then. It reads the days it looks at as availability does, a few at a
+// time (from the cache, mostly), and stops at the limit.
+// Errors: validation_failed, unit_not_found, service_not_found,
+// barber_not_found, service_not_bookable, barber_not_eligible.
+func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.NextFreeSlots, error) {
+	v, err := require(ctx, ScopeAvailabilityRead)
+	if err != nil {
+		return nil, err
+	}
+	s, p := checkNextSlots(q)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	o, err := r.resolveCatalog(ctx, q.UnitID, q.ServiceID, q.BarberID)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	after := now
+	if s.after != nil {
+		if t := s.after.AtOrAfter(o.loc); t.After(after) {
+			after = t
+		}
+	}
+	first, last := slots.DateOf(after, o.loc), slots.DateOf(now, o.loc).AddDays(o.unit.HorizonDays)
+	out := &model.NextFreeSlots{
+		UnitID: q.UnitID, ServiceID: q.ServiceID, BarberID: q.BarberID,
+		Timezone: o.unit.Timezone, Slots: []*model.Slot{},
+	}
+	// The days are read in growing batches: most searches end in the
+	// first few days, and a long one costs a batch per month.
+	batch := 4
+	for date := first; date.Compare(last) <= 0 && len(out.Slots) < s.limit; batch = min(2*batch, MaxRangeDays) {
+		var dates []slots.Date
+		for ; date.Compare(last) <= 0 && len(dates) < batch; date = date.AddDays(1) {
+			if s.weekdays[isoWeekday(date)] {
+				dates = append(dates, date)
+			}
+		}
+		if len(dates) == 0 {
+			continue
+		}
+		days, err := r.availabilityDays(ctx, v, q.UnitID, q.ServiceID, q.BarberID, dates)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range days {
+			out.Slots = d.appendNext(out.Slots, q.BarberID, after, s)
+		}
+	}
+	if len(out.Slots) == 0 {
+		reason := ReasonNoneWithinHorizon
+		out.Reason = &reason
+	}
+	return out, nil
+}
+
+// appendNext appends the day's free slots of barberID (nil: any) that start
+// at or after after, in s's daily window, until there are s.limit: without
+// a barber, one per start, with the first eligible barber free then.
+func (d *Day) appendNext(dst []*model.Slot, barberID *string, after time.Time, s nextSearch) []*model.Slot {
+	for i := 0; i < len(d.free) && len(dst) < s.limit; i++ {
+		f := d.free[i]
+		if barberID != nil && d.barbers[f.barber] != *barberID {
+			continue
+		}
+		start := time.Unix(0, f.start).In(d.loc)
+		if start.Before(after) {
+			continue
+		}
+		if sec := start.Hour()*3600 + start.Minute()*60 + start.Second(); sec < s.from || sec >= s.to {
+			continue
+		}
+		if barberID == nil {
+			// The slots of one start are together: take the one a
+			// create would, the first of the eligible barbers.
+			for ; i+1 < len(d.free) && d.free[i+1].start == f.start; i++ {
+				if d.rank[d.free[i+1].barber] < d.rank[f.barber] {
+					f = d.free[i+1]
+				}
+			}
+		}
+		dst = append(dst, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: d.barbers[f.barber]}, d.loc))
+	}
+	return dst
+}
