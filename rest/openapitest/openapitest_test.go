@@ -60,6 +60,11 @@ func mutate(t *testing.T, body string, f func(m map[string]any)) []byte {
 
 const slot = `{"starts_at":"2030-03-29T10:00:00","ends_at":"2030-03-29T10:30:00","starts_at_utc":"2030-03-29T10:00:00Z","ends_at_utc":"2030-03-29T10:30:00Z","barber_id":"b1"}`
 
+const availabilityRange = `{"unit_id":"u1","service_id":"s1","barber_id":null,"timezone":"Europe/Lisbon","from":"2030-03-29","to":"2030-03-30",` +
+	`"days":[{"date":"2030-03-29","slots":[` + slot + `],"reason":null},{"date":"2030-03-30","slots":[],"reason":"closed"}]}`
+
+const next = `{"unit_id":"u1","service_id":"s1","barber_id":null,"timezone":"Europe/Lisbon","slots":[` + slot + `],"reason":null}`
+
 const appointment = `{
   "id": "a1", "status": "confirmed",
   "unit_id": "u1", "unit_name": "Lisboa", "service_id": "s1", "service_name": "Corte",
@@ -103,6 +108,8 @@ func TestDocument(t *testing.T) {
 		"GET /services":                      "catalog:read",
 		"GET /barbers":                       "catalog:read",
 		"GET /availability":                  "availability:read",
+		"GET /availability/range":            "availability:read",
+		"GET /availability/next":             "availability:read",
 		"POST /slots/hold":                   "holds:write",
 		"POST /slots/hold/{hold_id}/release": "holds:write",
 		"POST /appointments":                 "appointments:write",
@@ -303,6 +310,13 @@ func TestCheck(t *testing.T) {
 		{"availability unknown reason", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"reason":null`, `"reason":"on_holiday"`, 1), false},
 		{"availability reason missing", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `,"reason":null`, ``, 1), false},
 		{"availability date with time", "GET", "/availability", 200, jsonHeader(), strings.Replace(availability, `"date":"2030-03-29"`, `"date":"2030-03-29T00:00:00"`, 1), false},
+		{"range", "GET", "/availability/range?unit_id=u1&service_id=s1&from=2030-03-29&to=2030-03-30", 200, jsonHeader(), availabilityRange, true},
+		{"range day unknown reason", "GET", "/availability/range", 200, jsonHeader(), strings.Replace(availabilityRange, `"reason":"closed"`, `"reason":"none_within_horizon"`, 1), false},
+		{"range day with unit_id", "GET", "/availability/range", 200, jsonHeader(), strings.Replace(availabilityRange, `{"date":"2030-03-30"`, `{"unit_id":"u1","date":"2030-03-30"`, 1), false},
+		{"range without days", "GET", "/availability/range", 200, jsonHeader(), strings.Replace(availabilityRange, `"days":[`, `"dayz":[`, 1), false},
+		{"next", "GET", "/availability/next?unit_id=u1&service_id=s1&weekdays=4,5&time_from=17:00", 200, jsonHeader(), next, true},
+		{"next none within horizon", "GET", "/availability/next", 200, jsonHeader(), strings.Replace(strings.Replace(next, `"slots":[`+slot+`]`, `"slots":[]`, 1), `"reason":null`, `"reason":"none_within_horizon"`, 1), true},
+		{"next day reason", "GET", "/availability/next", 200, jsonHeader(), strings.Replace(next, `"reason":null`, `"reason":"closed"`, 1), false},
 		{"hold 201", "POST", "/slots/hold", 201, jsonHeader(), hold, true},
 		{"hold 200 undocumented", "POST", "/slots/hold", 200, jsonHeader(), hold, false},
 		{"hold bad status", "POST", "/slots/hold", 201, jsonHeader(), strings.Replace(hold, `"active"`, `"pending"`, 1), false},
