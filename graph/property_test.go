@@ -261,8 +261,138 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	}
 	clock.set(now)
 
+	// checkRange asks for a few days around the day under test, and checks
+	// that each is its single-day answer (got, for the day under test).
+	checkRange := func(got []*model.Slot) {
+		t.Helper()
+		from, to := day.AddDate(0, 0, -rng.IntN(3)), day.AddDate(0, 0, rng.IntN(4))
+		r, err := q.AvailabilityRange(ctx, u.ID, svc.ID, nil, from.Format(time.DateOnly), to.Format(time.DateOnly))
+		if err != nil {
+			t.Fatalf("range: %v", err)
+		}
+		if want := int(to.Sub(from)/(24*time.Hour)) + 1; len(r.Days) != want {
+			t.Fatalf("range %s..%s has %d days, want %d", from.Format(time.DateOnly), to.Format(time.DateOnly), len(r.Days), want)
+		}
+		for _, d := range r.Days {
+			single, err := q.Availability(ctx, u.ID, svc.ID, nil, d.Date)
+			if err != nil {
+				t.Fatalf("availability: %v", err)
+			}
+			if d.Date == date && !slices.Equal(slotKeys(single.Slots), slotKeys(got)) {
+				t.Fatalf("availability of %s changed between two reads", date)
+			}
+			if g, w := slotKeys(d.Slots), slotKeys(single.Slots); !slices.Equal(g, w) || ptrString(d.Reason) != ptrString(single.Reason) {
+				t.Fatalf("%s in a range: %v (%s); alone: %v (%s)", d.Date, g, ptrString(d.Reason), w, ptrString(single.Reason))
+			}
+		}
+	}
+
+	// checkNext runs a search for the next free times and checks it against
+	// a range of the month from its after: the same starts, in order, each
+	// with the first eligible barber free then (the one a create without a
+	// barber gets).
+	checkNext := func(nq graph.NextSlotsQuery) *model.NextFreeSlots {
+		t.Helper()
+		next, err := res.NextFreeSlots(ctx, nq)
+		if err != nil {
+			t.Fatalf("next %s: %v", describeNext(nq), err)
+		}
+		after := clock.now()
+		afterDate := after.In(loc)
+		if nq.After != nil {
+			a, _ := time.Parse("2006-01-02T15:04:05", *nq.After)
+			at := sh.firstAtOrAfter(time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC), a.Hour()*60+a.Minute())
+			if at.After(after) {
+				after, afterDate = at, a
+			}
+		}
+		from := afterDate.Format(time.DateOnly)
+		to := time.Date(afterDate.Year(), afterDate.Month(), afterDate.Day()+graph.MaxRangeDays-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		r, err := q.AvailabilityRange(ctx, u.ID, svc.ID, nil, from, to)
+		if err != nil {
+			t.Fatalf("range: %v", err)
+		}
+		limit := graph.DefaultNextLimit
+		if nq.Limit != nil {
+			limit = *nq.Limit
+		}
+		timeFrom, timeTo := "00:00", "24:00"
+		if nq.TimeFrom != nil {
+			timeFrom = *nq.TimeFrom
+		}
+		if nq.TimeTo != nil {
+			timeTo = *nq.TimeTo
+		}
+		var want []string
+		for _, d := range r.Days {
+			dd, _ := time.Parse(time.DateOnly, d.Date)
+			if nq.Weekdays != nil && !slices.Contains(nq.Weekdays, (int(dd.Weekday())+6)%7+1) {
+				continue
+			}
+			for _, sl := range d.Slots {
+				clock := sl.StartsAt[11:16]
+				if sl.StartsAtUtc.Before(after) || clock < timeFrom || clock >= timeTo {
+					continue
+				}
+				key := sl.StartsAt + " " + sl.BarberID
+				if n := len(want); n > 0 && strings.HasPrefix(want[n-1], sl.StartsAt+" ") {
+					// The same start: keep the first eligible barber.
+					if slices.Index(sh.eligible, sl.BarberID) < slices.Index(sh.eligible, strings.TrimPrefix(want[n-1], sl.StartsAt+" ")) {
+						want[n-1] = key
+					}
+					continue
+				}
+				want = append(want, key)
+			}
+		}
+		var got []string
+		for _, sl := range next.Slots {
+			got = append(got, sl.StartsAt+" "+sl.BarberID)
+		}
+		if len(want) >= limit {
+			want = want[:limit]
+		} else if len(got) >= len(want) {
+			got = got[:len(want)] // the rest lies beyond the month
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("next %s:\n got %v\nwant %v", describeNext(nq), got, want)
+		}
+		if (len(next.Slots) == 0) != (ptrString(next.Reason) == graph.ReasonNoneWithinHorizon) {
+			t.Fatalf("next %s: %d slots, reason %q", describeNext(nq), len(next.Slots), ptrString(next.Reason))
+		}
+		return next
+	}
+
+	// randomNext is a search from around the day under test, sometimes with
+	// a daily window, weekdays, a limit.
+	randomNext := func() graph.NextSlotsQuery {
+		nq := graph.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID}
+		if rng.IntN(3) > 0 {
+			a := day.AddDate(0, 0, -rng.IntN(2)).Add(time.Duration(5*rng.IntN(12*24)) * time.Minute).Format("2006-01-02T15:04:05")
+			nq.After = &a
+		}
+		if rng.IntN(2) == 0 {
+			l := 1 + rng.IntN(graph.MaxNextLimit)
+			nq.Limit = &l
+		}
+		if rng.IntN(3) == 0 {
+			f := 5 * rng.IntN(12*20)
+			from, to := clockOf(f), clockOf(min(f+5+5*rng.IntN(12*8), 1440))
+			nq.TimeFrom, nq.TimeTo = &from, &to
+		}
+		if rng.IntN(3) == 0 {
+			for d := 1; d <= 7; d++ {
+				if rng.IntN(2) == 0 {
+					nq.Weekdays = append(nq.Weekdays, d)
+				}
+			}
+		}
+		return nq
+	}
+
 	// check compares availability with the model, for every barber and for
-	// each one alone, and returns it.
+	// each one alone, and returns it; ranges and next free times must agree
+	// with it.
 	check := func() []*model.Slot {
 		t.Helper()
 		got := offered()
@@ -286,6 +416,8 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 				t.Fatalf("availability of %s alone %v, in the list of all %v", b, g, w)
 			}
 		}
+		checkRange(got)
+		checkNext(randomNext())
 		return got
 	}
 	free := check()
@@ -341,16 +473,35 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	}
 
 	// Every offered slot is bookable: book a sample one at a time, checking
-	// availability against the model after each.
+	// availability against the model after each. Some come from a search
+	// for the next free times, and are booked without a barber: they get
+	// the barber the search named.
 	booked := 0
 	for range 1 + rng.IntN(6) {
 		if len(free) == 0 {
 			break
 		}
 		s := free[rng.IntN(len(free))]
-		a, err := book(s.BarberID, s.StartsAt)
-		if err != nil {
-			t.Fatalf("booking offered slot %s with %s: %v", s.StartsAt, s.BarberID, err)
+		var a *ent.Appointment
+		if rng.IntN(3) == 0 {
+			after := s.StartsAt
+			if next := checkNext(graph.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID, After: &after, Limit: new(1)}).Slots; len(next) > 0 {
+				s = next[0]
+				p, err := m.CreateAppointment(ctx, model.CreateAppointmentInput{
+					UnitID: u.ID, ServiceID: svc.ID, StartsAt: s.StartsAt,
+					Client: &model.ClientInput{Name: "Prop Client", Phone: phone()},
+				})
+				if err != nil {
+					t.Fatalf("booking next free %s without a barber: %v", s.StartsAt, err)
+				}
+				a = p.Appointment
+			}
+		}
+		if a == nil {
+			var err error
+			if a, err = book(s.BarberID, s.StartsAt); err != nil {
+				t.Fatalf("booking offered slot %s with %s: %v", s.StartsAt, s.BarberID, err)
+			}
 		}
 		if !a.StartsAt.Equal(s.StartsAtUtc) || a.BarberID != s.BarberID || !a.EndsAt.Equal(s.EndsAtUtc) {
 			t.Fatalf("booked %s with %s as %s-%s with %s, offered %s-%s", s.StartsAt, s.BarberID, a.StartsAt, a.EndsAt, a.BarberID, s.StartsAtUtc, s.EndsAtUtc)
@@ -464,6 +615,27 @@ func nextChange(loc *time.Location, today time.Time, n int) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// describeNext shows a search for the next free times in a failure.
+func describeNext(q graph.NextSlotsQuery) string {
+	return fmt.Sprintf("after=%s limit=%s window=%s-%s weekdays=%v",
+		ptrString(q.After), ptrString(intString(q.Limit)), ptrString(q.TimeFrom), ptrString(q.TimeTo), q.Weekdays)
+}
+
+func intString(n *int) *string {
+	if n == nil {
+		return nil
+	}
+	s := strconv.Itoa(*n)
+	return &s
 }
 
 func clockOf(min int) string { return fmt.Sprintf("%02d:%02d", min/60, min%60) }
