@@ -311,7 +311,19 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 	end := len(head) - len("]}\n")
 	buf := answers.Get().(*[]byte)
 	body := append((*buf)[:0], head[:end]...)
+	// A month of a large unit's days runs to megabytes: past rangeChunk the
+	// answer is sent as it is made, so it never sits whole in memory.
+	streaming := false
 	for i, day := range days {
+		if len(body) >= rangeChunk {
+			if !streaming {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				streaming = true
+			}
+			_, _ = w.Write(body)
+			body = body[:0]
+		}
 		if i > 0 {
 			body = append(body, ',')
 		}
@@ -324,10 +336,17 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 		body = append(appendReason(body, day.Reason(barberID)), '}')
 	}
 	body = append(body, head[end:]...)
-	writeEncoded(w, http.StatusOK, body)
+	if streaming {
+		_, _ = w.Write(body)
+	} else {
+		writeEncoded(w, http.StatusOK, body)
+	}
 	*buf = body
 	answers.Put(buf)
 }
+
+// rangeChunk is the most of a range answer kept before it is sent.
+const rangeChunk = 256 << 10
 
 // GET /availability/next.
 func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {

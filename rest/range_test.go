@@ -106,6 +106,14 @@ func TestAvailabilityRange(t *testing.T) {
 		e.availabilityRange(t, cutAndBeard, "2027-02-28", "2027-03-30", "")
 		e.availabilityRange(t, haircut, "2027-03-01", "2027-03-31", miguel)
 
+		// A month of every barber's haircuts is large enough to be sent as
+		// it is made (past 256 KiB), and still each day's single answer.
+		big := call(t, e, "GET", query("/availability/range", "unit_id", e.unit(lisbon), "service_id", e.service(haircut), "from", "2027-03-01", "to", "2027-03-31"), e.keys.APIKey, nil)
+		if len(big.Body) < 256<<10 || big.Header.Get("Content-Length") != "" {
+			t.Fatalf("a month of haircuts: %d bytes, Content-Length %q; want a streamed answer over 256 KiB", len(big.Body), big.Header.Get("Content-Length"))
+		}
+		e.availabilityRange(t, haircut, "2027-03-01", "2027-03-31", "")
+
 		// Across the horizon: its last day has slots, the days after are
 		// outside the booking window.
 		r = e.availabilityRange(t, haircut, "2028-02-25", "2028-03-03", "")

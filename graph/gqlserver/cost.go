@@ -26,7 +26,9 @@ import (
 // its length: a connection by its page (first or last,
 // graph.DefaultPageSize without either), a list that takes first (bookableBarbers, apiKeys, ...)
 // the same way, pendingNotifications and takeNotifications by their limit,
-// nodes by its number of ids, and any other list (the units, services and
+// nodes by its number of ids, an availability range's days by
+// graph.MaxRangeDays, a day's slots by daySlots, the next free slots by
+// graph.MaxNextLimit, and any other list (the units, services and
 // barbers of an entity, ...) by listItems. Nested
 // lists multiply. A field that runs a database query of its own (a root
 // field, a connection's totalCount or pageInfo, each id of nodes) costs
@@ -59,6 +61,9 @@ const (
 	// listItems is how many items a list without a page counts as: a
 	// barbershop's unit has fewer barbers, a barber fewer services.
 	listItems = 20
+	// daySlots is how many slots a day's availability counts as: two
+	// barbers' full day of 15-minute slots is about 130.
+	daySlots = 200
 	// maxDepth bounds how deeply the fields of one operation nest: the
 	// schema's edges go round (unit → barbers → units → ...). Introspection
 	// does not count; its nesting is bounded by validation.
@@ -293,6 +298,12 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 			return w.limits.NotificationsDefault, 0
 		}
 		return int(min(max(v, 0), int64(w.limits.NotificationsMax))), 0
+	case f.Name == "days" && f.ObjectDefinition.Name == "AvailabilityRange":
+		return graph.MaxRangeDays, 0
+	case f.Name == "slots" && f.ObjectDefinition.Name == "Availability":
+		return daySlots, 0
+	case f.Name == "slots" && f.ObjectDefinition.Name == "NextFreeSlots":
+		return graph.MaxNextLimit, 0
 	case f.Name == "nodes":
 		ids := 0
 		if a := f.Arguments.ForName("ids"); a != nil {

@@ -263,8 +263,10 @@ var dashboardQueries = []struct {
 	{"agenda of a day, largest page", `query($u: ID!, $n: Int) { agenda(unitId: $u, date: "2027-03-02", first: $n) { edges { node { id startsAt endsAt status unit { name } service { name } barber { name } customer { name phone } } } } }`, map[string]any{"u": "unt_x", "n": 500}, 8002},
 	{"page of 100 barbers", `{ barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id name active units { id name } services { id name durationMinutes } } } } }`, nil, 13706},
 	{"bookable barbers with services and units", `{ bookableBarbers { id name services { id name } units { id name } } }`, nil, 5201},
-	{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, 31017},
-	{"full introspection", gqlserver.FullIntrospection, nil, 34204},
+	{"a month of free slots", `query($u: ID!, $s: ID!) { availabilityRange(unitId: $u, serviceId: $s, from: "2027-03-01", to: "2027-03-31") { days { date reason slots { startsAt barberId } } } }`, map[string]any{"u": "unt_x", "s": "svc_x"}, 13495},
+	{"next free times", `query($u: ID!, $s: ID!) { nextFreeSlots(unitId: $u, serviceId: $s, weekdays: [4, 5], timeFrom: "17:00", limit: 20) { reason slots { startsAt endsAt barberId } } }`, map[string]any{"u": "unt_x", "s": "svc_x"}, 1063},
+	{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, 31641},
+	{"full introspection", gqlserver.FullIntrospection, nil, 34892},
 }
 
 // TestCostBoundsTheAnswer checks that an operation's cost bounds what its
@@ -273,7 +275,7 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		s := gqltest.NewServer(t, db)
-		unit, _ := bookSome(t, s)
+		unit, haircut := bookSome(t, s)
 		docs := append(dashboardQueries[:0:0], dashboardQueries...)
 		docs = append(docs, []struct {
 			name, query string
@@ -288,7 +290,7 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 			t.Run(d.name, func(t *testing.T) {
 				vars := d.vars
 				if _, ok := vars["u"]; ok {
-					vars = map[string]any{"u": unit, "n": vars["n"]}
+					vars = map[string]any{"u": unit, "s": haircut, "n": vars["n"]}
 				}
 				cost, _, err := gqlserver.OperationCost(d.query, vars)
 				if err != nil {
