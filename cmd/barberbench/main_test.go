@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,7 +52,7 @@ func TestSeedAndRun(t *testing.T) {
 			url := storetest.URL(t, d)
 			ctx := context.Background()
 			res, err := seed(ctx, seedConfig{databaseURL: url, units: 2, barbersPerUnit: 10, appointments: 2000,
-				days: 60, futureDays: 7, futureFill: 0.35, seed: 1}, io.Discard)
+				days: 60, futureDays: 7, futureFill: 0.35, fullDays: 3, seed: 1}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,8 +77,8 @@ func TestSeedAndRun(t *testing.T) {
 			}
 
 			srv := newServer(t, url)
-			for _, scenario := range []string{"flow", "hotslot"} {
-				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: 2 * time.Second,
+			for _, scenario := range []string{"flow", "hotslot", "range", "next"} {
+				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: time.Second,
 					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
 					maxRequests: 1_000_000, days: 30, seed: 1}, io.Discard)
 				if err != nil {
@@ -90,6 +92,14 @@ func TestSeedAndRun(t *testing.T) {
 				}
 				if rep.ServerErrors != 0 || rep.Total.TransportErrors != 0 {
 					t.Errorf("%s: %d 5xx, %d without response: %+v", scenario, rep.ServerErrors, rep.Total.TransportErrors, rep.Endpoints)
+				}
+				// --full-days 3: today and the next two days are booked whole.
+				if scenario == "next" && !slices.ContainsFunc(rep.Notes, func(n string) bool {
+					var days int
+					_, err := fmt.Sscanf(n, "next: the nearest first free time is %d days ahead", &days)
+					return err == nil && days >= 3
+				}) {
+					t.Errorf("next: the first free time should be 3 or more days ahead: %v", rep.Notes)
 				}
 				if scenario == "hotslot" && (rep.Rounds == 0 || rep.DoubleBooked != 0 || rep.EmptyRounds != 0) {
 					t.Errorf("hot slot: %d rounds, %d double booked, %d empty", rep.Rounds, rep.DoubleBooked, rep.EmptyRounds)

@@ -38,7 +38,7 @@ type runConfig struct {
 	seed          uint64
 }
 
-var scenarios = []string{"flow", "availability", "create", "hotslot"}
+var scenarios = []string{"flow", "availability", "range", "next", "create", "hotslot"}
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -51,13 +51,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "length of the scenario phase")
 	fs.DurationVar(&c.floorDuration, "floor-duration", 10*time.Second, "length of each floor phase (at most --duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
-	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability, create (distinct slots) or hotslot (every worker books the same slot)")
+	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), range (7 days), next (the next free times; seed with --full-days), create (distinct slots) or hotslot (every worker books the same slot)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
 	fs.IntVar(&c.pid, "pid", 0, "process id of the server, to report its peak memory (Linux)")
 	fs.IntVar(&c.days, "days", 60, "book dates among the next DAYS days")
-	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability scenario: name one eligible barber in each request (default: every eligible barber's slots)")
+	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability, range and next scenarios: name one eligible barber in each request (default: every eligible barber's slots)")
 	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
 	cpuProfile := fs.String("cpuprofile", "", "write barberbench's own CPU profile to this file (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
@@ -213,6 +213,11 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		defer b.floor.close()
 		rep.Database = b.floor.db.Dialect
 	}
+	if c.scenario == "next" {
+		if err := b.noteNextAhead(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
 	if c.scenario == "create" || c.scenario == "hotslot" {
 		// Free slots are found before the measured phases, and the feed
 		// rests while the floors are measured.
@@ -319,6 +324,31 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	return rep, nil
 }
 
+// noteNextAhead notes how many days ahead the first free time of any unit
+// and service lies: what the next scenario's searches cross.
+func (b *bench) noteNextAhead(ctx context.Context, rep *Report) error {
+	nearest := -1
+	for _, u := range b.cat.units {
+		today, _ := time.Parse(time.DateOnly, b.date(u.ID, 0))
+		for _, s := range b.cat.services[u.ID] {
+			var next apiAvailability
+			ex, err := b.cl.send(ctx, newRecorder(), "next", http.MethodGet, "/availability/next?limit=1&unit_id="+u.ID+"&service_id="+s.ID, nil, &next)
+			if err != nil {
+				return fmt.Errorf("GET /availability/next: %w", err)
+			}
+			if ex.status != http.StatusOK || len(next.Slots) == 0 {
+				continue
+			}
+			first, _ := time.Parse(time.DateOnly, next.Slots[0].StartsAt[:10])
+			if days := int(first.Sub(today).Hours()/24 + 0.5); nearest < 0 || days < nearest {
+				nearest = days
+			}
+		}
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("next: the nearest first free time is %d days ahead (seed --full-days sets it)", nearest))
+	return nil
+}
+
 // runID tells this run's external references from any other run's.
 func runID() string {
 	b := make([]byte, 4)
@@ -342,6 +372,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	// Endpoints in the order a chatbot calls them, then the rest by name.
 	order := []string{"GET /context", "GET /units", "GET /services", "GET /barbers", "GET /availability",
+		"GET /availability/range", "GET /availability/next",
 		"POST /slots/hold", "POST /appointments", "POST /appointments (replay)", "GET /appointments/{id}",
 		"POST /appointments/{id}/reschedule", "POST /appointments/{id}/cancel", "GET /notifications/pending"}
 	rank := func(k string) string {
@@ -411,6 +442,10 @@ func (b *bench) scenarioFunc() func(*worker, context.Context) error {
 	switch b.c.scenario {
 	case "availability":
 		return (*worker).availabilityOnly
+	case "range":
+		return (*worker).rangeOnly
+	case "next":
+		return (*worker).nextOnly
 	case "create", "hotslot":
 		return (*worker).createOnly
 	}
@@ -542,14 +577,43 @@ func stopOr(err error) error {
 // availabilityOnly asks for one day's free slots of a unit and service,
 // with every eligible barber or, with --one-barber, one of them.
 func (w *worker) availabilityOnly(ctx context.Context) error {
+	q, unitID := w.availabilityQuery("/availability")
+	_, err := w.do(ctx, "GET /availability", http.MethodGet, q+"&date="+w.b.date(unitID, 1+w.rng.IntN(w.b.c.days)), nil, nil)
+	return stopOr(err)
+}
+
+// rangeOnly asks for a week's free slots (GET /availability/range), as
+// availabilityOnly does for a day.
+func (w *worker) rangeOnly(ctx context.Context) error {
+	q, unitID := w.availabilityQuery("/availability/range")
+	from := 1 + w.rng.IntN(w.b.c.days)
+	q += "&from=" + w.b.date(unitID, from) + "&to=" + w.b.date(unitID, from+rangeDays-1)
+	_, err := w.do(ctx, "GET /availability/range", http.MethodGet, q, nil, nil)
+	return stopOr(err)
+}
+
+// rangeDays is how many days the range scenario asks for at once.
+const rangeDays = 7
+
+// nextOnly asks for the next three free times from now
+// (GET /availability/next): seeded with --full-days, the search crosses
+// that many fully booked days first.
+func (w *worker) nextOnly(ctx context.Context) error {
+	q, _ := w.availabilityQuery("/availability/next")
+	_, err := w.do(ctx, "GET /availability/next", http.MethodGet, q, nil, nil)
+	return stopOr(err)
+}
+
+// availabilityQuery is path with a random unit and service (and, with
+// --one-barber, one of its barbers) as query parameters, and the unit.
+func (w *worker) availabilityQuery(path string) (q, unitID string) {
 	u := pick(w.rng, w.b.cat.units)
 	s := pick(w.rng, w.b.cat.services[u.ID])
-	q := "/availability?unit_id=" + u.ID + "&service_id=" + s.ID + "&date=" + w.b.date(u.ID, 1+w.rng.IntN(w.b.c.days))
+	q = path + "?unit_id=" + u.ID + "&service_id=" + s.ID
 	if barbers := w.b.cat.barbers[u.ID+"/"+s.ID]; w.b.c.oneBarber && len(barbers) > 0 {
 		q += "&barber_id=" + pick(w.rng, barbers).ID
 	}
-	_, err := w.do(ctx, "GET /availability", http.MethodGet, q, nil, nil)
-	return stopOr(err)
+	return q, u.ID
 }
 
 // createOnly books a distinct free slot, without a hold.

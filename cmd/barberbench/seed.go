@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -29,6 +30,7 @@ type seedConfig struct {
 	days           int // history spans this many days before today
 	futureDays     int // confirmed appointments fill this many days after today
 	futureFill     float64
+	fullDays       int // today and the days after it, this many in all, have no free slot
 	seed           uint64
 }
 
@@ -58,13 +60,14 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&c.days, "days", 365, "days of history before today")
 	fs.IntVar(&c.futureDays, "future-days", 14, "days after today partly booked with confirmed appointments")
 	fs.Float64Var(&c.futureFill, "future-fill", 0.35, "share of each future working day that is booked")
+	fs.IntVar(&c.fullDays, "full-days", 0, "book every slot of today and the days after it, this many days in all (the next scenario: the first free time is this far ahead)")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch {
-	case c.units < 1 || c.barbersPerUnit < 1 || c.appointments < 0 || c.days < 1 || c.futureDays < 0:
-		return errors.New("--units, --barbers-per-unit and --days must be at least 1; --appointments and --future-days not negative")
+	case c.units < 1 || c.barbersPerUnit < 1 || c.appointments < 0 || c.days < 1 || c.futureDays < 0 || c.fullDays < 0:
+		return errors.New("--units, --barbers-per-unit and --days must be at least 1; --appointments, --future-days and --full-days not negative")
 	case c.futureFill < 0 || c.futureFill > 1:
 		return errors.New("--future-fill must be between 0 and 1")
 	}
@@ -516,6 +519,30 @@ type booking struct {
 	overflow   bool      // placed over an earlier booking of the day (history denser than the hours allow)
 }
 
+// fillAll books a working day whole: back to back, the barber's shortest
+// service, from each opening to its break or closing (the last booking may
+// run past it), so no start is left for any service.
+func (s *seeder) fillAll(bd barberDay) []booking {
+	k := bd.barber.services[0]
+	for _, c := range bd.barber.services {
+		if seedServices[c].minutes < seedServices[k].minutes {
+			k = c
+		}
+	}
+	sv := seedServices[k]
+	sh := bd.shift
+	var out []booking
+	from := sh.open
+	for _, until := range append(slices.Clone(sh.breaks), [2]int{sh.close, sh.close}) {
+		for t := from; t < until[0]; t += sv.minutes + sv.buf {
+			start := time.Date(bd.day.Year(), bd.day.Month(), bd.day.Day(), t/60, t%60, 0, 0, bd.unit.loc)
+			out = append(out, booking{k, start.UTC(), start.Add(time.Duration(sv.minutes) * time.Minute).UTC(), false})
+		}
+		from = until[1]
+	}
+	return out
+}
+
 // fill places n bookings one after another through a working day, leaving
 // gaps when the day has room, skipping breaks. Past the end of the day it
 // starts again at opening (overflow), unless stopAtClose.
@@ -644,7 +671,16 @@ func (s *seeder) appointments(ctx context.Context) error {
 		fmt.Fprintf(s.log, "barberbench seed: %d of %d history appointments overlap others of their barber's day (more history than the hours hold; raise --units or --days for a sparser one)\n", overflowed, seq)
 	}
 	future := 0
-	for _, bd := range s.workingDays(1, s.c.futureDays) {
+	for _, bd := range s.workingDays(0, s.c.fullDays-1) {
+		for _, bk := range s.fillAll(bd) {
+			seq++
+			future++
+			if err := write(bd, bk, "confirmed", seq); err != nil {
+				return err
+			}
+		}
+	}
+	for _, bd := range s.workingDays(max(1, s.c.fullDays), s.c.futureDays) {
 		sh := bd.shift
 		capacity := float64(sh.close-sh.open) / 38
 		n := int(capacity*s.c.futureFill + s.rng.Float64())
