@@ -135,7 +135,7 @@ func (c *caches) cachedDays(ctx context.Context, v *Viewer, keys []availabilityK
 		}
 		return out, nil
 	}
-	var barbers []string
+	var barbers []string // of every entry found
 	hits := false
 	for i, k := range keys {
 		e, _ := c.availability.Get(k)
@@ -143,10 +143,17 @@ func (c *caches) cachedDays(ctx context.Context, v *Viewer, keys []availabilityK
 			continue
 		}
 		out[i], hits = e, true
-		for _, b := range e.barbers {
-			if !slices.Contains(barbers, b) {
-				barbers = append(barbers, b)
+		switch {
+		case barbers == nil:
+			barbers = e.barbers // the days of a unit and service mostly share them
+		case !slices.Equal(barbers, e.barbers):
+			union := slices.Clone(barbers) // never append to an entry's
+			for _, b := range e.barbers {
+				if !slices.Contains(union, b) {
+					union = append(union, b)
+				}
 			}
+			barbers = union
 		}
 	}
 	if hits {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,18 +123,52 @@ func BenchmarkAvailability(b *testing.B) {
 	for _, d := range storetest.Dialects {
 		b.Run(d, func(b *testing.B) {
 			e := newEnv(b, storetest.Open(b, d))
-			path := fmt.Sprintf("/availability?unit_id=%s&service_id=%s&date=%s", e.unit(lisbon), e.service(haircut), tuesday)
-			b.SetParallelism(4)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if r := benchDo(b, e, "GET", path, nil); r.Status != http.StatusOK {
-						b.Fatalf("availability: %d %s", r.Status, r.Body)
-					}
-				}
-			})
+			benchGet(b, e, fmt.Sprintf("/availability?unit_id=%s&service_id=%s&date=%s", e.unit(lisbon), e.service(haircut), tuesday))
 		})
 	}
+}
+
+// BenchmarkAvailabilityRange asks for a week of every barber's haircuts.
+func BenchmarkAvailabilityRange(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			e := newEnv(b, storetest.Open(b, d))
+			path := fmt.Sprintf("/availability/range?unit_id=%s&service_id=%s&from=%s&to=2027-03-08", e.unit(lisbon), e.service(haircut), tuesday)
+			benchGet(b, e, path)
+		})
+	}
+}
+
+// BenchmarkAvailabilityNext asks for the next three haircuts when every
+// barber is away for the next 20 days.
+func BenchmarkAvailabilityNext(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			e := newEnv(b, storetest.Open(b, d))
+			for _, name := range []string{joao, miguel} {
+				e.timeOff(b, name, testNow, testNow.AddDate(0, 0, 20))
+			}
+			path := fmt.Sprintf("/availability/next?unit_id=%s&service_id=%s", e.unit(lisbon), e.service(haircut))
+			if r := benchDo(b, e, "GET", path, nil); !strings.Contains(string(r.Body), `"starts_at":"2027-03-22T`) {
+				b.Fatalf("the first free haircut should be on 2027-03-22: %s", r.Body)
+			}
+			benchGet(b, e, path)
+		})
+	}
+}
+
+// benchGet measures GET path, which must answer 200, from 4 goroutines
+// per CPU.
+func benchGet(b *testing.B, e *env, path string) {
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if r := benchDo(b, e, "GET", path, nil); r.Status != http.StatusOK {
+				b.Fatalf("%s: %d %s", path, r.Status, r.Body)
+			}
+		}
+	})
 }
 
 func BenchmarkFloorHTTP(b *testing.B) {

@@ -53,7 +53,7 @@ func wantReason(t *testing.T, what, got, want string) {
 }
 
 // timeOff gives a Lisbon barber time off from one UTC instant to another.
-func (e *env) timeOff(t *testing.T, barberName string, from, to time.Time) {
+func (e *env) timeOff(t testing.TB, barberName string, from, to time.Time) {
 	t.Helper()
 	_, err := e.db.TimeOff.Create().SetAccountID(e.keys.AccountID).SetBarberID(e.barber(barberName)).
 		SetStartsAt(from).SetEndsAt(to).SetReason("holiday").Save(e.ctx)
