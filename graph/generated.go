@@ -78,6 +78,7 @@ type ComplexityRoot struct {
 		Customer           func(childComplexity int) int
 		CustomerID         func(childComplexity int) int
 		EndsAt             func(childComplexity int) int
+		EndsAtLocal        func(childComplexity int) int
 		ExternalReference  func(childComplexity int) int
 		Hold               func(childComplexity int) int
 		HoldID             func(childComplexity int) int
@@ -87,7 +88,9 @@ type ComplexityRoot struct {
 		ServiceID          func(childComplexity int) int
 		Source             func(childComplexity int) int
 		StartsAt           func(childComplexity int) int
+		StartsAtLocal      func(childComplexity int) int
 		Status             func(childComplexity int) int
+		Timezone           func(childComplexity int) int
 		Unit               func(childComplexity int) int
 		UnitID             func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
@@ -272,6 +275,7 @@ type ComplexityRoot struct {
 		Agenda               func(childComplexity int, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) int
 		Appointment          func(childComplexity int, id string) int
 		Appointments         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) int
+		AppointmentsByClient func(childComplexity int, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) int
 		Availability         func(childComplexity int, unitID string, serviceID string, barberID *string, date string) int
 		AvailabilityRange    func(childComplexity int, unitID string, serviceID string, barberID *string, from string, to string) int
 		Barbers              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) int
@@ -382,6 +386,10 @@ type ComplexityRoot struct {
 
 type AppointmentResolver interface {
 	Customer(ctx context.Context, obj *ent.Appointment) (*ent.Customer, error)
+
+	StartsAtLocal(ctx context.Context, obj *ent.Appointment) (string, error)
+	EndsAtLocal(ctx context.Context, obj *ent.Appointment) (string, error)
+	Timezone(ctx context.Context, obj *ent.Appointment) (string, error)
 }
 type MutationResolver interface {
 	HoldSlot(ctx context.Context, input model.HoldSlotInput) (*ent.Hold, error)
@@ -430,6 +438,7 @@ type QueryResolver interface {
 	APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error)
 	Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error)
 	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
+	AppointmentsByClient(ctx context.Context, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) ([]*ent.Appointment, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -597,6 +606,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Appointment.EndsAt(childComplexity), true
+	case "Appointment.endsAtLocal":
+		if e.ComplexityRoot.Appointment.EndsAtLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.EndsAtLocal(childComplexity), true
 	case "Appointment.externalReference":
 		if e.ComplexityRoot.Appointment.ExternalReference == nil {
 			break
@@ -651,12 +666,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Appointment.StartsAt(childComplexity), true
+	case "Appointment.startsAtLocal":
+		if e.ComplexityRoot.Appointment.StartsAtLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.StartsAtLocal(childComplexity), true
 	case "Appointment.status":
 		if e.ComplexityRoot.Appointment.Status == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Appointment.Status(childComplexity), true
+	case "Appointment.timezone":
+		if e.ComplexityRoot.Appointment.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appointment.Timezone(childComplexity), true
 	case "Appointment.unit":
 		if e.ComplexityRoot.Appointment.Unit == nil {
 			break
@@ -1571,6 +1598,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Appointments(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.AppointmentOrder), args["where"].(*ent.AppointmentWhereInput)), true
+	case "Query.appointmentsByClient":
+		if e.ComplexityRoot.Query.AppointmentsByClient == nil {
+			break
+		}
+
+		args, err := ec.field_Query_appointmentsByClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AppointmentsByClient(childComplexity, args["clientPhone"].(*string), args["externalReference"].(*string), args["status"].([]appointment.Status), args["from"].(*string), args["to"].(*string), args["limit"].(*int)), true
 	case "Query.availability":
 		if e.ComplexityRoot.Query.Availability == nil {
 			break
@@ -2209,7 +2247,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/admin.graphqls"
+//go:embed "schema/admin.graphqls" "schema/clients.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2417,6 +2455,7 @@ extend type Mutation {
 type Mutation
 `, BuiltIn: false},
 	{Name: "schema/admin.graphqls", Input: sourceData("schema/admin.graphqls"), BuiltIn: false},
+	{Name: "schema/clients.graphqls", Input: sourceData("schema/clients.graphqls"), BuiltIn: false},
 	{Name: "../ent/ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
 type APIKey implements Node {
@@ -4720,6 +4759,12 @@ func (ec *executionContext) childFields_Appointment(ctx context.Context, field g
 		return ec.fieldContext_Appointment_customer(ctx, field)
 	case "hold":
 		return ec.fieldContext_Appointment_hold(ctx, field)
+	case "startsAtLocal":
+		return ec.fieldContext_Appointment_startsAtLocal(ctx, field)
+	case "endsAtLocal":
+		return ec.fieldContext_Appointment_endsAtLocal(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Appointment_timezone(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Appointment", field.Name)
 }
@@ -5839,6 +5884,60 @@ func (ec *executionContext) field_Query_appointment_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_appointmentsByClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientPhone",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientPhone"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "externalReference",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalReference"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]appointment.Status, error) {
+			return ec.unmarshalOAppointmentStatus2ᚕbarberdᚋentᚋappointmentᚐStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
 	return args, nil
 }
 
@@ -7351,6 +7450,75 @@ func (ec *executionContext) fieldContext_Appointment_hold(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Appointment_startsAtLocal(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_startsAtLocal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Appointment().StartsAtLocal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_startsAtLocal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appointment_endsAtLocal(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_endsAtLocal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Appointment().EndsAtLocal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_endsAtLocal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appointment_timezone(ctx context.Context, field graphql.CollectedField, obj *ent.Appointment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appointment_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Appointment().Timezone(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appointment_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appointment", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AppointmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AppointmentConnection) (ret graphql.Marshaler) {
@@ -11566,6 +11734,50 @@ func (ec *executionContext) fieldContext_Query_activeHolds(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_activeHolds_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_appointmentsByClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_appointmentsByClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AppointmentsByClient(ctx, fc.Args["clientPhone"].(*string), fc.Args["externalReference"].(*string), fc.Args["status"].([]appointment.Status), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Appointment) graphql.Marshaler {
+			return ec.marshalNAppointment2ᚕᚖbarberdᚋentᚐAppointmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_appointmentsByClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Appointment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_appointmentsByClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -23433,6 +23645,120 @@ func (ec *executionContext) _Appointment(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "startsAtLocal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Appointment_startsAtLocal(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "endsAtLocal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Appointment_endsAtLocal(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "timezone":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Appointment_timezone(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25416,6 +25742,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "appointmentsByClient":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_appointmentsByClient(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -26762,6 +27110,22 @@ func (ec *executionContext) marshalNAckNotificationsPayload2ᚖbarberdᚋgraph�
 func (ec *executionContext) unmarshalNAddTimeOffInput2barberdᚋgraphᚋmodelᚐAddTimeOffInput(ctx context.Context, v any) (model.AddTimeOffInput, error) {
 	res, err := ec.unmarshalInputAddTimeOffInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAppointment2ᚕᚖbarberdᚋentᚐAppointmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Appointment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAppointment2ᚖbarberdᚋentᚐAppointment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNAppointment2ᚖbarberdᚋentᚐAppointment(ctx context.Context, sel ast.SelectionSet, v *ent.Appointment) graphql.Marshaler {

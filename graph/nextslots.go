@@ -34,11 +34,10 @@ func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to
 	required(&p, "unit_id", unitID)
 	required(&p, "service_id", serviceID)
 	checkOptionalID(&p, "barber_id", barberID)
-	f, fok := checkDate(&p, "from", from)
-	t, tok := checkDate(&p, "to", to)
-	if fok && tok {
+	f, t := requiredDate(&p, "from", from), requiredDate(&p, "to", to)
+	if f != nil && t != nil {
 		switch {
-		case t.Compare(f) < 0:
+		case t.Compare(*f) < 0:
 			p.Add("to", "must not be before from")
 		case t.Compare(f.AddDays(MaxRangeDays-1)) > 0:
 			p.Add("to", "must be at most %d days after from (%d days, both included): %s at the latest", MaxRangeDays-1, MaxRangeDays, f.AddDays(MaxRangeDays-1))
@@ -47,17 +46,13 @@ func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to
 	return p
 }
 
-// checkDate records field when v is not a date YYYY-MM-DD.
-func checkDate(p *Problems, field, v string) (slots.Date, bool) {
+// requiredDate records field when v is blank or not a date YYYY-MM-DD; it
+// returns the date, or nil.
+func requiredDate(p *Problems, field, v string) *slots.Date {
 	if !required(p, field, v) {
-		return slots.Date{}, false
+		return nil
 	}
-	d, err := slots.ParseDate(v)
-	if err != nil {
-		p.Add(field, "must be a day in the form YYYY-MM-DD")
-		return d, false
-	}
-	return d, true
+	return checkDate(p, field, &v)
 }
 
 // AvailabilityRange is availability for each day from from to to, both

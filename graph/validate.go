@@ -3,9 +3,11 @@ package graph
 import (
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"barberd/ent/appointment"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 )
@@ -105,11 +107,7 @@ func CheckAvailability(unitID, serviceID string, barberID *string, date string) 
 	required(&p, "unit_id", unitID)
 	required(&p, "service_id", serviceID)
 	checkOptionalID(&p, "barber_id", barberID)
-	if required(&p, "date", date) {
-		if _, err := slots.ParseDate(date); err != nil {
-			p.Add("date", "must be a day in the form YYYY-MM-DD")
-		}
-	}
+	requiredDate(&p, "date", date)
 	return p
 }
 
@@ -144,19 +142,32 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
 	if required(&p, "client.name", c.Name) {
 		checkLength(&p, "client.name", c.Name, 1, 200)
 	}
-	if required(&p, "client.phone", c.Phone) && !e164.MatchString(c.Phone) {
-		p.Add("client.phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +5511987654321")
+	if required(&p, "client.phone", c.Phone) {
+		checkPhone(&p, "client.phone", c.Phone)
 	}
 	if c.Email != nil && checkText(&p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
 		p.Add("client.email", "must be a valid e-mail address")
 	}
-	if ref := in.ExternalReference; ref != nil && checkText(&p, "external_reference", *ref) {
-		// Stored as given, so its untrimmed length counts.
-		if strings.TrimSpace(*ref) == "" || utf8.RuneCountInString(*ref) > 255 {
-			p.Add("external_reference", "must be 1 to 255 characters")
-		}
+	if in.ExternalReference != nil {
+		checkReference(&p, *in.ExternalReference)
 	}
 	return p
+}
+
+// checkPhone records field when v is not a phone number in E.164.
+func checkPhone(p *Problems, field, v string) {
+	if !e164.MatchString(v) {
+		p.Add(field, "must be in E.164 form: + then 8 to 15 digits, e.g. +5511987654321")
+	}
+}
+
+// checkReference records external_reference when ref is not one a create
+// may store.
+func checkReference(p *Problems, ref string) {
+	// Stored as given, so its untrimmed length counts.
+	if checkText(p, "external_reference", ref) && (strings.TrimSpace(ref) == "" || utf8.RuneCountInString(ref) > 255) {
+		p.Add("external_reference", "must be 1 to 255 characters")
+	}
 }
 
 func validEmail(s string) bool {
@@ -209,4 +220,49 @@ func CheckAck(through string) Problems {
 	var p Problems
 	required(&p, "through", through)
 	return p
+}
+
+// CheckClientLookup checks a lookup of a client's appointments: exactly
+// one of client_phone (E.164) and external_reference, statuses that exist,
+// dates with to not before from, and a limit of 1..ClientAppointmentsMax.
+func CheckClientLookup(l ClientLookup) Problems {
+	var p Problems
+	switch {
+	case (l.ClientPhone == nil) == (l.ExternalReference == nil):
+		for _, f := range []string{"client_phone", "external_reference"} {
+			p.Add(f, "give exactly one of client_phone and external_reference")
+		}
+	case l.ClientPhone != nil:
+		checkPhone(&p, "client_phone", lookupPhone(*l.ClientPhone))
+	default:
+		checkReference(&p, *l.ExternalReference)
+	}
+	if l.Status != nil {
+		unknown := slices.ContainsFunc(l.Status, func(s appointment.Status) bool { return appointment.StatusValidator(s) != nil })
+		if len(l.Status) == 0 || unknown {
+			p.Add("status", "must list statuses among confirmed, cancelled, completed and no_show")
+		}
+	}
+	from, to := checkDate(&p, "from", l.From), checkDate(&p, "to", l.To)
+	if from != nil && to != nil && to.Compare(*from) < 0 {
+		p.Add("to", "must not be before from")
+	}
+	if l.Limit != nil && (*l.Limit < 1 || *l.Limit > ClientAppointmentsMax) {
+		p.Add("limit", "must be between 1 and %d", ClientAppointmentsMax)
+	}
+	return p
+}
+
+// checkDate records field when v is given and is not a date; it returns
+// the date, or nil.
+func checkDate(p *Problems, field string, v *string) *slots.Date {
+	if v == nil {
+		return nil
+	}
+	d, err := slots.ParseDate(*v)
+	if err != nil {
+		p.Add(field, "must be a day in the form YYYY-MM-DD")
+		return nil
+	}
+	return &d
 }

@@ -101,6 +101,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		r.Get("/availability/next", a.availabilityNext)
 		r.Post("/slots/hold", a.holdSlot)
 		r.With(pathID(graph.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
+		r.Get("/appointments", a.clientAppointments)
 		r.Post("/appointments", a.createAppointment)
 		appointmentID := r.With(pathID(graph.CodeAppointmentNotFound, "appointment"))
 		appointmentID.Get("/appointments/{id}", a.appointment)

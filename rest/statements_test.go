@@ -47,16 +47,26 @@ func TestStatementsPerRequest(t *testing.T) {
 		id, _ := r.JSON(t)["id"].(string)
 		got["POST /appointments (replay)"] = count("POST", "/appointments", body, http.StatusOK)
 		got["GET /appointments/{id}"] = count("GET", "/appointments/"+id, nil, http.StatusOK)
+		got["GET /appointments?client_phone"] = count("GET", "/appointments?"+url.Values{"client_phone": {validPhone}}.Encode(), nil, http.StatusOK)
+		got["GET /appointments?client_phone&from"] = count("GET", "/appointments?"+url.Values{"client_phone": {validPhone}, "from": {tuesday}}.Encode(), nil, http.StatusOK)
 		got["POST /appointments/{id}/reschedule"] = count("POST", "/appointments/"+id+"/reschedule", map[string]any{"starts_at": "2027-03-02T15:00:00"}, http.StatusOK)
 		got["POST /appointments/{id}/cancel"] = count("POST", "/appointments/"+id+"/cancel", map[string]any{"reason": "counting"}, http.StatusOK)
 		got["GET /notifications/pending"] = count("GET", "/notifications/pending", nil, http.StatusOK)
 		for _, k := range []string{"GET /context", "GET /units", "GET /services", "GET /barbers", "GET /availability (cached)",
 			"POST /slots/hold", "GET /availability (after a write)", "POST /appointments", "POST /appointments (replay)",
-			"GET /appointments/{id}", "POST /appointments/{id}/reschedule", "POST /appointments/{id}/cancel", "GET /notifications/pending"} {
+			"GET /appointments/{id}", "GET /appointments?client_phone", "GET /appointments?client_phone&from", "POST /appointments/{id}/reschedule", "POST /appointments/{id}/cancel", "GET /notifications/pending"} {
 			t.Logf("%-36s %d", k, got[k])
 		}
 		if n := got["GET /availability (cached)"]; n != 0 {
 			t.Errorf("a cached availability answer cost %d statements, want 0", n)
+		}
+		// The appointments, then their units, services and barbers; dates
+		// read the account's units' zones first.
+		if n, limit := got["GET /appointments?client_phone"], 4; n > limit {
+			t.Errorf("a client lookup cost %d statements, want at most %d", n, limit)
+		}
+		if n, limit := got["GET /appointments?client_phone&from"], 5; n > limit {
+			t.Errorf("a client lookup by dates cost %d statements, want at most %d", n, limit)
 		}
 		if n, limit := got["POST /appointments"], 11; n > limit {
 			t.Errorf("a create cost %d statements, want at most %d", n, limit)

@@ -525,6 +525,7 @@ func TestGraphQLAdminKeys(t *testing.T) {
 				`{ bookableUnits { id } }`,
 				`mutation { cancelAppointment(id: "apt_x", reason: "x") { id } }`,
 				`{ pendingNotifications { id } }`,
+				`{ appointmentsByClient(clientPhone: "+351912345678") { id } }`,
 			} {
 				if c := e.query(t, adminOnly, q, nil).code(t); c != graph.CodeInsufficientScope {
 					t.Errorf("%s with an admin-only key: code %q", q, c)

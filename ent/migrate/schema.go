@@ -158,6 +158,11 @@ var (
 				Columns: []*schema.Column{AppointmentsColumns[15], AppointmentsColumns[8]},
 			},
 			{
+				Name:    "appointment_account_id_client_phone_starts_at",
+				Unique:  false,
+				Columns: []*schema.Column{AppointmentsColumns[15], AppointmentsColumns[4], AppointmentsColumns[8]},
+			},
+			{
 				Name:    "appointment_status_starts_at",
 				Unique:  false,
 				Columns: []*schema.Column{AppointmentsColumns[7], AppointmentsColumns[8]},

@@ -78,6 +78,9 @@ func (Appointment) Indexes() []ent.Index {
 		index.Fields("api_key_id", "external_reference").Unique(),
 		index.Fields("barber_id", "starts_at"),
 		index.Fields("account_id", "starts_at"),
+		// A client's appointments by phone (appointmentsByClient), in start
+		// order, without reading the rest of the account's.
+		index.Fields("account_id", "client_phone", "starts_at"),
 		index.Fields("status", "starts_at"),
 	}
 }

@@ -25,10 +25,11 @@ import (
 // time it can appear in the answer; a list multiplies what it selects by
 // its length: a connection by its page (first or last,
 // graph.DefaultPageSize without either), a list that takes first (bookableBarbers, apiKeys, ...)
-// the same way, pendingNotifications and takeNotifications by their limit,
-// nodes by its number of ids, an availability range's days by
-// graph.MaxRangeDays, a day's slots by daySlots, the next free slots by
-// graph.MaxNextLimit, and any other list (the units, services and
+// the same way, pendingNotifications, takeNotifications and
+// appointmentsByClient by their limit, nodes by its number of ids, an
+// availability range's days by graph.MaxRangeDays, a day's slots by
+// daySlots, the next free slots by graph.MaxNextLimit, and any other list
+// (the units, services and
 // barbers of an entity, ...) by listItems. Nested
 // lists multiply. A field that runs a database query of its own (a root
 // field, a connection's totalCount or pageInfo, each id of nodes) costs
@@ -292,12 +293,10 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 	switch {
 	case f.Definition.Arguments.ForName("first") != nil:
 		return w.page(f), 0
+	case f.Name == "appointmentsByClient":
+		return w.limit(f, graph.ClientAppointmentsDefault, graph.ClientAppointmentsMax), 0
 	case f.Definition.Arguments.ForName("limit") != nil:
-		v, ok := w.intArg(f, "limit")
-		if !ok {
-			return w.limits.NotificationsDefault, 0
-		}
-		return int(min(max(v, 0), int64(w.limits.NotificationsMax))), 0
+		return w.limit(f, w.limits.NotificationsDefault, w.limits.NotificationsMax), 0
 	case f.Name == "days" && f.ObjectDefinition.Name == "AvailabilityRange":
 		return graph.MaxRangeDays, 0
 	case f.Name == "slots" && f.ObjectDefinition.Name == "Availability":
@@ -321,6 +320,16 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 		return ids, queryCost
 	}
 	return listItems, 0
+}
+
+// limit is the limit argument of f, within 0..most, or def when it is
+// left out.
+func (w *costWalk) limit(f *ast.Field, def, most int) int {
+	v, ok := w.intArg(f, "limit")
+	if !ok {
+		return def
+	}
+	return int(min(max(v, 0), int64(most)))
 }
 
 // checkFilter bounds a where filter: SQLite refuses an expression nested

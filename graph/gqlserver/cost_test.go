@@ -253,6 +253,26 @@ func TestDashboardCosts(t *testing.T) {
 	}
 }
 
+// appointmentsByClient is priced as a list of its limit: 20 when left out,
+// never more than the 100 the resolver allows.
+func TestClientAppointmentsCost(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		vars  map[string]any
+		cost  int
+	}{
+		{`{ appointmentsByClient(clientPhone: "+351912345678") { id } }`, nil, 1 + 1000 + 20},
+		{`{ appointmentsByClient(clientPhone: "+351912345678", limit: 100) { id } }`, nil, 1 + 1000 + 100},
+		{`{ appointmentsByClient(clientPhone: "+351912345678", limit: 2147483647) { id } }`, nil, 1 + 1000 + 100},
+		{`query($n: Int) { appointmentsByClient(clientPhone: "+351912345678", limit: $n) { id startsAtLocal endsAtLocal timezone } }`, map[string]any{"n": 50}, 1 + 1000 + 50*4},
+	} {
+		cost, _, err := gqlserver.OperationCost(c.query, c.vars)
+		if err != nil || cost != c.cost {
+			t.Errorf("%s %v: cost %d (%v), want %d", c.query, c.vars, cost, err, c.cost)
+		}
+	}
+}
+
 // dashboardQueries are what an admin dashboard and the playground ask for.
 var dashboardQueries = []struct {
 	name, query string
@@ -284,6 +304,7 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 		}{
 			{"appointments", `{ appointments(first: 500) { totalCount edges { node { id status barber { name units { name } } } } } }`, nil, 0},
 			{"catalog", `{ bookableUnits { id name services { id name barbers { id name } } } }`, nil, 0},
+			{"a client's appointments", `{ appointmentsByClient(clientPhone: "+351912345670", from: "2027-03-01", limit: 100) { id startsAtLocal endsAtLocal timezone unit { name } } }`, nil, 0},
 			{"nodes", `query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Unit { name barbers { name } } } }`, map[string]any{"ids": []any{unit, unit, "unt_nope"}}, 0},
 		}...)
 		for _, d := range docs {

@@ -55,6 +55,7 @@ func NewHandler(r *graph.Resolver) *handler.Server {
 	srv.Use(operationLimits{sizes: measureSchema(schema), limits: &settings.Limits})
 	srv.Use(cleanText{})
 	srv.Use(settleMutations{settings.FreshnessWindow})
+	srv.Use(unitZonesPerRootField{})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return presentError(ctx, settings.Log, err)
 	})
@@ -101,6 +102,25 @@ func (s settleMutations) InterceptResponse(ctx context.Context, next graphql.Res
 		return next(ctx)
 	}
 	return fresh.Answer(ctx, s.window, next)
+}
+
+// unitZonesPerRootField is the gqlgen handler extension that gives each
+// root field its own read of the account's unit zones
+// (graph.WithUnitZones), so the local times of a list of appointments cost
+// one query, not one per appointment.
+type unitZonesPerRootField struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.RootFieldInterceptor
+} = unitZonesPerRootField{}
+
+func (unitZonesPerRootField) ExtensionName() string { return "UnitZones" }
+
+func (unitZonesPerRootField) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (unitZonesPerRootField) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	return next(graph.WithUnitZones(ctx))
 }
 
 // presentError is the one GraphQL error presenter: a domain error keeps its

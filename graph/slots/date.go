@@ -79,6 +79,13 @@ func DateOf(t time.Time, loc *time.Location) Date {
 	return dateOfTime(t.In(loc))
 }
 
+// Start is the first instant of day d in loc: its midnight or, on a day
+// whose clocks skip midnight, the instant they resume. Day d in loc is
+// [d.Start(loc), d.AddDays(1).Start(loc)).
+func (d Date) Start(loc *time.Location) time.Time {
+	return WallTime{Date: d}.atOrAfterGap(loc)
+}
+
 func dateOfTime(t time.Time) Date {
 	y, m, d := t.Date()
 	return Date{Year: y, Month: m, Day: d}

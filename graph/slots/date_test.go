@@ -92,6 +92,40 @@ func TestDateOf(t *testing.T) {
 	}
 }
 
+func TestDateStart(t *testing.T) {
+	tests := []struct {
+		name, zone, date string
+		want             string
+	}{
+		{"midnight in UTC", "UTC", "2027-03-02", "2027-03-02T00:00:00Z"},
+		{"west of Greenwich", "America/Sao_Paulo", "2027-03-02", "2027-03-02T03:00:00Z"},
+		{"spring forward later in the day", "Europe/Lisbon", "2027-03-28", "2027-03-28T00:00:00Z"},
+		{"the day after spring forward", "Europe/Lisbon", "2027-03-29", "2027-03-28T23:00:00Z"},
+		// Brazil's clocks went from 00:00 to 01:00 on 2018-11-04: the day
+		// starts at 01:00, -02.
+		{"midnight skipped", "America/Sao_Paulo", "2018-11-04", "2018-11-04T03:00:00Z"},
+		// ... and from 00:00 back to 23:00 on 2019-02-17: the day starts at
+		// its one midnight, -03.
+		{"fall back at midnight", "America/Sao_Paulo", "2019-02-16", "2019-02-16T02:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := slots.ParseDate(tt.date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loc := mustLoad(t, tt.zone)
+			got := d.Start(loc)
+			if want := utc(t, tt.want); !got.Equal(want) {
+				t.Fatalf("Start = %s, want %s", got.UTC().Format(time.RFC3339), tt.want)
+			}
+			if slots.DateOf(got, loc) != d || slots.DateOf(got.Add(-time.Second), loc) == d {
+				t.Errorf("%s is not where %s begins in %s", got, d, tt.zone)
+			}
+		})
+	}
+}
+
 func TestParseClock(t *testing.T) {
 	tests := []struct {
 		name, in string

@@ -37,7 +37,12 @@ func TestMigrateRecordsClients(t *testing.T) {
 		rui := db.Customer.Create().SetAccountID(acc.ID).SetName("Rui").SetPhone("+351912000000").SaveX(ctx)
 		triggers := countTriggers(t, db)
 
-		// The old schema: no client columns, rows written as the old code did.
+		// The old schema: no client columns (nor the index of the phone,
+		// which SQLite would not drop with its column), rows written as the
+		// old code did.
+		if _, err := db.SQL.ExecContext(ctx, `DROP INDEX appointment_account_id_client_phone_starts_at`); err != nil {
+			t.Fatal(err)
+		}
 		for _, col := range []string{"client_name", "client_phone", "client_email"} {
 			if _, err := db.SQL.ExecContext(ctx, `ALTER TABLE appointments DROP COLUMN `+col); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,232 @@
+package graph
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/predicate"
+	"barberd/ent/unit"
+	"barberd/graph/slots"
+)
+
+// A client's appointments (rest-v1.md, "A client's appointments"): a
+// chatbot hears "I need to cancel my appointment" with no id in the
+// conversation, and finds it by the phone it was booked with, or by its own
+// reference. The phone is matched exactly: this is no search over
+// customers.
+
+// The page of appointmentsByClient.
+const (
+	ClientAppointmentsDefault = 20
+	ClientAppointmentsMax     = 100
+)
+
+// ClientLookup is what appointmentsByClient asks for: exactly one of
+// ClientPhone and ExternalReference, and the optional filters.
+type ClientLookup struct {
+	// ClientPhone matches the phone an appointment was booked with, in any
+	// key's appointments of the account. A leading space stands for "+"
+	// (an unencoded "+" in a query string).
+	ClientPhone *string
+	// ExternalReference finds the calling key's own appointment with it.
+	ExternalReference *string
+	// Status keeps only appointments in one of these; nil keeps all.
+	Status []appointment.Status
+	// From and To (YYYY-MM-DD, each in the appointment's unit's zone)
+	// bound the day it starts, both inclusive; without either, only
+	// appointments that have not ended yet are kept.
+	From, To *string
+	// Limit is the most returned: ClientAppointmentsDefault when nil.
+	Limit *int
+}
+
+// lookupPhone reads a client_phone as booked: a query string's unencoded
+// "+" arrives as a space.
+func lookupPhone(s string) string {
+	if rest, ok := strings.CutPrefix(s, " "); ok {
+		return "+" + rest
+	}
+	return s
+}
+
+// appointmentsByClient returns the appointments a lookup finds, by start
+// time then id, with their unit, service and barber.
+// Errors: insufficient_scope, validation_failed.
+func (r *Resolver) appointmentsByClient(ctx context.Context, l ClientLookup) ([]*ent.Appointment, error) {
+	v, err := require(ctx, ScopeAppointmentsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckClientLookup(l).Err(); err != nil {
+		return nil, err
+	}
+	q := r.cfg.DB.Appointment.Query()
+	if l.ClientPhone != nil {
+		q.Where(appointment.ClientPhone(lookupPhone(*l.ClientPhone)))
+	} else {
+		q.Where(appointment.APIKeyID(v.KeyID), appointment.ExternalReference(*l.ExternalReference))
+	}
+	if l.Status != nil {
+		q.Where(appointment.StatusIn(l.Status...))
+	}
+	if l.From == nil && l.To == nil {
+		q.Where(appointment.EndsAtGT(r.now()))
+	} else {
+		days, err := r.startingOn(ctx, l.From, l.To)
+		if err != nil || days == nil {
+			return nil, err
+		}
+		q.Where(days)
+	}
+	limit := ClientAppointmentsDefault
+	if l.Limit != nil {
+		limit = *l.Limit
+	}
+	as, err := q.Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit).
+		WithUnit().WithService().WithBarber().All(ctx)
+	return as, err
+}
+
+// startingOn is the condition that an appointment starts on a day from
+// from through to (either open when nil), each day taken in the zone of
+// the appointment's unit, or nil when the account has no unit.
+//
+// The days are turned into instants zone by zone, and the condition keeps
+// each unit's appointments within its zone's bounds. So the database
+// filters exactly and applies the limit itself, at the price of reading the
+// account's units (at most MaxCatalog) first. The other way, a range of
+// instants wide enough for every zone then filtered here by local date,
+// would need to read past the limit, as often as the edges of the range
+// hold appointments of units in other zones, to fill a page.
+func (r *Resolver) startingOn(ctx context.Context, from, to *string) (predicate.Appointment, error) {
+	zones, err := r.unitZones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byZone := map[string][]string{}
+	for id, zone := range zones {
+		byZone[zone] = append(byZone[zone], id)
+	}
+	var each []predicate.Appointment
+	for _, zone := range slices.Sorted(maps.Keys(byZone)) {
+		loc, err := mustZone(zone)
+		if err != nil {
+			return nil, err
+		}
+		// Instants are stored, and so compared, in UTC.
+		in := []predicate.Appointment{appointment.UnitIDIn(byZone[zone]...)}
+		if from != nil {
+			in = append(in, appointment.StartsAtGTE(mustDate(*from).Start(loc).UTC()))
+		}
+		if to != nil {
+			in = append(in, appointment.StartsAtLT(mustDate(*to).AddDays(1).Start(loc).UTC()))
+		}
+		each = append(each, appointment.And(in...))
+	}
+	if len(each) == 0 {
+		return nil, nil
+	}
+	return appointment.Or(each...), nil
+}
+
+// mustDate parses a date the checks let through.
+func mustDate(s string) slots.Date {
+	d, _ := slots.ParseDate(s)
+	return d
+}
+
+// unitZones are the time zones of an account's units, read once for one
+// GraphQL root field (WithUnitZones), so that a list of appointments shows
+// its local times with one query, not one per appointment.
+type unitZones struct {
+	mu    sync.Mutex
+	zones map[string]string // unit id → IANA zone; nil until read, then never changed
+}
+
+type unitZonesKey struct{}
+
+// WithUnitZones returns a context in which the time zones of the account's
+// units are read at most once, when an appointment's local times
+// (Appointment.startsAtLocal, endsAtLocal, timezone) or a lookup by dates
+// first need them. The GraphQL handler gives one to each root field: a
+// mutation that changes a unit's zone is seen by the fields after it.
+func WithUnitZones(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unitZonesKey{}, &unitZones{})
+}
+
+// unitZones returns the account's unit zones by unit id: ctx's, when it
+// has them (WithUnitZones), or else read now. The map is shared: never
+// change it.
+func (r *Resolver) unitZones(ctx context.Context) (map[string]string, error) {
+	z, _ := ctx.Value(unitZonesKey{}).(*unitZones)
+	if z == nil {
+		return readUnitZones(ctx, r.cfg.DB.Client)
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.zones == nil {
+		zones, err := readUnitZones(ctx, r.cfg.DB.Client)
+		if err != nil {
+			return nil, err
+		}
+		z.zones = zones
+	}
+	return z.zones, nil
+}
+
+func readUnitZones(ctx context.Context, c *ent.Client) (map[string]string, error) {
+	us, err := c.Unit.Query().Select(unit.FieldID, unit.FieldTimezone).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	zones := make(map[string]string, len(us))
+	for _, u := range us {
+		zones[u.ID] = u.Timezone
+	}
+	return zones, nil
+}
+
+// appointmentZone is the name of the time zone of an appointment's unit:
+// its loaded unit's, or the one unitZones has for it.
+func (r *Resolver) appointmentZone(ctx context.Context, a *ent.Appointment) (string, error) {
+	// entgql's field collection may load the unit with only the columns a
+	// query selects; a zone is never empty once stored.
+	if u := a.Edges.Unit; u != nil && u.Timezone != "" {
+		return u.Timezone, nil
+	}
+	if _, ok := ctx.Value(unitZonesKey{}).(*unitZones); ok {
+		zones, err := r.unitZones(ctx)
+		if err != nil {
+			return "", err
+		}
+		if zone, ok := zones[a.UnitID]; ok {
+			return zone, nil
+		}
+		// A unit made after the zones were read.
+	}
+	u, err := r.cfg.DB.Unit.Query().Where(unit.ID(a.UnitID)).Select(unit.FieldTimezone).Only(ctx)
+	if err != nil {
+		return "", err
+	}
+	return u.Timezone, nil
+}
+
+// appointmentLocal is instant t of an appointment as wall time in its
+// unit's zone, YYYY-MM-DDTHH:MM:SS.
+func (r *Resolver) appointmentLocal(ctx context.Context, a *ent.Appointment, t time.Time) (string, error) {
+	zone, err := r.appointmentZone(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	loc, err := mustZone(zone)
+	if err != nil {
+		return "", err
+	}
+	return slots.Local(t, loc), nil
+}
