@@ -15,12 +15,11 @@ import (
 
 // nextQuery is a search for the next free times of a Lisbon service.
 type nextQuery struct {
-	svc, barber       string // barber "" for any
-	after             string // local, "" for now
-	limit             int    // 0 for the default
-	timeFrom, timeTo  string // "" for none
-	weekdays          []int  // ISO; nil for all
-	wantFirstAfterDay string // the search must find nothing before this date ("" for no check)
+	svc, barber      string // barber "" for any
+	after            string // local, "" for now
+	limit            int    // 0 for the default
+	timeFrom, timeTo string // "" for none
+	weekdays         []int  // ISO; nil for all
 }
 
 func (q nextQuery) params(e *env) []string {
