@@ -395,7 +395,7 @@ type mcpEnv struct {
 	keys *demo.Keys
 }
 
-func newMCPEnv(t *testing.T, db *store.DB, c serverConfig) *mcpEnv {
+func newMCPEnv(t testing.TB, db *store.DB, c serverConfig) *mcpEnv {
 	t.Helper()
 	res := graph.New(graph.Settings{DB: db})
 	keys, err := demo.Seed(context.Background(), res)
