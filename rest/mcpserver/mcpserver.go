@@ -143,7 +143,15 @@ func (m *MCP) Handler(l Limits) http.Handler {
 			return nil // authentication runs first: never so
 		}
 		return m.Server(v.Scopes)
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: l.MaxBody})
+	}, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: l.MaxBody,
+		// The SDK refuses a request that reached a loopback address under
+		// another host name, against DNS rebinding of servers without
+		// authentication. Every request here needs a key, which a rebound
+		// page cannot send, and the check would refuse every request from a
+		// reverse proxy on the same host.
+		DisableLocalhostProtection: true,
+	})
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Tool calls run in a context of the SDK's that keeps the request's
 		// values (its viewer, logger, request id) but not its end: they
