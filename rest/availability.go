@@ -153,9 +153,9 @@ type daySlot struct{ time, barber uint16 }
 
 // prepareDay encodes a day for every barber. Every part is cut from what
 // encodeJSON makes of the same values, so an answer is byte for byte what
-// encodeJSON(availabilityOf(a)) would be.
+// encodeJSON(AvailabilityOf(a)) would be.
 func prepareDay(a *model.Availability) *encodedDay {
-	v := availabilityOf(a)
+	v := AvailabilityOf(a)
 	v.BarberID, v.Slots, v.Reason = nil, []Slot{}, nil
 	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[],"reason":null}\n
 	const null = `"barber_id":null`
@@ -178,7 +178,7 @@ func prepareDay(a *model.Availability) *encodedDay {
 		k := slotTimes{s.StartsAt, s.EndsAt, s.StartsAtUtc.UnixNano(), s.EndsAtUtc.UnixNano()}
 		ti, ok := times[k]
 		if !ok {
-			sv := slotOf(s)
+			sv := SlotOf(s)
 			sv.BarberID = ""
 			t := encodeJSON(sv)            // {…,"barber_id":""}\n
 			t = t[:len(t)-len(`""}`+"\n")] // {…,"barber_id":
@@ -367,5 +367,5 @@ func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next, err := a.res.NextFreeSlots(r.Context(), q)
-	respond(w, r, http.StatusOK, next, err, nextSlotsOf)
+	respond(w, r, http.StatusOK, next, err, NextSlotsOf)
 }

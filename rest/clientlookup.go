@@ -41,5 +41,5 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, list[graph.AppointmentView]{Data: views})
+	writeJSON(w, http.StatusOK, List[graph.AppointmentView]{Data: views})
 }

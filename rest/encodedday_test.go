@@ -80,7 +80,7 @@ func TestEncodedDayAnswers(t *testing.T) {
 			d := prepareDay(a)
 			check := func(want *model.Availability, barber *string) {
 				t.Helper()
-				wantBody := encodeJSON(availabilityOf(want))
+				wantBody := encodeJSON(AvailabilityOf(want))
 				var reason string
 				if want.Reason != nil {
 					reason = *want.Reason
@@ -103,12 +103,12 @@ func TestEncodedDayAnswers(t *testing.T) {
 func TestEncodedDaySize(t *testing.T) {
 	a, barbers := twelveBarberDay(t)
 	d := prepareDay(a)
-	full := len(encodeJSON(availabilityOf(a)))
+	full := len(encodeJSON(AvailabilityOf(a)))
 	if d.Size() <= 0 || d.Size()*4 > full {
 		t.Fatalf("a prepared day takes %d bytes, its every-barber answer %d: want under a quarter", d.Size(), full)
 	}
 	t.Logf("prepared day %d bytes, every-barber answer %d bytes, one barber's %d bytes",
-		d.Size(), full, len(encodeJSON(availabilityOf(only(a, barbers[0])))))
+		d.Size(), full, len(encodeJSON(AvailabilityOf(only(a, barbers[0])))))
 }
 
 func twelveBarberDay(tb testing.TB) (*model.Availability, []string) {

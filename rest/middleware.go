@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -166,12 +167,35 @@ func (l *AddrLimits) bucket(r *http.Request) string {
 // charged to its client address. onError renders refusals in the caller's
 // own error format.
 func Authenticate(res *graph.Resolver, limits *AddrLimits, required bool, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return authenticate(res, limits, required, serviceKey, onError)
+}
+
+// AuthenticateBearer is Authenticate, key required, that also takes the
+// key as "Authorization: Bearer <key>", the header MCP clients send;
+// X-Service-Api-Key wins when both are there. REST and GraphQL keep to
+// X-Service-Api-Key alone, as their contract says.
+func AuthenticateBearer(res *graph.Resolver, limits *AddrLimits, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return authenticate(res, limits, true, func(r *http.Request) string {
+		if k := serviceKey(r); k != "" {
+			return k
+		}
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return ""
+		}
+		return strings.TrimSpace(token)
+	}, onError)
+}
+
+func serviceKey(r *http.Request) string { return r.Header.Get("X-Service-Api-Key") }
+
+func authenticate(res *graph.Resolver, limits *AddrLimits, required bool, secretOf func(*http.Request) string, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
 	if limits == nil {
 		limits = &AddrLimits{}
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			secret := r.Header.Get("X-Service-Api-Key")
+			secret := secretOf(r)
 			if secret == "" && !required {
 				if l := limits.Anonymous; l != nil {
 					if d := l.Allow(limits.bucket(r)); !d.Allowed {

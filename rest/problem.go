@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -77,18 +78,33 @@ type Problem struct {
 	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable
 }
 
-// writeError renders err as problem+json. Errors that are not domain errors
-// are classified (graph.DomainError); what is internal is logged with the
-// request id and shown as internal_error, so nothing internal reaches the
-// client.
+// writeError renders err as problem+json (ProblemOf).
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := ProblemOf(r.Context(), err)
+	if p.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// WriteError renders err as problem+json, as every v1 error is; adapters
+// beside REST (the MCP endpoint) answer their HTTP refusals with it.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
+
+// ProblemOf is the problem that tells of err, with ctx's request id.
+// Errors that are not domain errors are classified (graph.DomainError);
+// what is internal is logged with ctx's logger and shown as internal_error,
+// so nothing internal reaches the client.
+func ProblemOf(ctx context.Context, err error) Problem {
 	e := graph.DomainError(err)
 	status, known := statusOf[e.Code]
 	if !known {
 		status = http.StatusInternalServerError
 	}
 	if status >= 500 {
-		logger(r).ErrorContext(r.Context(), "request failed", "code", e.Code, "err", e.Err)
+		loggerFrom(ctx).ErrorContext(ctx, "request failed", "code", e.Code, "err", e.Err)
 	}
 	title := http.StatusText(status)
 	if status == statusClientClosedRequest {
@@ -100,7 +116,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		Status:    status,
 		Detail:    e.Message,
 		Code:      e.Code,
-		RequestID: requestID(r.Context()),
+		RequestID: requestID(ctx),
 		Errors:    e.Fields,
 	}
 	if status == http.StatusInternalServerError {
@@ -110,22 +126,26 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		p.Alternatives = []Slot{}
 	}
 	for _, s := range e.Alternatives {
-		p.Alternatives = append(p.Alternatives, slotOf(s))
+		p.Alternatives = append(p.Alternatives, SlotOf(s))
 	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(p)
+	return p
 }
 
 // logger returns the request's logger.
-func logger(r *http.Request) *slog.Logger {
-	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
+func logger(r *http.Request) *slog.Logger { return loggerFrom(r.Context()) }
+
+// loggerFrom returns ctx's logger (RequestID, WithLogger), or the default.
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l
 	}
 	return slog.Default()
+}
+
+// WithLogger returns ctx with log as the logger ProblemOf logs failures
+// to, for work outside an HTTP request (the MCP stdio transport).
+func WithLogger(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, log)
 }
 
 type loggerKey struct{}

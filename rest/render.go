@@ -8,18 +8,22 @@ import (
 )
 
 // The v1 resources of rest-v1.md. Appointments render through
-// graph.AppointmentView, which notifications keep as their snapshot.
+// graph.AppointmentView, which notifications keep as their snapshot. The
+// types and the functions that build them are exported for the MCP adapter
+// (rest/mcpserver), whose tools answer in the same shapes.
 
-type list[T any] struct {
+// List is the v1 form of a list: {"data": [...]}.
+type List[T any] struct {
 	Data []T `json:"data"`
 }
 
-func listOf[E, T any](es []E, render func(E) T) list[T] {
+// ListOf renders each of es.
+func ListOf[E, T any](es []E, render func(E) T) List[T] {
 	out := make([]T, len(es))
 	for i, e := range es {
 		out[i] = render(e)
 	}
-	return list[T]{Data: out}
+	return List[T]{Data: out}
 }
 
 // Context is the answer of GET /context.
@@ -48,7 +52,8 @@ type limit struct {
 	Max     int  `json:"max"`
 }
 
-func contextOf(c *model.BookingContext) Context {
+// ContextOf renders the answer of GET /context.
+func ContextOf(c *model.BookingContext) Context {
 	var out Context
 	out.Account.ID, out.Account.Name = c.Account.ID, c.Account.Name
 	out.APIKey.ID, out.APIKey.Name, out.APIKey.Prefix, out.APIKey.Scopes = c.APIKey.ID, c.APIKey.Name, c.APIKey.Prefix, c.APIKey.Scopes
@@ -77,7 +82,8 @@ type BookingPolicy struct {
 	HorizonDays     int `json:"horizon_days"`
 }
 
-func unitOf(u *ent.Unit) Unit {
+// UnitOf renders a unit.
+func UnitOf(u *ent.Unit) Unit {
 	return Unit{
 		ID: u.ID, Name: u.Name, Timezone: u.Timezone, Address: u.Address, Phone: u.Phone,
 		BookingPolicy: BookingPolicy{SlotStepMinutes: u.SlotStepMinutes, MinLeadMinutes: u.MinLeadMinutes, HorizonDays: u.HorizonDays},
@@ -95,7 +101,8 @@ type Service struct {
 	UnitIDs         []string    `json:"unit_ids"`
 }
 
-func serviceOf(s *ent.Service) Service {
+// ServiceOf renders a service; its units must be loaded.
+func ServiceOf(s *ent.Service) Service {
 	return Service{
 		ID: s.ID, Name: s.Name, Description: s.Description,
 		DurationMinutes: s.DurationMinutes, BufferMinutes: s.BufferMinutes,
@@ -112,7 +119,8 @@ type Barber struct {
 	ServiceIDs []string `json:"service_ids"`
 }
 
-func barberOf(b *ent.Barber) Barber {
+// BarberOf renders a barber; its units and services must be loaded.
+func BarberOf(b *ent.Barber) Barber {
 	return Barber{
 		ID: b.ID, Name: b.Name,
 		UnitIDs:    idsOf(b.Edges.Units, func(u *ent.Unit) string { return u.ID }),
@@ -137,7 +145,8 @@ type Slot struct {
 	BarberID    string `json:"barber_id"`
 }
 
-func slotOf(s *model.Slot) Slot {
+// SlotOf renders a free slot.
+func SlotOf(s *model.Slot) Slot {
 	return Slot{
 		StartsAt: s.StartsAt, EndsAt: s.EndsAt,
 		StartsAtUTC: graph.UTC(s.StartsAtUtc), EndsAtUTC: graph.UTC(s.EndsAtUtc),
@@ -156,10 +165,11 @@ type Availability struct {
 	Reason    *string `json:"reason"` // why there are no slots; null when there are
 }
 
-func availabilityOf(a *model.Availability) Availability {
+// AvailabilityOf renders one day's availability.
+func AvailabilityOf(a *model.Availability) Availability {
 	return Availability{
 		UnitID: a.UnitID, ServiceID: a.ServiceID, BarberID: a.BarberID,
-		Date: a.Date, Timezone: a.Timezone, Slots: listOf(a.Slots, slotOf).Data,
+		Date: a.Date, Timezone: a.Timezone, Slots: ListOf(a.Slots, SlotOf).Data,
 		Reason: a.Reason,
 	}
 }
@@ -192,10 +202,11 @@ type NextSlots struct {
 	Reason    *string `json:"reason"` // null, or none_within_horizon
 }
 
-func nextSlotsOf(n *model.NextFreeSlots) NextSlots {
+// NextSlotsOf renders the next free times.
+func NextSlotsOf(n *model.NextFreeSlots) NextSlots {
 	return NextSlots{
 		UnitID: n.UnitID, ServiceID: n.ServiceID, BarberID: n.BarberID,
-		Timezone: n.Timezone, Slots: listOf(n.Slots, slotOf).Data, Reason: n.Reason,
+		Timezone: n.Timezone, Slots: ListOf(n.Slots, SlotOf).Data, Reason: n.Reason,
 	}
 }
 
@@ -215,7 +226,8 @@ type Hold struct {
 	CreatedAt   string `json:"created_at"`
 }
 
-func holdOf(h *ent.Hold) (Hold, error) {
+// HoldOf renders a hold; its unit must be loaded.
+func HoldOf(h *ent.Hold) (Hold, error) {
 	loc, err := graph.Zone(h.Edges.Unit.Timezone)
 	if err != nil {
 		return Hold{}, err
@@ -242,7 +254,8 @@ type Notification struct {
 	PreviousStartsAtUTC *string        `json:"previous_starts_at_utc,omitempty"`
 }
 
-func notificationOf(n *ent.Notification) Notification {
+// NotificationOf renders a notification.
+func NotificationOf(n *ent.Notification) Notification {
 	out := Notification{
 		ID: n.ID, Type: n.Type, CreatedAt: graph.UTC(n.CreatedAt),
 		AppointmentID: n.AppointmentID, Appointment: n.Appointment, Source: string(n.Source),

@@ -138,7 +138,7 @@ func respondAppointment(w http.ResponseWriter, r *http.Request, status int, a *e
 func respondHold(w http.ResponseWriter, r *http.Request, status int, h *ent.Hold, err error) {
 	if err == nil {
 		var view Hold
-		if view, err = holdOf(h); err == nil {
+		if view, err = HoldOf(h); err == nil {
 			writeJSON(w, status, view)
 			return
 		}
@@ -148,7 +148,7 @@ func respondHold(w http.ResponseWriter, r *http.Request, status int, h *ent.Hold
 
 func (a *api) context(w http.ResponseWriter, r *http.Request) {
 	c, err := a.q.Context(r.Context())
-	respond(w, r, http.StatusOK, c, err, contextOf)
+	respond(w, r, http.StatusOK, c, err, ContextOf)
 }
 
 // wholeCatalog is the page of the catalog lists: v1 lists all of it, and an
@@ -157,7 +157,7 @@ var wholeCatalog = graph.MaxCatalog
 
 func (a *api) units(w http.ResponseWriter, r *http.Request) {
 	us, err := a.q.BookableUnits(r.Context(), &wholeCatalog)
-	respond(w, r, http.StatusOK, us, err, func(us []*ent.Unit) list[Unit] { return listOf(us, unitOf) })
+	respond(w, r, http.StatusOK, us, err, func(us []*ent.Unit) List[Unit] { return ListOf(us, UnitOf) })
 }
 
 func (a *api) services(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +168,7 @@ func (a *api) services(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss, err := a.q.BookableServices(r.Context(), unitID, &wholeCatalog)
-	respond(w, r, http.StatusOK, ss, err, func(ss []*ent.Service) list[Service] { return listOf(ss, serviceOf) })
+	respond(w, r, http.StatusOK, ss, err, func(ss []*ent.Service) List[Service] { return ListOf(ss, ServiceOf) })
 }
 
 func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +179,7 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID, &wholeCatalog)
-	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) list[Barber] { return listOf(bs, barberOf) })
+	respond(w, r, http.StatusOK, bs, err, func(bs []*ent.Barber) List[Barber] { return ListOf(bs, BarberOf) })
 }
 
 func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
@@ -287,7 +287,7 @@ func (a *api) pendingNotifications(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ns, err = a.m.TakeNotifications(r.Context(), limit)
 	}
-	respond(w, r, http.StatusOK, ns, err, func(ns []*ent.Notification) list[Notification] { return listOf(ns, notificationOf) })
+	respond(w, r, http.StatusOK, ns, err, func(ns []*ent.Notification) List[Notification] { return ListOf(ns, NotificationOf) })
 }
 
 func (a *api) ackNotifications(w http.ResponseWriter, r *http.Request) {

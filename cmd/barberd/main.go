@@ -17,9 +17,12 @@ import (
 	"syscall"
 	_ "time/tzdata" // unit time zones must resolve even where the system has no zone database
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"barberd/cmd/barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
+	"barberd/rest/mcpserver"
 )
 
 const usage = `barberd: booking integration service for barbershops
@@ -31,6 +34,8 @@ Usage:
   barberd seed-demo                 create a new demo account; print its keys as one JSON line
   barberd apikey create --account ID --name NAME --scopes a,b,c
                                     create an API key; print the key alone
+  barberd mcp                       serve MCP tools over stdin/stdout as the key
+                                    in BARBERD_API_KEY (for desktop LLM agents)
 
 Every subcommand takes --database-url (or DATABASE_URL): postgres://... for
 PostgreSQL, sqlite:PATH for an SQLite file; default sqlite:barberd.db.
@@ -62,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = migrateCmd(ctx, rest, stderr)
 	case "seed-demo":
 		err = seedDemoCmd(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = mcpCmd(ctx, rest, os.Stdin, stdout, stderr)
 	case "apikey":
 		if len(rest) == 0 || rest[0] != "create" {
 			fmt.Fprint(stderr, "usage: barberd apikey create --account ID --name NAME --scopes a,b,c\n")
@@ -192,6 +199,35 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	_, err = fmt.Fprintln(stdout, secret)
 	return err
 }
+
+// mcpCmd serves the MCP tools over stdio (in and out carry the protocol,
+// so logs go to stderr alone) as the key in BARBERD_API_KEY, until the
+// client closes in.
+func mcpCmd(ctx context.Context, args []string, in io.Reader, out, stderr io.Writer) error {
+	fs, f := newFlagSet("mcp", stderr)
+	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	secret := os.Getenv("BARBERD_API_KEY")
+	if secret == "" {
+		return errors.New("set BARBERD_API_KEY to the API key the tools act as")
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	err = mcpserver.New(res).Stdio(ctx, t, secret, res.Settings().Log)
+	if code := graph.ErrorCode(err); code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey {
+		return fmt.Errorf("BARBERD_API_KEY: %w", describe(err))
+	}
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil // the client went away, or we were told to stop
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // describe turns a domain error into a message for a person at a terminal.
 func describe(err error) error {

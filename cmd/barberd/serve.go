@@ -26,6 +26,7 @@ import (
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
 	"barberd/rest"
+	"barberd/rest/mcpserver"
 )
 
 // serverConfig holds the settings of serve and demo.
@@ -441,6 +442,8 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	r.Mount(rest.BasePath, v1)
+	// MCP for LLM agents: the same key, limits and resolvers as REST.
+	r.Handle(mcpserver.Path, mcpserver.New(res).Handler(mcpserver.Limits{Limiter: limiter, Addr: limits, MaxBody: maxBody}))
 	gql := gqlserver.NewHandler(res)
 	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
 	r.Route("/graphql", func(r chi.Router) {
