@@ -17,6 +17,7 @@ import (
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
 	"barberd/graph/model"
+	"barberd/ent/schema"
 	"barberd/graph/netsafe"
 )
 
@@ -291,7 +292,7 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 			return err
 		}
 		d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
-			SetNextAttemptAt(r.now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)
+			SetNextAttemptAt(schema.Now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)
 		return err
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/predicate"
+	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -177,7 +178,7 @@ type WebhookRound struct {
 // up, cleared by a delivered one).
 func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round WebhookRound) error {
 	sys := tenant.System(ctx)
-	now := r.now()
+	now := schema.Now() // the wall clock, as notifications' created_at
 	return r.inTx(sys, func(tx *ent.Tx) error {
 		if len(round.Attempts) > 0 {
 			as := make([]*ent.WebhookAttemptCreate, len(round.Attempts))
