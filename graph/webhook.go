@@ -13,11 +13,11 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/account"
+	"barberd/ent/schema"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
 	"barberd/graph/model"
-	"barberd/ent/schema"
 	"barberd/graph/netsafe"
 )
 
