@@ -31,8 +31,9 @@ var EventTypes = []string{EventCreated, EventRescheduled, EventCancelled, EventR
 // MaxWebhookEndpoints is the most webhook endpoints one account has.
 const MaxWebhookEndpoints = 20
 
-// maxWebhookAttemptsShown is how many attempts of a delivery its log shows.
-const maxWebhookAttemptsShown = 50
+// MaxWebhookAttemptsShown is how many attempts of a delivery its log shows
+// (the newest).
+const MaxWebhookAttemptsShown = 50
 
 // newWebhookSecret returns a signing secret in the Standard Webhooks form:
 // whsec_ and the base64 of 32 random bytes.
@@ -254,7 +255,7 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, aft
 	}
 	for _, a := range as {
 		d := byID[a.DeliveryID]
-		if len(d.Edges.Attempts) < maxWebhookAttemptsShown {
+		if len(d.Edges.Attempts) < MaxWebhookAttemptsShown {
 			d.Edges.Attempts = append(d.Edges.Attempts, a)
 		}
 	}
@@ -269,7 +270,7 @@ func (r *Resolver) webhookAttempts(ctx context.Context, d *ent.WebhookDelivery) 
 	}
 	return r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(d.ID)).
 		Order(webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc())).
-		Limit(maxWebhookAttemptsShown).All(ctx)
+		Limit(MaxWebhookAttemptsShown).All(ctx)
 }
 
 // redeliverWebhook makes a delivery pending again and due now, whatever its
