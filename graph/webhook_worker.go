@@ -65,8 +65,8 @@ func dueDelivery(now time.Time) []predicate.WebhookDelivery {
 }
 
 // OldestDueWebhook returns when the longest-waiting pending delivery of an
-// enabled endpoint became due, if one is due at now: a read of the partial
-// index webhook_delivery_due.
+// enabled endpoint became due, if one is due at now: a read of the index
+// on (status, next_attempt_at).
 func (r *Resolver) OldestDueWebhook(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	ds, err := r.cfg.DB.WebhookDelivery.Query().
 		Where(append(dueDelivery(now), webhookdelivery.HasEndpointWith(webhookendpoint.Enabled(true)))...).

@@ -675,12 +675,9 @@ var (
 				Columns: []*schema.Column{WebhookDeliveriesColumns[7]},
 			},
 			{
-				Name:    "webhook_delivery_due",
+				Name:    "webhookdelivery_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[3]},
-				Annotation: &entsql.IndexAnnotation{
-					Where: "status = 'pending'",
-				},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[3]},
 			},
 			{
 				Name:    "webhookdelivery_endpoint_id_created_at",
