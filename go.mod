@@ -17,6 +17,7 @@ require (
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/vektah/gqlparser/v2 v2.5.64
 	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1

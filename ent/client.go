@@ -23,6 +23,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 
 	"entgo.io/ent"
@@ -62,6 +65,12 @@ type Client struct {
 	TimeOff *TimeOffClient
 	// Unit is the client for interacting with the Unit builders.
 	Unit *UnitClient
+	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
+	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 	// WorkingHours is the client for interacting with the WorkingHours builders.
 	WorkingHours *WorkingHoursClient
 }
@@ -87,6 +96,9 @@ func (c *Client) init() {
 	c.Service = NewServiceClient(c.config)
 	c.TimeOff = NewTimeOffClient(c.config)
 	c.Unit = NewUnitClient(c.config)
+	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
+	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
+	c.WebhookEndpoint = NewWebhookEndpointClient(c.config)
 	c.WorkingHours = NewWorkingHoursClient(c.config)
 }
 
@@ -178,21 +190,24 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		APIKey:       NewAPIKeyClient(cfg),
-		Account:      NewAccountClient(cfg),
-		Appointment:  NewAppointmentClient(cfg),
-		Barber:       NewBarberClient(cfg),
-		Customer:     NewCustomerClient(cfg),
-		Delivery:     NewDeliveryClient(cfg),
-		Hold:         NewHoldClient(cfg),
-		Notification: NewNotificationClient(cfg),
-		Reservation:  NewReservationClient(cfg),
-		Service:      NewServiceClient(cfg),
-		TimeOff:      NewTimeOffClient(cfg),
-		Unit:         NewUnitClient(cfg),
-		WorkingHours: NewWorkingHoursClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIKey:          NewAPIKeyClient(cfg),
+		Account:         NewAccountClient(cfg),
+		Appointment:     NewAppointmentClient(cfg),
+		Barber:          NewBarberClient(cfg),
+		Customer:        NewCustomerClient(cfg),
+		Delivery:        NewDeliveryClient(cfg),
+		Hold:            NewHoldClient(cfg),
+		Notification:    NewNotificationClient(cfg),
+		Reservation:     NewReservationClient(cfg),
+		Service:         NewServiceClient(cfg),
+		TimeOff:         NewTimeOffClient(cfg),
+		Unit:            NewUnitClient(cfg),
+		WebhookAttempt:  NewWebhookAttemptClient(cfg),
+		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint: NewWebhookEndpointClient(cfg),
+		WorkingHours:    NewWorkingHoursClient(cfg),
 	}, nil
 }
 
@@ -210,21 +225,24 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		APIKey:       NewAPIKeyClient(cfg),
-		Account:      NewAccountClient(cfg),
-		Appointment:  NewAppointmentClient(cfg),
-		Barber:       NewBarberClient(cfg),
-		Customer:     NewCustomerClient(cfg),
-		Delivery:     NewDeliveryClient(cfg),
-		Hold:         NewHoldClient(cfg),
-		Notification: NewNotificationClient(cfg),
-		Reservation:  NewReservationClient(cfg),
-		Service:      NewServiceClient(cfg),
-		TimeOff:      NewTimeOffClient(cfg),
-		Unit:         NewUnitClient(cfg),
-		WorkingHours: NewWorkingHoursClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIKey:          NewAPIKeyClient(cfg),
+		Account:         NewAccountClient(cfg),
+		Appointment:     NewAppointmentClient(cfg),
+		Barber:          NewBarberClient(cfg),
+		Customer:        NewCustomerClient(cfg),
+		Delivery:        NewDeliveryClient(cfg),
+		Hold:            NewHoldClient(cfg),
+		Notification:    NewNotificationClient(cfg),
+		Reservation:     NewReservationClient(cfg),
+		Service:         NewServiceClient(cfg),
+		TimeOff:         NewTimeOffClient(cfg),
+		Unit:            NewUnitClient(cfg),
+		WebhookAttempt:  NewWebhookAttemptClient(cfg),
+		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint: NewWebhookEndpointClient(cfg),
+		WorkingHours:    NewWorkingHoursClient(cfg),
 	}, nil
 }
 
@@ -255,7 +273,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Account, c.Appointment, c.Barber, c.Customer, c.Delivery, c.Hold,
-		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WorkingHours,
+		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint, c.WorkingHours,
 	} {
 		n.Use(hooks...)
 	}
@@ -266,7 +285,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Account, c.Appointment, c.Barber, c.Customer, c.Delivery, c.Hold,
-		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WorkingHours,
+		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint, c.WorkingHours,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -299,6 +319,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.TimeOff.mutate(ctx, m)
 	case *UnitMutation:
 		return c.Unit.mutate(ctx, m)
+	case *WebhookAttemptMutation:
+		return c.WebhookAttempt.mutate(ctx, m)
+	case *WebhookDeliveryMutation:
+		return c.WebhookDelivery.mutate(ctx, m)
+	case *WebhookEndpointMutation:
+		return c.WebhookEndpoint.mutate(ctx, m)
 	case *WorkingHoursMutation:
 		return c.WorkingHours.mutate(ctx, m)
 	default:
@@ -2489,6 +2515,536 @@ func (c *UnitClient) mutate(ctx context.Context, m *UnitMutation) (Value, error)
 	}
 }
 
+// WebhookAttemptClient is a client for the WebhookAttempt schema.
+type WebhookAttemptClient struct {
+	config
+}
+
+// NewWebhookAttemptClient returns a client for the WebhookAttempt from the given config.
+func NewWebhookAttemptClient(c config) *WebhookAttemptClient {
+	return &WebhookAttemptClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `webhookattempt.Hooks(f(g(h())))`.
+func (c *WebhookAttemptClient) Use(hooks ...Hook) {
+	c.hooks.WebhookAttempt = append(c.hooks.WebhookAttempt, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `webhookattempt.Intercept(f(g(h())))`.
+func (c *WebhookAttemptClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WebhookAttempt = append(c.inters.WebhookAttempt, interceptors...)
+}
+
+// Create returns a builder for creating a WebhookAttempt entity.
+func (c *WebhookAttemptClient) Create() *WebhookAttemptCreate {
+	mutation := newWebhookAttemptMutation(c.config, OpCreate)
+	return &WebhookAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WebhookAttempt entities.
+func (c *WebhookAttemptClient) CreateBulk(builders ...*WebhookAttemptCreate) *WebhookAttemptCreateBulk {
+	return &WebhookAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WebhookAttemptClient) MapCreateBulk(slice any, setFunc func(*WebhookAttemptCreate, int)) *WebhookAttemptCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WebhookAttemptCreateBulk{err: fmt.Errorf("calling to WebhookAttemptClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WebhookAttemptCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WebhookAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WebhookAttempt.
+func (c *WebhookAttemptClient) Update() *WebhookAttemptUpdate {
+	mutation := newWebhookAttemptMutation(c.config, OpUpdate)
+	return &WebhookAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WebhookAttemptClient) UpdateOne(_m *WebhookAttempt) *WebhookAttemptUpdateOne {
+	mutation := newWebhookAttemptMutation(c.config, OpUpdateOne, withWebhookAttempt(_m))
+	return &WebhookAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WebhookAttemptClient) UpdateOneID(id string) *WebhookAttemptUpdateOne {
+	mutation := newWebhookAttemptMutation(c.config, OpUpdateOne, withWebhookAttemptID(id))
+	return &WebhookAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WebhookAttempt.
+func (c *WebhookAttemptClient) Delete() *WebhookAttemptDelete {
+	mutation := newWebhookAttemptMutation(c.config, OpDelete)
+	return &WebhookAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WebhookAttemptClient) DeleteOne(_m *WebhookAttempt) *WebhookAttemptDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WebhookAttemptClient) DeleteOneID(id string) *WebhookAttemptDeleteOne {
+	builder := c.Delete().Where(webhookattempt.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WebhookAttemptDeleteOne{builder}
+}
+
+// Query returns a query builder for WebhookAttempt.
+func (c *WebhookAttemptClient) Query() *WebhookAttemptQuery {
+	return &WebhookAttemptQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWebhookAttempt},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WebhookAttempt entity by its id.
+func (c *WebhookAttemptClient) Get(ctx context.Context, id string) (*WebhookAttempt, error) {
+	return c.Query().Where(webhookattempt.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WebhookAttemptClient) GetX(ctx context.Context, id string) *WebhookAttempt {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAccount queries the account edge of a WebhookAttempt.
+func (c *WebhookAttemptClient) QueryAccount(_m *WebhookAttempt) *AccountQuery {
+	query := (&AccountClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookattempt.Table, webhookattempt.FieldID, id),
+			sqlgraph.To(account.Table, account.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, webhookattempt.AccountTable, webhookattempt.AccountColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDelivery queries the delivery edge of a WebhookAttempt.
+func (c *WebhookAttemptClient) QueryDelivery(_m *WebhookAttempt) *WebhookDeliveryQuery {
+	query := (&WebhookDeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookattempt.Table, webhookattempt.FieldID, id),
+			sqlgraph.To(webhookdelivery.Table, webhookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, webhookattempt.DeliveryTable, webhookattempt.DeliveryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WebhookAttemptClient) Hooks() []Hook {
+	return c.hooks.WebhookAttempt
+}
+
+// Interceptors returns the client interceptors.
+func (c *WebhookAttemptClient) Interceptors() []Interceptor {
+	inters := c.inters.WebhookAttempt
+	return append(inters[:len(inters):len(inters)], webhookattempt.Interceptors[:]...)
+}
+
+func (c *WebhookAttemptClient) mutate(ctx context.Context, m *WebhookAttemptMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WebhookAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WebhookAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WebhookAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WebhookAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WebhookAttempt mutation op: %q", m.Op())
+	}
+}
+
+// WebhookDeliveryClient is a client for the WebhookDelivery schema.
+type WebhookDeliveryClient struct {
+	config
+}
+
+// NewWebhookDeliveryClient returns a client for the WebhookDelivery from the given config.
+func NewWebhookDeliveryClient(c config) *WebhookDeliveryClient {
+	return &WebhookDeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `webhookdelivery.Hooks(f(g(h())))`.
+func (c *WebhookDeliveryClient) Use(hooks ...Hook) {
+	c.hooks.WebhookDelivery = append(c.hooks.WebhookDelivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `webhookdelivery.Intercept(f(g(h())))`.
+func (c *WebhookDeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WebhookDelivery = append(c.inters.WebhookDelivery, interceptors...)
+}
+
+// Create returns a builder for creating a WebhookDelivery entity.
+func (c *WebhookDeliveryClient) Create() *WebhookDeliveryCreate {
+	mutation := newWebhookDeliveryMutation(c.config, OpCreate)
+	return &WebhookDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WebhookDelivery entities.
+func (c *WebhookDeliveryClient) CreateBulk(builders ...*WebhookDeliveryCreate) *WebhookDeliveryCreateBulk {
+	return &WebhookDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WebhookDeliveryClient) MapCreateBulk(slice any, setFunc func(*WebhookDeliveryCreate, int)) *WebhookDeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WebhookDeliveryCreateBulk{err: fmt.Errorf("calling to WebhookDeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WebhookDeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WebhookDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WebhookDelivery.
+func (c *WebhookDeliveryClient) Update() *WebhookDeliveryUpdate {
+	mutation := newWebhookDeliveryMutation(c.config, OpUpdate)
+	return &WebhookDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WebhookDeliveryClient) UpdateOne(_m *WebhookDelivery) *WebhookDeliveryUpdateOne {
+	mutation := newWebhookDeliveryMutation(c.config, OpUpdateOne, withWebhookDelivery(_m))
+	return &WebhookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WebhookDeliveryClient) UpdateOneID(id string) *WebhookDeliveryUpdateOne {
+	mutation := newWebhookDeliveryMutation(c.config, OpUpdateOne, withWebhookDeliveryID(id))
+	return &WebhookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WebhookDelivery.
+func (c *WebhookDeliveryClient) Delete() *WebhookDeliveryDelete {
+	mutation := newWebhookDeliveryMutation(c.config, OpDelete)
+	return &WebhookDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WebhookDeliveryClient) DeleteOne(_m *WebhookDelivery) *WebhookDeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WebhookDeliveryClient) DeleteOneID(id string) *WebhookDeliveryDeleteOne {
+	builder := c.Delete().Where(webhookdelivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WebhookDeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for WebhookDelivery.
+func (c *WebhookDeliveryClient) Query() *WebhookDeliveryQuery {
+	return &WebhookDeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWebhookDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WebhookDelivery entity by its id.
+func (c *WebhookDeliveryClient) Get(ctx context.Context, id string) (*WebhookDelivery, error) {
+	return c.Query().Where(webhookdelivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WebhookDeliveryClient) GetX(ctx context.Context, id string) *WebhookDelivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAccount queries the account edge of a WebhookDelivery.
+func (c *WebhookDeliveryClient) QueryAccount(_m *WebhookDelivery) *AccountQuery {
+	query := (&AccountClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookdelivery.Table, webhookdelivery.FieldID, id),
+			sqlgraph.To(account.Table, account.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, webhookdelivery.AccountTable, webhookdelivery.AccountColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEndpoint queries the endpoint edge of a WebhookDelivery.
+func (c *WebhookDeliveryClient) QueryEndpoint(_m *WebhookDelivery) *WebhookEndpointQuery {
+	query := (&WebhookEndpointClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookdelivery.Table, webhookdelivery.FieldID, id),
+			sqlgraph.To(webhookendpoint.Table, webhookendpoint.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, webhookdelivery.EndpointTable, webhookdelivery.EndpointColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNotification queries the notification edge of a WebhookDelivery.
+func (c *WebhookDeliveryClient) QueryNotification(_m *WebhookDelivery) *NotificationQuery {
+	query := (&NotificationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookdelivery.Table, webhookdelivery.FieldID, id),
+			sqlgraph.To(notification.Table, notification.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, webhookdelivery.NotificationTable, webhookdelivery.NotificationColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAttempts queries the attempts edge of a WebhookDelivery.
+func (c *WebhookDeliveryClient) QueryAttempts(_m *WebhookDelivery) *WebhookAttemptQuery {
+	query := (&WebhookAttemptClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookdelivery.Table, webhookdelivery.FieldID, id),
+			sqlgraph.To(webhookattempt.Table, webhookattempt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, webhookdelivery.AttemptsTable, webhookdelivery.AttemptsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WebhookDeliveryClient) Hooks() []Hook {
+	return c.hooks.WebhookDelivery
+}
+
+// Interceptors returns the client interceptors.
+func (c *WebhookDeliveryClient) Interceptors() []Interceptor {
+	inters := c.inters.WebhookDelivery
+	return append(inters[:len(inters):len(inters)], webhookdelivery.Interceptors[:]...)
+}
+
+func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WebhookDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WebhookDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WebhookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WebhookDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WebhookDelivery mutation op: %q", m.Op())
+	}
+}
+
+// WebhookEndpointClient is a client for the WebhookEndpoint schema.
+type WebhookEndpointClient struct {
+	config
+}
+
+// NewWebhookEndpointClient returns a client for the WebhookEndpoint from the given config.
+func NewWebhookEndpointClient(c config) *WebhookEndpointClient {
+	return &WebhookEndpointClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `webhookendpoint.Hooks(f(g(h())))`.
+func (c *WebhookEndpointClient) Use(hooks ...Hook) {
+	c.hooks.WebhookEndpoint = append(c.hooks.WebhookEndpoint, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `webhookendpoint.Intercept(f(g(h())))`.
+func (c *WebhookEndpointClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WebhookEndpoint = append(c.inters.WebhookEndpoint, interceptors...)
+}
+
+// Create returns a builder for creating a WebhookEndpoint entity.
+func (c *WebhookEndpointClient) Create() *WebhookEndpointCreate {
+	mutation := newWebhookEndpointMutation(c.config, OpCreate)
+	return &WebhookEndpointCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WebhookEndpoint entities.
+func (c *WebhookEndpointClient) CreateBulk(builders ...*WebhookEndpointCreate) *WebhookEndpointCreateBulk {
+	return &WebhookEndpointCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WebhookEndpointClient) MapCreateBulk(slice any, setFunc func(*WebhookEndpointCreate, int)) *WebhookEndpointCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WebhookEndpointCreateBulk{err: fmt.Errorf("calling to WebhookEndpointClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WebhookEndpointCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WebhookEndpointCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WebhookEndpoint.
+func (c *WebhookEndpointClient) Update() *WebhookEndpointUpdate {
+	mutation := newWebhookEndpointMutation(c.config, OpUpdate)
+	return &WebhookEndpointUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WebhookEndpointClient) UpdateOne(_m *WebhookEndpoint) *WebhookEndpointUpdateOne {
+	mutation := newWebhookEndpointMutation(c.config, OpUpdateOne, withWebhookEndpoint(_m))
+	return &WebhookEndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WebhookEndpointClient) UpdateOneID(id string) *WebhookEndpointUpdateOne {
+	mutation := newWebhookEndpointMutation(c.config, OpUpdateOne, withWebhookEndpointID(id))
+	return &WebhookEndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WebhookEndpoint.
+func (c *WebhookEndpointClient) Delete() *WebhookEndpointDelete {
+	mutation := newWebhookEndpointMutation(c.config, OpDelete)
+	return &WebhookEndpointDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WebhookEndpointClient) DeleteOne(_m *WebhookEndpoint) *WebhookEndpointDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WebhookEndpointClient) DeleteOneID(id string) *WebhookEndpointDeleteOne {
+	builder := c.Delete().Where(webhookendpoint.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WebhookEndpointDeleteOne{builder}
+}
+
+// Query returns a query builder for WebhookEndpoint.
+func (c *WebhookEndpointClient) Query() *WebhookEndpointQuery {
+	return &WebhookEndpointQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWebhookEndpoint},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WebhookEndpoint entity by its id.
+func (c *WebhookEndpointClient) Get(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	return c.Query().Where(webhookendpoint.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WebhookEndpointClient) GetX(ctx context.Context, id string) *WebhookEndpoint {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAccount queries the account edge of a WebhookEndpoint.
+func (c *WebhookEndpointClient) QueryAccount(_m *WebhookEndpoint) *AccountQuery {
+	query := (&AccountClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookendpoint.Table, webhookendpoint.FieldID, id),
+			sqlgraph.To(account.Table, account.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, webhookendpoint.AccountTable, webhookendpoint.AccountColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDeliveries queries the deliveries edge of a WebhookEndpoint.
+func (c *WebhookEndpointClient) QueryDeliveries(_m *WebhookEndpoint) *WebhookDeliveryQuery {
+	query := (&WebhookDeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhookendpoint.Table, webhookendpoint.FieldID, id),
+			sqlgraph.To(webhookdelivery.Table, webhookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, webhookendpoint.DeliveriesTable, webhookendpoint.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WebhookEndpointClient) Hooks() []Hook {
+	return c.hooks.WebhookEndpoint
+}
+
+// Interceptors returns the client interceptors.
+func (c *WebhookEndpointClient) Interceptors() []Interceptor {
+	inters := c.inters.WebhookEndpoint
+	return append(inters[:len(inters):len(inters)], webhookendpoint.Interceptors[:]...)
+}
+
+func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WebhookEndpointCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WebhookEndpointUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WebhookEndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WebhookEndpointDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WebhookEndpoint mutation op: %q", m.Op())
+	}
+}
+
 // WorkingHoursClient is a client for the WorkingHours schema.
 type WorkingHoursClient struct {
 	config
@@ -2675,11 +3231,13 @@ func (c *WorkingHoursClient) mutate(ctx context.Context, m *WorkingHoursMutation
 type (
 	hooks struct {
 		APIKey, Account, Appointment, Barber, Customer, Delivery, Hold, Notification,
-		Reservation, Service, TimeOff, Unit, WorkingHours []ent.Hook
+		Reservation, Service, TimeOff, Unit, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint, WorkingHours []ent.Hook
 	}
 	inters struct {
 		APIKey, Account, Appointment, Barber, Customer, Delivery, Hold, Notification,
-		Reservation, Service, TimeOff, Unit, WorkingHours []ent.Interceptor
+		Reservation, Service, TimeOff, Unit, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint, WorkingHours []ent.Interceptor
 	}
 )
 

@@ -15,6 +15,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"context"
 	"errors"
@@ -85,19 +88,22 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:       apikey.ValidColumn,
-			account.Table:      account.ValidColumn,
-			appointment.Table:  appointment.ValidColumn,
-			barber.Table:       barber.ValidColumn,
-			customer.Table:     customer.ValidColumn,
-			delivery.Table:     delivery.ValidColumn,
-			hold.Table:         hold.ValidColumn,
-			notification.Table: notification.ValidColumn,
-			reservation.Table:  reservation.ValidColumn,
-			service.Table:      service.ValidColumn,
-			timeoff.Table:      timeoff.ValidColumn,
-			unit.Table:         unit.ValidColumn,
-			workinghours.Table: workinghours.ValidColumn,
+			apikey.Table:          apikey.ValidColumn,
+			account.Table:         account.ValidColumn,
+			appointment.Table:     appointment.ValidColumn,
+			barber.Table:          barber.ValidColumn,
+			customer.Table:        customer.ValidColumn,
+			delivery.Table:        delivery.ValidColumn,
+			hold.Table:            hold.ValidColumn,
+			notification.Table:    notification.ValidColumn,
+			reservation.Table:     reservation.ValidColumn,
+			service.Table:         service.ValidColumn,
+			timeoff.Table:         timeoff.ValidColumn,
+			unit.Table:            unit.ValidColumn,
+			webhookattempt.Table:  webhookattempt.ValidColumn,
+			webhookdelivery.Table: webhookdelivery.ValidColumn,
+			webhookendpoint.Table: webhookendpoint.ValidColumn,
+			workinghours.Table:    workinghours.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

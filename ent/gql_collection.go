@@ -13,6 +13,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"context"
 
@@ -1488,6 +1491,367 @@ func newUnitPaginateArgs(rv map[string]any) *unitPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*UnitWhereInput); ok {
 		args.opts = append(args.opts, WithUnitFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookAttemptQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookAttemptQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookAttemptQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookattempt.Columns))
+		selectedFields = []string{webhookattempt.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "delivery":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookDeliveryClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, webhookdeliveryImplementors)...); err != nil {
+				return err
+			}
+			_q.withDelivery = query
+			if _, ok := fieldSeen[webhookattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldDeliveryID)
+				fieldSeen[webhookattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "deliveryID":
+			if _, ok := fieldSeen[webhookattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldDeliveryID)
+				fieldSeen[webhookattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "attemptedAt":
+			if _, ok := fieldSeen[webhookattempt.FieldAttemptedAt]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldAttemptedAt)
+				fieldSeen[webhookattempt.FieldAttemptedAt] = struct{}{}
+			}
+		case "statusCode":
+			if _, ok := fieldSeen[webhookattempt.FieldStatusCode]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldStatusCode)
+				fieldSeen[webhookattempt.FieldStatusCode] = struct{}{}
+			}
+		case "latencyMs":
+			if _, ok := fieldSeen[webhookattempt.FieldLatencyMs]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldLatencyMs)
+				fieldSeen[webhookattempt.FieldLatencyMs] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[webhookattempt.FieldError]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldError)
+				fieldSeen[webhookattempt.FieldError] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookattemptPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookAttemptPaginateOption
+}
+
+func newWebhookAttemptPaginateArgs(rv map[string]any) *webhookattemptPaginateArgs {
+	args := &webhookattemptPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookDeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookDeliveryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookDeliveryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookdelivery.Columns))
+		selectedFields = []string{webhookdelivery.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "endpoint":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookEndpointClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, webhookendpointImplementors)...); err != nil {
+				return err
+			}
+			_q.withEndpoint = query
+			if _, ok := fieldSeen[webhookdelivery.FieldEndpointID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEndpointID)
+				fieldSeen[webhookdelivery.FieldEndpointID] = struct{}{}
+			}
+
+		case "notification":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&NotificationClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, notificationImplementors)...); err != nil {
+				return err
+			}
+			_q.withNotification = query
+			if _, ok := fieldSeen[webhookdelivery.FieldNotificationID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldNotificationID)
+				fieldSeen[webhookdelivery.FieldNotificationID] = struct{}{}
+			}
+		case "endpointID":
+			if _, ok := fieldSeen[webhookdelivery.FieldEndpointID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEndpointID)
+				fieldSeen[webhookdelivery.FieldEndpointID] = struct{}{}
+			}
+		case "notificationID":
+			if _, ok := fieldSeen[webhookdelivery.FieldNotificationID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldNotificationID)
+				fieldSeen[webhookdelivery.FieldNotificationID] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[webhookdelivery.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldStatus)
+				fieldSeen[webhookdelivery.FieldStatus] = struct{}{}
+			}
+		case "attemptCount":
+			if _, ok := fieldSeen[webhookdelivery.FieldAttemptCount]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldAttemptCount)
+				fieldSeen[webhookdelivery.FieldAttemptCount] = struct{}{}
+			}
+		case "nextAttemptAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldNextAttemptAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldNextAttemptAt)
+				fieldSeen[webhookdelivery.FieldNextAttemptAt] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldCreatedAt)
+				fieldSeen[webhookdelivery.FieldCreatedAt] = struct{}{}
+			}
+		case "deliveredAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldDeliveredAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldDeliveredAt)
+				fieldSeen[webhookdelivery.FieldDeliveredAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookdeliveryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookDeliveryPaginateOption
+}
+
+func newWebhookDeliveryPaginateArgs(rv map[string]any) *webhookdeliveryPaginateArgs {
+	args := &webhookdeliveryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WebhookDeliveryOrder{Field: &WebhookDeliveryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWebhookDeliveryOrder(order))
+			}
+		case *WebhookDeliveryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWebhookDeliveryOrder(v))
+			}
+		}
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookEndpointQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookEndpointQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookEndpointQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookendpoint.Columns))
+		selectedFields = []string{webhookendpoint.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "createdAt":
+			if _, ok := fieldSeen[webhookendpoint.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldCreatedAt)
+				fieldSeen[webhookendpoint.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[webhookendpoint.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldUpdatedAt)
+				fieldSeen[webhookendpoint.FieldUpdatedAt] = struct{}{}
+			}
+		case "url":
+			if _, ok := fieldSeen[webhookendpoint.FieldURL]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldURL)
+				fieldSeen[webhookendpoint.FieldURL] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[webhookendpoint.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldDescription)
+				fieldSeen[webhookendpoint.FieldDescription] = struct{}{}
+			}
+		case "eventTypes":
+			if _, ok := fieldSeen[webhookendpoint.FieldEventTypes]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldEventTypes)
+				fieldSeen[webhookendpoint.FieldEventTypes] = struct{}{}
+			}
+		case "enabled":
+			if _, ok := fieldSeen[webhookendpoint.FieldEnabled]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldEnabled)
+				fieldSeen[webhookendpoint.FieldEnabled] = struct{}{}
+			}
+		case "failingSince":
+			if _, ok := fieldSeen[webhookendpoint.FieldFailingSince]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldFailingSince)
+				fieldSeen[webhookendpoint.FieldFailingSince] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookendpointPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookEndpointPaginateOption
+}
+
+func newWebhookEndpointPaginateArgs(rv map[string]any) *webhookendpointPaginateArgs {
+	args := &webhookendpointPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WebhookEndpointOrder{Field: &WebhookEndpointOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWebhookEndpointOrder(order))
+			}
+		case *WebhookEndpointOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWebhookEndpointOrder(v))
+			}
+		}
 	}
 	return args
 }

@@ -184,6 +184,30 @@ func (_m *Unit) Barbers(ctx context.Context) (result []*Barber, err error) {
 	return result, err
 }
 
+func (_m *WebhookAttempt) Delivery(ctx context.Context) (*WebhookDelivery, error) {
+	result, err := _m.Edges.DeliveryOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryDelivery().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookDelivery) Endpoint(ctx context.Context) (*WebhookEndpoint, error) {
+	result, err := _m.Edges.EndpointOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryEndpoint().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookDelivery) Notification(ctx context.Context) (*Notification, error) {
+	result, err := _m.Edges.NotificationOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNotification().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *WorkingHours) Barber(ctx context.Context) (*Barber, error) {
 	result, err := _m.Edges.BarberOrErr()
 	if IsNotLoaded(err) {

@@ -13,6 +13,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"context"
 	"fmt"
@@ -76,6 +79,21 @@ var unitImplementors = []string{"Unit", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Unit) IsNode() {}
+
+var webhookattemptImplementors = []string{"WebhookAttempt", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookAttempt) IsNode() {}
+
+var webhookdeliveryImplementors = []string{"WebhookDelivery", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookDelivery) IsNode() {}
+
+var webhookendpointImplementors = []string{"WebhookEndpoint", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookEndpoint) IsNode() {}
 
 var workinghoursImplementors = []string{"WorkingHours", "Node"}
 
@@ -226,6 +244,33 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(unit.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, unitImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookattemptImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookdelivery.Table:
+		query := c.WebhookDelivery.Query().
+			Where(webhookdelivery.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookdeliveryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookendpoint.Table:
+		query := c.WebhookEndpoint.Query().
+			Where(webhookendpoint.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookendpointImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -460,6 +505,54 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Unit.Query().
 			Where(unit.IDIn(ids...))
 		query, err := query.CollectFields(ctx, unitImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookattemptImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookdelivery.Table:
+		query := c.WebhookDelivery.Query().
+			Where(webhookdelivery.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookdeliveryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookendpoint.Table:
+		query := c.WebhookEndpoint.Query().
+			Where(webhookendpoint.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookendpointImplementors...)
 		if err != nil {
 			return nil, err
 		}

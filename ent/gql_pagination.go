@@ -13,6 +13,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"context"
 	"errors"
@@ -3124,6 +3127,847 @@ func (_m *Unit) ToEdge(order *UnitOrder) *UnitEdge {
 		order = DefaultUnitOrder
 	}
 	return &UnitEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookAttemptEdge is the edge representation of WebhookAttempt.
+type WebhookAttemptEdge struct {
+	Node   *WebhookAttempt `json:"node"`
+	Cursor Cursor          `json:"cursor"`
+}
+
+// WebhookAttemptConnection is the connection containing edges to WebhookAttempt.
+type WebhookAttemptConnection struct {
+	Edges      []*WebhookAttemptEdge `json:"edges"`
+	PageInfo   PageInfo              `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+func (c *WebhookAttemptConnection) build(nodes []*WebhookAttempt, pager *webhookattemptPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WebhookAttempt
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WebhookAttempt {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WebhookAttempt {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookAttemptEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookAttemptEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookAttemptPaginateOption enables pagination customization.
+type WebhookAttemptPaginateOption func(*webhookattemptPager) error
+
+// WithWebhookAttemptOrder configures pagination ordering.
+func WithWebhookAttemptOrder(order *WebhookAttemptOrder) WebhookAttemptPaginateOption {
+	if order == nil {
+		order = DefaultWebhookAttemptOrder
+	}
+	o := *order
+	return func(pager *webhookattemptPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookAttemptOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookAttemptFilter configures pagination filter.
+func WithWebhookAttemptFilter(filter func(*WebhookAttemptQuery) (*WebhookAttemptQuery, error)) WebhookAttemptPaginateOption {
+	return func(pager *webhookattemptPager) error {
+		if filter == nil {
+			return errors.New("WebhookAttemptQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookattemptPager struct {
+	reverse bool
+	order   *WebhookAttemptOrder
+	filter  func(*WebhookAttemptQuery) (*WebhookAttemptQuery, error)
+}
+
+func newWebhookAttemptPager(opts []WebhookAttemptPaginateOption, reverse bool) (*webhookattemptPager, error) {
+	pager := &webhookattemptPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookAttemptOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookattemptPager) applyFilter(query *WebhookAttemptQuery) (*WebhookAttemptQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookattemptPager) toCursor(_m *WebhookAttempt) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookattemptPager) applyCursors(query *WebhookAttemptQuery, after, before *Cursor) (*WebhookAttemptQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookAttemptOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookattemptPager) applyOrder(query *WebhookAttemptQuery) *WebhookAttemptQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookAttemptOrder.Field {
+		query = query.Order(DefaultWebhookAttemptOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookattemptPager) orderExpr(query *WebhookAttemptQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookAttemptOrder.Field {
+			b.Comma().Ident(DefaultWebhookAttemptOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WebhookAttempt.
+func (_m *WebhookAttemptQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookAttemptPaginateOption,
+) (*WebhookAttemptConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookAttemptPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookAttemptConnection{Edges: []*WebhookAttemptEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// WebhookAttemptOrderField defines the ordering field of WebhookAttempt.
+type WebhookAttemptOrderField struct {
+	// Value extracts the ordering value from the given WebhookAttempt.
+	Value    func(*WebhookAttempt) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhookattempt.OrderOption
+	toCursor func(*WebhookAttempt) Cursor
+}
+
+// WebhookAttemptOrder defines the ordering of WebhookAttempt.
+type WebhookAttemptOrder struct {
+	Direction OrderDirection            `json:"direction"`
+	Field     *WebhookAttemptOrderField `json:"field"`
+}
+
+// DefaultWebhookAttemptOrder is the default ordering of WebhookAttempt.
+var DefaultWebhookAttemptOrder = &WebhookAttemptOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookAttemptOrderField{
+		Value: func(_m *WebhookAttempt) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhookattempt.FieldID,
+		toTerm: webhookattempt.ByID,
+		toCursor: func(_m *WebhookAttempt) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WebhookAttempt into WebhookAttemptEdge.
+func (_m *WebhookAttempt) ToEdge(order *WebhookAttemptOrder) *WebhookAttemptEdge {
+	if order == nil {
+		order = DefaultWebhookAttemptOrder
+	}
+	return &WebhookAttemptEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookDeliveryEdge is the edge representation of WebhookDelivery.
+type WebhookDeliveryEdge struct {
+	Node   *WebhookDelivery `json:"node"`
+	Cursor Cursor           `json:"cursor"`
+}
+
+// WebhookDeliveryConnection is the connection containing edges to WebhookDelivery.
+type WebhookDeliveryConnection struct {
+	Edges      []*WebhookDeliveryEdge `json:"edges"`
+	PageInfo   PageInfo               `json:"pageInfo"`
+	TotalCount int                    `json:"totalCount"`
+}
+
+func (c *WebhookDeliveryConnection) build(nodes []*WebhookDelivery, pager *webhookdeliveryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WebhookDelivery
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WebhookDelivery {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WebhookDelivery {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookDeliveryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookDeliveryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookDeliveryPaginateOption enables pagination customization.
+type WebhookDeliveryPaginateOption func(*webhookdeliveryPager) error
+
+// WithWebhookDeliveryOrder configures pagination ordering.
+func WithWebhookDeliveryOrder(order *WebhookDeliveryOrder) WebhookDeliveryPaginateOption {
+	if order == nil {
+		order = DefaultWebhookDeliveryOrder
+	}
+	o := *order
+	return func(pager *webhookdeliveryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookDeliveryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookDeliveryFilter configures pagination filter.
+func WithWebhookDeliveryFilter(filter func(*WebhookDeliveryQuery) (*WebhookDeliveryQuery, error)) WebhookDeliveryPaginateOption {
+	return func(pager *webhookdeliveryPager) error {
+		if filter == nil {
+			return errors.New("WebhookDeliveryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookdeliveryPager struct {
+	reverse bool
+	order   *WebhookDeliveryOrder
+	filter  func(*WebhookDeliveryQuery) (*WebhookDeliveryQuery, error)
+}
+
+func newWebhookDeliveryPager(opts []WebhookDeliveryPaginateOption, reverse bool) (*webhookdeliveryPager, error) {
+	pager := &webhookdeliveryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookDeliveryOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookdeliveryPager) applyFilter(query *WebhookDeliveryQuery) (*WebhookDeliveryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookdeliveryPager) toCursor(_m *WebhookDelivery) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookdeliveryPager) applyCursors(query *WebhookDeliveryQuery, after, before *Cursor) (*WebhookDeliveryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookDeliveryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookdeliveryPager) applyOrder(query *WebhookDeliveryQuery) *WebhookDeliveryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookDeliveryOrder.Field {
+		query = query.Order(DefaultWebhookDeliveryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookdeliveryPager) orderExpr(query *WebhookDeliveryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookDeliveryOrder.Field {
+			b.Comma().Ident(DefaultWebhookDeliveryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WebhookDelivery.
+func (_m *WebhookDeliveryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookDeliveryPaginateOption,
+) (*WebhookDeliveryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookDeliveryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookDeliveryConnection{Edges: []*WebhookDeliveryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// WebhookDeliveryOrderFieldCreatedAt orders WebhookDelivery by created_at.
+	WebhookDeliveryOrderFieldCreatedAt = &WebhookDeliveryOrderField{
+		Value: func(_m *WebhookDelivery) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: webhookdelivery.FieldCreatedAt,
+		toTerm: webhookdelivery.ByCreatedAt,
+		toCursor: func(_m *WebhookDelivery) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f WebhookDeliveryOrderField) String() string {
+	var str string
+	switch f.column {
+	case WebhookDeliveryOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f WebhookDeliveryOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *WebhookDeliveryOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("WebhookDeliveryOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *WebhookDeliveryOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid WebhookDeliveryOrderField", str)
+	}
+	return nil
+}
+
+// WebhookDeliveryOrderField defines the ordering field of WebhookDelivery.
+type WebhookDeliveryOrderField struct {
+	// Value extracts the ordering value from the given WebhookDelivery.
+	Value    func(*WebhookDelivery) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhookdelivery.OrderOption
+	toCursor func(*WebhookDelivery) Cursor
+}
+
+// WebhookDeliveryOrder defines the ordering of WebhookDelivery.
+type WebhookDeliveryOrder struct {
+	Direction OrderDirection             `json:"direction"`
+	Field     *WebhookDeliveryOrderField `json:"field"`
+}
+
+// DefaultWebhookDeliveryOrder is the default ordering of WebhookDelivery.
+var DefaultWebhookDeliveryOrder = &WebhookDeliveryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookDeliveryOrderField{
+		Value: func(_m *WebhookDelivery) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhookdelivery.FieldID,
+		toTerm: webhookdelivery.ByID,
+		toCursor: func(_m *WebhookDelivery) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WebhookDelivery into WebhookDeliveryEdge.
+func (_m *WebhookDelivery) ToEdge(order *WebhookDeliveryOrder) *WebhookDeliveryEdge {
+	if order == nil {
+		order = DefaultWebhookDeliveryOrder
+	}
+	return &WebhookDeliveryEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookEndpointEdge is the edge representation of WebhookEndpoint.
+type WebhookEndpointEdge struct {
+	Node   *WebhookEndpoint `json:"node"`
+	Cursor Cursor           `json:"cursor"`
+}
+
+// WebhookEndpointConnection is the connection containing edges to WebhookEndpoint.
+type WebhookEndpointConnection struct {
+	Edges      []*WebhookEndpointEdge `json:"edges"`
+	PageInfo   PageInfo               `json:"pageInfo"`
+	TotalCount int                    `json:"totalCount"`
+}
+
+func (c *WebhookEndpointConnection) build(nodes []*WebhookEndpoint, pager *webhookendpointPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WebhookEndpoint
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WebhookEndpoint {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WebhookEndpoint {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookEndpointEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookEndpointEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookEndpointPaginateOption enables pagination customization.
+type WebhookEndpointPaginateOption func(*webhookendpointPager) error
+
+// WithWebhookEndpointOrder configures pagination ordering.
+func WithWebhookEndpointOrder(order *WebhookEndpointOrder) WebhookEndpointPaginateOption {
+	if order == nil {
+		order = DefaultWebhookEndpointOrder
+	}
+	o := *order
+	return func(pager *webhookendpointPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookEndpointOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookEndpointFilter configures pagination filter.
+func WithWebhookEndpointFilter(filter func(*WebhookEndpointQuery) (*WebhookEndpointQuery, error)) WebhookEndpointPaginateOption {
+	return func(pager *webhookendpointPager) error {
+		if filter == nil {
+			return errors.New("WebhookEndpointQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookendpointPager struct {
+	reverse bool
+	order   *WebhookEndpointOrder
+	filter  func(*WebhookEndpointQuery) (*WebhookEndpointQuery, error)
+}
+
+func newWebhookEndpointPager(opts []WebhookEndpointPaginateOption, reverse bool) (*webhookendpointPager, error) {
+	pager := &webhookendpointPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookEndpointOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookendpointPager) applyFilter(query *WebhookEndpointQuery) (*WebhookEndpointQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookendpointPager) toCursor(_m *WebhookEndpoint) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookendpointPager) applyCursors(query *WebhookEndpointQuery, after, before *Cursor) (*WebhookEndpointQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookEndpointOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookendpointPager) applyOrder(query *WebhookEndpointQuery) *WebhookEndpointQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookEndpointOrder.Field {
+		query = query.Order(DefaultWebhookEndpointOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookendpointPager) orderExpr(query *WebhookEndpointQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookEndpointOrder.Field {
+			b.Comma().Ident(DefaultWebhookEndpointOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WebhookEndpoint.
+func (_m *WebhookEndpointQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookEndpointPaginateOption,
+) (*WebhookEndpointConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookEndpointPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookEndpointConnection{Edges: []*WebhookEndpointEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// WebhookEndpointOrderFieldCreatedAt orders WebhookEndpoint by created_at.
+	WebhookEndpointOrderFieldCreatedAt = &WebhookEndpointOrderField{
+		Value: func(_m *WebhookEndpoint) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: webhookendpoint.FieldCreatedAt,
+		toTerm: webhookendpoint.ByCreatedAt,
+		toCursor: func(_m *WebhookEndpoint) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f WebhookEndpointOrderField) String() string {
+	var str string
+	switch f.column {
+	case WebhookEndpointOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f WebhookEndpointOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *WebhookEndpointOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("WebhookEndpointOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *WebhookEndpointOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid WebhookEndpointOrderField", str)
+	}
+	return nil
+}
+
+// WebhookEndpointOrderField defines the ordering field of WebhookEndpoint.
+type WebhookEndpointOrderField struct {
+	// Value extracts the ordering value from the given WebhookEndpoint.
+	Value    func(*WebhookEndpoint) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhookendpoint.OrderOption
+	toCursor func(*WebhookEndpoint) Cursor
+}
+
+// WebhookEndpointOrder defines the ordering of WebhookEndpoint.
+type WebhookEndpointOrder struct {
+	Direction OrderDirection             `json:"direction"`
+	Field     *WebhookEndpointOrderField `json:"field"`
+}
+
+// DefaultWebhookEndpointOrder is the default ordering of WebhookEndpoint.
+var DefaultWebhookEndpointOrder = &WebhookEndpointOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookEndpointOrderField{
+		Value: func(_m *WebhookEndpoint) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhookendpoint.FieldID,
+		toTerm: webhookendpoint.ByID,
+		toCursor: func(_m *WebhookEndpoint) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WebhookEndpoint into WebhookEndpointEdge.
+func (_m *WebhookEndpoint) ToEdge(order *WebhookEndpointOrder) *WebhookEndpointEdge {
+	if order == nil {
+		order = DefaultWebhookEndpointOrder
+	}
+	return &WebhookEndpointEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

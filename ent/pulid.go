@@ -16,6 +16,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"context"
 )
@@ -35,6 +38,9 @@ var prefixTables = map[string]string{
 	"svc": service.Table,
 	"tof": timeoff.Table,
 	"unt": unit.Table,
+	"wha": webhookattempt.Table,
+	"whd": webhookdelivery.Table,
+	"whe": webhookendpoint.Table,
 	"whr": workinghours.Table,
 }
 

@@ -38,6 +38,12 @@ type Tx struct {
 	TimeOff *TimeOffClient
 	// Unit is the client for interacting with the Unit builders.
 	Unit *UnitClient
+	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
+	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 	// WorkingHours is the client for interacting with the WorkingHours builders.
 	WorkingHours *WorkingHoursClient
 
@@ -183,6 +189,9 @@ func (tx *Tx) init() {
 	tx.Service = NewServiceClient(tx.config)
 	tx.TimeOff = NewTimeOffClient(tx.config)
 	tx.Unit = NewUnitClient(tx.config)
+	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 	tx.WorkingHours = NewWorkingHoursClient(tx.config)
 }
 

@@ -81,7 +81,11 @@ func (r *Resolver) Appointment() AppointmentResolver { return &appointmentResolv
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// WebhookDelivery returns WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
+
 type (
-	appointmentResolver struct{ *Resolver }
-	queryResolver       struct{ *Resolver }
+	appointmentResolver     struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

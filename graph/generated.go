@@ -7,6 +7,7 @@ import (
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
 	"bytes"
 	"context"
@@ -38,6 +39,7 @@ type ResolverRoot interface {
 	Appointment() AppointmentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	WebhookDelivery() WebhookDeliveryResolver
 }
 
 type DirectiveRoot struct {
@@ -225,21 +227,26 @@ type ComplexityRoot struct {
 		CreateBarber               func(childComplexity int, input model.CreateBarberInput) int
 		CreateService              func(childComplexity int, input model.CreateServiceInput) int
 		CreateUnit                 func(childComplexity int, input model.CreateUnitInput) int
+		CreateWebhookEndpoint      func(childComplexity int, input model.CreateWebhookEndpointInput) int
 		DeactivateBarber           func(childComplexity int, id string) int
 		DeactivateService          func(childComplexity int, id string) int
 		DeactivateUnit             func(childComplexity int, id string) int
+		DeleteWebhookEndpoint      func(childComplexity int, id string) int
 		HoldSlot                   func(childComplexity int, input model.HoldSlotInput) int
 		MarkAppointmentCompleted   func(childComplexity int, id string) int
 		MarkAppointmentNoShow      func(childComplexity int, id string) int
+		RedeliverWebhook           func(childComplexity int, deliveryID string) int
 		ReleaseHold                func(childComplexity int, id string) int
 		RemoveTimeOff              func(childComplexity int, id string) int
 		RescheduleAppointment      func(childComplexity int, id string, input model.RescheduleAppointmentInput) int
 		RevokeAPIKey               func(childComplexity int, id string) int
+		RotateWebhookSecret        func(childComplexity int, id string) int
 		SetWorkingHours            func(childComplexity int, input model.SetWorkingHoursInput) int
 		TakeNotifications          func(childComplexity int, limit *int) int
 		UpdateBarber               func(childComplexity int, id string, input model.UpdateBarberInput) int
 		UpdateService              func(childComplexity int, id string, input model.UpdateServiceInput) int
 		UpdateUnit                 func(childComplexity int, id string, input model.UpdateUnitInput) int
+		UpdateWebhookEndpoint      func(childComplexity int, id string, input model.UpdateWebhookEndpointInput) int
 	}
 
 	NextFreeSlots struct {
@@ -290,6 +297,8 @@ type ComplexityRoot struct {
 		PendingNotifications func(childComplexity int, limit *int) int
 		Services             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) int
 		Units                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) int
+		WebhookDeliveries    func(childComplexity int, endpointID string, after *entgql.Cursor[string], first *int) int
+		WebhookEndpoints     func(childComplexity int) int
 	}
 
 	Service struct {
@@ -365,6 +374,57 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	WebhookAttempt struct {
+		AttemptedAt func(childComplexity int) int
+		Delivery    func(childComplexity int) int
+		DeliveryID  func(childComplexity int) int
+		Error       func(childComplexity int) int
+		ID          func(childComplexity int) int
+		LatencyMs   func(childComplexity int) int
+		StatusCode  func(childComplexity int) int
+	}
+
+	WebhookDelivery struct {
+		AttemptCount   func(childComplexity int) int
+		Attempts       func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		DeliveredAt    func(childComplexity int) int
+		Endpoint       func(childComplexity int) int
+		EndpointID     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		NextAttemptAt  func(childComplexity int) int
+		Notification   func(childComplexity int) int
+		NotificationID func(childComplexity int) int
+		Status         func(childComplexity int) int
+	}
+
+	WebhookDeliveryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WebhookDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	WebhookEndpoint struct {
+		CreatedAt    func(childComplexity int) int
+		Description  func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		EventTypes   func(childComplexity int) int
+		FailingSince func(childComplexity int) int
+		ID           func(childComplexity int) int
+		URL          func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+	}
+
+	WebhookEndpointSecretPayload struct {
+		Endpoint func(childComplexity int) int
+		Secret   func(childComplexity int) int
+	}
+
 	WorkingHours struct {
 		Barber    func(childComplexity int) int
 		BarberID  func(childComplexity int) int
@@ -417,6 +477,11 @@ type MutationResolver interface {
 	AdminRescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error)
 	MarkAppointmentCompleted(ctx context.Context, id string) (*ent.Appointment, error)
 	MarkAppointmentNoShow(ctx context.Context, id string) (*ent.Appointment, error)
+	CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error)
+	UpdateWebhookEndpoint(ctx context.Context, id string, input model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error)
+	RotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error)
+	DeleteWebhookEndpoint(ctx context.Context, id string) (string, error)
+	RedeliverWebhook(ctx context.Context, deliveryID string) (*ent.WebhookDelivery, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
@@ -439,6 +504,11 @@ type QueryResolver interface {
 	Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error)
 	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
 	AppointmentsByClient(ctx context.Context, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) ([]*ent.Appointment, error)
+	WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error)
+	WebhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error)
+}
+type WebhookDeliveryResolver interface {
+	Attempts(ctx context.Context, obj *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1266,6 +1336,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateUnit(childComplexity, args["input"].(model.CreateUnitInput)), true
+	case "Mutation.createWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.CreateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhookEndpoint(childComplexity, args["input"].(model.CreateWebhookEndpointInput)), true
 	case "Mutation.deactivateBarber":
 		if e.ComplexityRoot.Mutation.DeactivateBarber == nil {
 			break
@@ -1299,6 +1380,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeactivateUnit(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.DeleteWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["id"].(string)), true
 	case "Mutation.holdSlot":
 		if e.ComplexityRoot.Mutation.HoldSlot == nil {
 			break
@@ -1332,6 +1424,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkAppointmentNoShow(childComplexity, args["id"].(string)), true
+	case "Mutation.redeliverWebhook":
+		if e.ComplexityRoot.Mutation.RedeliverWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhook(childComplexity, args["deliveryId"].(string)), true
 	case "Mutation.releaseHold":
 		if e.ComplexityRoot.Mutation.ReleaseHold == nil {
 			break
@@ -1376,6 +1479,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(string)), true
+	case "Mutation.rotateWebhookSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string)), true
 	case "Mutation.setWorkingHours":
 		if e.ComplexityRoot.Mutation.SetWorkingHours == nil {
 			break
@@ -1431,6 +1545,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateUnit(childComplexity, args["id"].(string), args["input"].(model.UpdateUnitInput)), true
+	case "Mutation.updateWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.UpdateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhookEndpoint(childComplexity, args["id"].(string), args["input"].(model.UpdateWebhookEndpointInput)), true
 
 	case "NextFreeSlots.barberId":
 		if e.ComplexityRoot.NextFreeSlots.BarberID == nil {
@@ -1759,6 +1884,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Units(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.UnitOrder), args["where"].(*ent.UnitWhereInput)), true
+	case "Query.webhookDeliveries":
+		if e.ComplexityRoot.Query.WebhookDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookDeliveries(childComplexity, args["endpointId"].(string), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
+	case "Query.webhookEndpoints":
+		if e.ComplexityRoot.Query.WebhookEndpoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity), true
 
 	case "Service.active":
 		if e.ComplexityRoot.Service.Active == nil {
@@ -2062,6 +2204,210 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UnitEdge.Node(childComplexity), true
 
+	case "WebhookAttempt.attemptedAt":
+		if e.ComplexityRoot.WebhookAttempt.AttemptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.AttemptedAt(childComplexity), true
+	case "WebhookAttempt.delivery":
+		if e.ComplexityRoot.WebhookAttempt.Delivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Delivery(childComplexity), true
+	case "WebhookAttempt.deliveryID":
+		if e.ComplexityRoot.WebhookAttempt.DeliveryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.DeliveryID(childComplexity), true
+	case "WebhookAttempt.error":
+		if e.ComplexityRoot.WebhookAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Error(childComplexity), true
+	case "WebhookAttempt.id":
+		if e.ComplexityRoot.WebhookAttempt.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.ID(childComplexity), true
+	case "WebhookAttempt.latencyMs":
+		if e.ComplexityRoot.WebhookAttempt.LatencyMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.LatencyMs(childComplexity), true
+	case "WebhookAttempt.statusCode":
+		if e.ComplexityRoot.WebhookAttempt.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.StatusCode(childComplexity), true
+
+	case "WebhookDelivery.attemptCount":
+		if e.ComplexityRoot.WebhookDelivery.AttemptCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.AttemptCount(childComplexity), true
+	case "WebhookDelivery.attempts":
+		if e.ComplexityRoot.WebhookDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Attempts(childComplexity), true
+	case "WebhookDelivery.createdAt":
+		if e.ComplexityRoot.WebhookDelivery.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.CreatedAt(childComplexity), true
+	case "WebhookDelivery.deliveredAt":
+		if e.ComplexityRoot.WebhookDelivery.DeliveredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.DeliveredAt(childComplexity), true
+	case "WebhookDelivery.endpoint":
+		if e.ComplexityRoot.WebhookDelivery.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Endpoint(childComplexity), true
+	case "WebhookDelivery.endpointID":
+		if e.ComplexityRoot.WebhookDelivery.EndpointID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.EndpointID(childComplexity), true
+	case "WebhookDelivery.id":
+		if e.ComplexityRoot.WebhookDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.ID(childComplexity), true
+	case "WebhookDelivery.nextAttemptAt":
+		if e.ComplexityRoot.WebhookDelivery.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.NextAttemptAt(childComplexity), true
+	case "WebhookDelivery.notification":
+		if e.ComplexityRoot.WebhookDelivery.Notification == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Notification(childComplexity), true
+	case "WebhookDelivery.notificationID":
+		if e.ComplexityRoot.WebhookDelivery.NotificationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.NotificationID(childComplexity), true
+	case "WebhookDelivery.status":
+		if e.ComplexityRoot.WebhookDelivery.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Status(childComplexity), true
+
+	case "WebhookDeliveryConnection.edges":
+		if e.ComplexityRoot.WebhookDeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.Edges(childComplexity), true
+	case "WebhookDeliveryConnection.pageInfo":
+		if e.ComplexityRoot.WebhookDeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.PageInfo(childComplexity), true
+	case "WebhookDeliveryConnection.totalCount":
+		if e.ComplexityRoot.WebhookDeliveryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.TotalCount(childComplexity), true
+
+	case "WebhookDeliveryEdge.cursor":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Cursor(childComplexity), true
+	case "WebhookDeliveryEdge.node":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
+
+	case "WebhookEndpoint.createdAt":
+		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.CreatedAt(childComplexity), true
+	case "WebhookEndpoint.description":
+		if e.ComplexityRoot.WebhookEndpoint.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Description(childComplexity), true
+	case "WebhookEndpoint.enabled":
+		if e.ComplexityRoot.WebhookEndpoint.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Enabled(childComplexity), true
+	case "WebhookEndpoint.eventTypes":
+		if e.ComplexityRoot.WebhookEndpoint.EventTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.EventTypes(childComplexity), true
+	case "WebhookEndpoint.failingSince":
+		if e.ComplexityRoot.WebhookEndpoint.FailingSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.FailingSince(childComplexity), true
+	case "WebhookEndpoint.id":
+		if e.ComplexityRoot.WebhookEndpoint.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ID(childComplexity), true
+	case "WebhookEndpoint.url":
+		if e.ComplexityRoot.WebhookEndpoint.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.URL(childComplexity), true
+	case "WebhookEndpoint.updatedAt":
+		if e.ComplexityRoot.WebhookEndpoint.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.UpdatedAt(childComplexity), true
+
+	case "WebhookEndpointSecretPayload.endpoint":
+		if e.ComplexityRoot.WebhookEndpointSecretPayload.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointSecretPayload.Endpoint(childComplexity), true
+	case "WebhookEndpointSecretPayload.secret":
+		if e.ComplexityRoot.WebhookEndpointSecretPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointSecretPayload.Secret(childComplexity), true
+
 	case "WorkingHours.barber":
 		if e.ComplexityRoot.WorkingHours.Barber == nil {
 			break
@@ -2153,6 +2499,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateBarberInput,
 		ec.unmarshalInputCreateServiceInput,
 		ec.unmarshalInputCreateUnitInput,
+		ec.unmarshalInputCreateWebhookEndpointInput,
 		ec.unmarshalInputCustomerOrder,
 		ec.unmarshalInputCustomerWhereInput,
 		ec.unmarshalInputHoldOrder,
@@ -2170,6 +2517,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateBarberInput,
 		ec.unmarshalInputUpdateServiceInput,
 		ec.unmarshalInputUpdateUnitInput,
+		ec.unmarshalInputUpdateWebhookEndpointInput,
+		ec.unmarshalInputWebhookDeliveryOrder,
 		ec.unmarshalInputWorkingDayInput,
 		ec.unmarshalInputWorkingHoursOrder,
 		ec.unmarshalInputWorkingHoursWhereInput,
@@ -2247,7 +2596,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/admin.graphqls" "schema/clients.graphqls"
+//go:embed "schema/admin.graphqls" "schema/clients.graphqls" "schema/webhooks.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2456,6 +2805,7 @@ type Mutation
 `, BuiltIn: false},
 	{Name: "schema/admin.graphqls", Input: sourceData("schema/admin.graphqls"), BuiltIn: false},
 	{Name: "schema/clients.graphqls", Input: sourceData("schema/clients.graphqls"), BuiltIn: false},
+	{Name: "schema/webhooks.graphqls", Input: sourceData("schema/webhooks.graphqls"), BuiltIn: false},
 	{Name: "../ent/ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
 type APIKey implements Node {
@@ -4494,6 +4844,94 @@ input UnitWhereInput {
   hasBarbers: Boolean
   hasBarbersWith: [BarberWhereInput!]
 }
+type WebhookAttempt implements Node {
+  id: ID!
+  deliveryID: ID!
+  attemptedAt: Time!
+  statusCode: Int
+  latencyMs: Int!
+  error: String!
+  delivery: WebhookDelivery!
+}
+type WebhookDelivery implements Node {
+  id: ID!
+  endpointID: ID!
+  notificationID: ID!
+  status: WebhookDeliveryStatus!
+  attemptCount: Int!
+  nextAttemptAt: Time!
+  createdAt: Time!
+  deliveredAt: Time
+  endpoint: WebhookEndpoint!
+  notification: Notification!
+}
+"""
+A connection to a list of items.
+"""
+type WebhookDeliveryConnection {
+  """
+  A list of edges.
+  """
+  edges: [WebhookDeliveryEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type WebhookDeliveryEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: WebhookDelivery
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for WebhookDelivery connections
+"""
+input WebhookDeliveryOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order WebhookDeliveries.
+  """
+  field: WebhookDeliveryOrderField!
+}
+"""
+Properties by which WebhookDelivery connections can be ordered.
+"""
+enum WebhookDeliveryOrderField {
+  CREATED_AT
+}
+"""
+WebhookDeliveryStatus is enum for the field status
+"""
+enum WebhookDeliveryStatus @goModel(model: "barberd/ent/webhookdelivery.Status") {
+  pending
+  delivered
+  failed
+}
+type WebhookEndpoint implements Node {
+  id: ID!
+  createdAt: Time!
+  updatedAt: Time!
+  url: String!
+  description: String!
+  eventTypes: [String!]!
+  enabled: Boolean!
+  failingSince: Time
+}
 type WorkingHours implements Node {
   id: ID!
   createdAt: Time!
@@ -5203,6 +5641,108 @@ func (ec *executionContext) childFields_UnitEdge(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type UnitEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookAttempt_id(ctx, field)
+	case "deliveryID":
+		return ec.fieldContext_WebhookAttempt_deliveryID(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_WebhookAttempt_attemptedAt(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_WebhookAttempt_statusCode(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_WebhookAttempt_latencyMs(ctx, field)
+	case "error":
+		return ec.fieldContext_WebhookAttempt_error(ctx, field)
+	case "delivery":
+		return ec.fieldContext_WebhookAttempt_delivery(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookDelivery_id(ctx, field)
+	case "endpointID":
+		return ec.fieldContext_WebhookDelivery_endpointID(ctx, field)
+	case "notificationID":
+		return ec.fieldContext_WebhookDelivery_notificationID(ctx, field)
+	case "status":
+		return ec.fieldContext_WebhookDelivery_status(ctx, field)
+	case "attemptCount":
+		return ec.fieldContext_WebhookDelivery_attemptCount(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_WebhookDelivery_nextAttemptAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookDelivery_createdAt(ctx, field)
+	case "deliveredAt":
+		return ec.fieldContext_WebhookDelivery_deliveredAt(ctx, field)
+	case "endpoint":
+		return ec.fieldContext_WebhookDelivery_endpoint(ctx, field)
+	case "notification":
+		return ec.fieldContext_WebhookDelivery_notification(ctx, field)
+	case "attempts":
+		return ec.fieldContext_WebhookDelivery_attempts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WebhookDeliveryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WebhookEndpoint_updatedAt(ctx, field)
+	case "url":
+		return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+	case "description":
+		return ec.fieldContext_WebhookEndpoint_description(ctx, field)
+	case "eventTypes":
+		return ec.fieldContext_WebhookEndpoint_eventTypes(ctx, field)
+	case "enabled":
+		return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+	case "failingSince":
+		return ec.fieldContext_WebhookEndpoint_failingSince(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "secret":
+		return ec.fieldContext_WebhookEndpointSecretPayload_secret(ctx, field)
+	case "endpoint":
+		return ec.fieldContext_WebhookEndpointSecretPayload_endpoint(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointSecretPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_WorkingHours(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5511,6 +6051,20 @@ func (ec *executionContext) field_Mutation_createUnit_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateWebhookEndpointInput, error) {
+			return ec.unmarshalNCreateWebhookEndpointInput2barberdᚋgraphᚋmodelᚐCreateWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deactivateBarber_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5540,6 +6094,20 @@ func (ec *executionContext) field_Mutation_deactivateService_args(ctx context.Co
 }
 
 func (ec *executionContext) field_Mutation_deactivateUnit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -5595,6 +6163,20 @@ func (ec *executionContext) field_Mutation_markAppointmentNoShow_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_redeliverWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "deliveryId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deliveryId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_releaseHold_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5646,6 +6228,20 @@ func (ec *executionContext) field_Mutation_rescheduleAppointment_args(ctx contex
 }
 
 func (ec *executionContext) field_Mutation_revokeApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -5745,6 +6341,28 @@ func (ec *executionContext) field_Mutation_updateUnit_args(ctx context.Context, 
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateUnitInput, error) {
 			return ec.unmarshalNUpdateUnitInput2barberdᚋgraphᚋmodelᚐUpdateUnitInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateWebhookEndpointInput, error) {
+			return ec.unmarshalNUpdateWebhookEndpointInput2barberdᚋgraphᚋmodelᚐUpdateWebhookEndpointInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6470,6 +7088,36 @@ func (ec *executionContext) field_Query_units_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "endpointId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endpointId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
 	return args, nil
 }
 
@@ -10484,6 +11132,226 @@ func (ec *executionContext) fieldContext_Mutation_markAppointmentNoShow(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWebhookEndpoint(ctx, fc.Args["input"].(model.CreateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointSecretPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointSecretPayload2ᚖbarberdᚋgraphᚋmodelᚐWebhookEndpointSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWebhookEndpoint(ctx, fc.Args["id"].(string), fc.Args["input"].(model.UpdateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖbarberdᚋentᚐWebhookEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookSecret(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointSecretPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointSecretPayload2ᚖbarberdᚋgraphᚋmodelᚐWebhookEndpointSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateWebhookSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhookEndpoint(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeliverWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeliverWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeliverWebhook(ctx, fc.Args["deliveryId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeliverWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeliverWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NextFreeSlots_unitId(ctx context.Context, field graphql.CollectedField, obj *model.NextFreeSlots) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11778,6 +12646,82 @@ func (ec *executionContext) fieldContext_Query_appointmentsByClient(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_appointmentsByClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEndpoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WebhookEndpoints(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚕᚖbarberdᚋentᚐWebhookEndpointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookDeliveries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookDeliveries(ctx, fc.Args["endpointId"].(string), fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookDeliveryConnection) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryConnection2ᚖbarberdᚋentᚐWebhookDeliveryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_webhookDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13084,6 +14028,837 @@ func (ec *executionContext) _UnitEdge_cursor(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_UnitEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnitEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_deliveryID(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_deliveryID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_deliveryID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_attemptedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_statusCode(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_error(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookAttempt_delivery(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_delivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivery(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_delivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookAttempt",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_endpointID(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_endpointID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndpointID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_endpointID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_notificationID(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_notificationID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NotificationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_notificationID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_status(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v webhookdelivery.Status) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryStatus2barberdᚋentᚋwebhookdeliveryᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type WebhookDeliveryStatus does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_attemptCount(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_attemptCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attemptCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_nextAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextAttemptAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_deliveredAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_deliveredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_deliveredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_endpoint(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖbarberdᚋentᚐWebhookEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_notification(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_notification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Notification(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Notification) graphql.Marshaler {
+			return ec.marshalNNotification2ᚖbarberdᚋentᚐNotification(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_notification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Notification(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().Attempts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
+			return ec.marshalNWebhookAttempt2ᚕᚖbarberdᚋentᚐWebhookAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookDeliveryEdge) graphql.Marshaler {
+			return ec.marshalOWebhookDeliveryEdge2ᚕᚖbarberdᚋentᚐWebhookDeliveryEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalOWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_url(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_description(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_eventTypes(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_eventTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_eventTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_enabled(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpoint_failingSince(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEndpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_failingSince(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingSince, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_failingSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEndpointSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointSecretPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpointSecretPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload_endpoint(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEndpointSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointSecretPayload_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖbarberdᚋentᚐWebhookEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointSecretPayload_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _WorkingHours_id(ctx context.Context, field graphql.CollectedField, obj *ent.WorkingHours) (ret graphql.Marshaler) {
@@ -17908,6 +19683,50 @@ func (ec *executionContext) unmarshalInputCreateUnitInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateWebhookEndpointInput(ctx context.Context, obj any) (model.CreateWebhookEndpointInput, error) {
+	var it model.CreateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "eventTypes", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "eventTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventTypes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventTypes = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCustomerOrder(ctx context.Context, obj any) (ent.CustomerOrder, error) {
 	var it ent.CustomerOrder
 	if obj == nil {
@@ -22337,6 +24156,98 @@ func (ec *executionContext) unmarshalInputUpdateUnitInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateWebhookEndpointInput(ctx context.Context, obj any) (model.UpdateWebhookEndpointInput, error) {
+	var it model.UpdateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "eventTypes", "enabled", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "eventTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventTypes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventTypes = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWebhookDeliveryOrder(ctx context.Context, obj any) (ent.WebhookDeliveryOrder, error) {
+	var it ent.WebhookDeliveryOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNWebhookDeliveryOrderField2ᚖbarberdᚋentᚐWebhookDeliveryOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputWorkingDayInput(ctx context.Context, obj any) (model.WorkingDayInput, error) {
 	var it model.WorkingDayInput
 	if obj == nil {
@@ -23116,6 +25027,21 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._WorkingHours(ctx, sel, obj)
+	case *ent.WebhookEndpoint:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookEndpoint(ctx, sel, obj)
+	case *ent.WebhookDelivery:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookDelivery(ctx, sel, obj)
+	case *ent.WebhookAttempt:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookAttempt(ctx, sel, obj)
 	case *ent.Unit:
 		if obj == nil {
 			return graphql.Null
@@ -25061,6 +26987,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rotateWebhookSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeliverWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeliverWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25764,6 +27725,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEndpoints":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEndpoints(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookDeliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookDeliveries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -26449,6 +28454,501 @@ func (ec *executionContext) _UnitEdge(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "cursor":
 			out.Values[i] = ec._UnitEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookAttemptImplementors = []string{"WebhookAttempt", "Node"}
+
+func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookAttempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookAttempt")
+		case "id":
+			out.Values[i] = ec._WebhookAttempt_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deliveryID":
+			out.Values[i] = ec._WebhookAttempt_deliveryID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attemptedAt":
+			out.Values[i] = ec._WebhookAttempt_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statusCode":
+			out.Values[i] = ec._WebhookAttempt_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "latencyMs":
+			out.Values[i] = ec._WebhookAttempt_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._WebhookAttempt_error(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "delivery":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookAttempt_delivery(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryImplementors = []string{"WebhookDelivery", "Node"}
+
+func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDelivery")
+		case "id":
+			out.Values[i] = ec._WebhookDelivery_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endpointID":
+			out.Values[i] = ec._WebhookDelivery_endpointID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "notificationID":
+			out.Values[i] = ec._WebhookDelivery_notificationID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._WebhookDelivery_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attemptCount":
+			out.Values[i] = ec._WebhookDelivery_attemptCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextAttemptAt":
+			out.Values[i] = ec._WebhookDelivery_nextAttemptAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._WebhookDelivery_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deliveredAt":
+			out.Values[i] = ec._WebhookDelivery_deliveredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endpoint":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_endpoint(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "notification":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_notification(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attempts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_attempts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryConnectionImplementors = []string{"WebhookDeliveryConnection"}
+
+func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookDeliveryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookDeliveryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookDeliveryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WebhookDeliveryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryEdgeImplementors = []string{"WebhookDeliveryEdge"}
+
+func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookDeliveryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
+		case "node":
+			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._WebhookDeliveryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookEndpointImplementors = []string{"WebhookEndpoint", "Node"}
+
+func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookEndpoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpoint")
+		case "id":
+			out.Values[i] = ec._WebhookEndpoint_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._WebhookEndpoint_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WebhookEndpoint_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._WebhookEndpoint_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._WebhookEndpoint_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventTypes":
+			out.Values[i] = ec._WebhookEndpoint_eventTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._WebhookEndpoint_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failingSince":
+			out.Values[i] = ec._WebhookEndpoint_failingSince(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookEndpointSecretPayloadImplementors = []string{"WebhookEndpointSecretPayload"}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEndpointSecretPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointSecretPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointSecretPayload")
+		case "secret":
+			out.Values[i] = ec._WebhookEndpointSecretPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endpoint":
+			out.Values[i] = ec._WebhookEndpointSecretPayload_endpoint(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27363,6 +29863,11 @@ func (ec *executionContext) unmarshalNCreateUnitInput2barberdᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateWebhookEndpointInput2barberdᚋgraphᚋmodelᚐCreateWebhookEndpointInput(ctx context.Context, v any) (model.CreateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputCreateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
 	var res entgql.Cursor[string]
 	err := res.UnmarshalGQL(v)
@@ -27915,6 +30420,119 @@ func (ec *executionContext) unmarshalNUpdateServiceInput2barberdᚋgraphᚋmodel
 func (ec *executionContext) unmarshalNUpdateUnitInput2barberdᚋgraphᚋmodelᚐUpdateUnitInput(ctx context.Context, v any) (model.UpdateUnitInput, error) {
 	res, err := ec.unmarshalInputUpdateUnitInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateWebhookEndpointInput2barberdᚋgraphᚋmodelᚐUpdateWebhookEndpointInput(ctx context.Context, v any) (model.UpdateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputUpdateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖbarberdᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookAttempt2ᚖbarberdᚋentᚐWebhookAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookAttempt2ᚖbarberdᚋentᚐWebhookAttempt(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookAttempt) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookAttempt(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖbarberdᚋentᚐWebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookDeliveryOrderField2ᚖbarberdᚋentᚐWebhookDeliveryOrderField(ctx context.Context, v any) (*ent.WebhookDeliveryOrderField, error) {
+	var res = new(ent.WebhookDeliveryOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryOrderField2ᚖbarberdᚋentᚐWebhookDeliveryOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNWebhookDeliveryStatus2barberdᚋentᚋwebhookdeliveryᚐStatus(ctx context.Context, v any) (webhookdelivery.Status, error) {
+	var res webhookdelivery.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryStatus2barberdᚋentᚋwebhookdeliveryᚐStatus(ctx context.Context, sel ast.SelectionSet, v webhookdelivery.Status) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖbarberdᚋentᚐWebhookEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookEndpoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpoint2ᚖbarberdᚋentᚐWebhookEndpoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚖbarberdᚋentᚐWebhookEndpoint(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEndpoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointSecretPayload2ᚖbarberdᚋgraphᚋmodelᚐWebhookEndpointSecretPayload(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEndpointSecretPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEndpointSecretPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWorkingDayInput2ᚕᚖbarberdᚋgraphᚋmodelᚐWorkingDayInputᚄ(ctx context.Context, v any) ([]*model.WorkingDayInput, error) {
@@ -29184,6 +31802,33 @@ func (ec *executionContext) unmarshalOUnitWhereInput2ᚖbarberdᚋentᚐUnitWher
 	}
 	res, err := ec.unmarshalInputUnitWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚕᚖbarberdᚋentᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookDeliveryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOWebhookDeliveryEdge2ᚖbarberdᚋentᚐWebhookDeliveryEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚖbarberdᚋentᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWorkingHours2ᚕᚖbarberdᚋentᚐWorkingHoursᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WorkingHours) graphql.Marshaler {

@@ -37,8 +37,9 @@ func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, 
 // record is notify for an appointment whose unit, service and barber edges
 // the caller has already set, as they are after the change. The snapshot
 // shows the client as recorded on the appointment.
-// It costs two statements: the notification, which returns the keys it is
-// owed to, and their deliveries (none without such keys).
+// It costs one statement, the notification, which returns the keys and
+// webhook endpoints it is owed to, and one more for each of those that has
+// any: the keys' deliveries, and the webhook deliveries, due at once.
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
 	view, err := ViewAppointment(a)
 	if err != nil {
@@ -53,19 +54,32 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	keys, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead)
+	owed, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead)
 	if err != nil {
 		return err
 	}
 	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
-	if len(keys) == 0 {
-		return nil
+	if len(owed.Keys) > 0 {
+		ds := make([]*ent.DeliveryCreate, len(owed.Keys))
+		for i, k := range owed.Keys {
+			ds[i] = tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
+		}
+		if err := tx.Delivery.CreateBulk(ds...).Exec(ctx); err != nil {
+			return err
+		}
 	}
-	owed := make([]*ent.DeliveryCreate, len(keys))
-	for i, k := range keys {
-		owed[i] = tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
+	if len(owed.Endpoints) > 0 {
+		ws := make([]*ent.WebhookDeliveryCreate, len(owed.Endpoints))
+		for i, e := range owed.Endpoints {
+			ws[i] = tx.WebhookDelivery.Create().SetAccountID(a.AccountID).SetEndpointID(e).
+				SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt)
+		}
+		if err := tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx); err != nil {
+			return err
+		}
+		onCommit(tx, r.wakeWebhooks)
 	}
-	return tx.Delivery.CreateBulk(owed...).Exec(ctx)
+	return nil
 }
 
 func asMap(v any) (map[string]any, error) {

@@ -14,6 +14,9 @@ import (
 type Resolver struct {
 	cfg   Settings
 	cache *caches
+	// webhooks is signalled when this process commits webhook deliveries
+	// due now (WebhookWake).
+	webhooks chan struct{}
 }
 
 // Settings are what New makes a Resolver of.
@@ -37,6 +40,10 @@ type Settings struct {
 	// (package fresh); 0 checks every cached answer by a read made after
 	// its request arrived. Servers use DefaultFreshnessWindow.
 	FreshnessWindow time.Duration
+	// WebhookAllowPrivate lets webhook endpoints be plain http and
+	// loopback, private or link-local addresses: for development and tests
+	// (flag --webhook-allow-private; package netsafe).
+	WebhookAllowPrivate bool
 }
 
 // New returns a resolver made of c, with defaults for what c leaves out.
@@ -53,7 +60,7 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c}
+	r := &Resolver{cfg: c, webhooks: make(chan struct{}, 1)}
 	r.cache = newCaches(r)
 	return r
 }

@@ -39,6 +39,11 @@ type Metrics struct {
 	lookups       sync.Map // lookupKey -> the prometheus.Counter in cacheLookups
 	versionReads  prometheus.Counter
 	versionCalls  prometheus.Counter
+
+	webhookAttempts *prometheus.CounterVec
+	webhookLatency  prometheus.Histogram
+	webhookBacklog  prometheus.Gauge
+	webhookFailing  prometheus.Gauge
 }
 
 var _ graph.Metrics = (*Metrics)(nil)
@@ -93,7 +98,25 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "barberd_version_read_requests_total",
 			Help: "Requests that waited for those queries; divided by barberd_version_reads_total, how many shared one.",
 		}),
+		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barberd_webhook_attempts_total",
+			Help: "Webhook requests sent by this replica, by outcome: delivered, retry (to be sent again) or failed (its retries gave up).",
+		}, []string{"outcome"}),
+		webhookLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "barberd_webhook_delivery_seconds",
+			Help:    "Time from a notification's commit to its endpoint's 2xx, for deliveries made by this replica (retries and redeliveries included).",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400},
+		}),
+		webhookBacklog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barberd_webhook_oldest_due_seconds",
+			Help: "How long the oldest due webhook delivery of an enabled endpoint has waited, as this replica last looked (every 500ms); 0: none due.",
+		}),
+		webhookFailing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barberd_webhook_failing_endpoints",
+			Help: "Enabled webhook endpoints whose last delivery to give up was not followed by a delivered one (all accounts; counted every 30s).",
+		}),
 	}
+	reg.MustRegister(m.webhookAttempts, m.webhookLatency, m.webhookBacklog, m.webhookFailing)
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
 		m.holdsExpired, m.notifications, m.rateLimited, m.cacheLookups, m.versionReads, m.versionCalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -195,3 +218,17 @@ func (m *Metrics) VersionRead(callers int) {
 // RateLimited counts a request refused by the rate limiter; set it as
 // RateLimiter.OnLimited.
 func (m *Metrics) RateLimited() { m.rateLimited.Inc() }
+
+// WebhookAttempted implements webhook.Metrics.
+func (m *Metrics) WebhookAttempted(outcome string) { m.webhookAttempts.WithLabelValues(outcome).Inc() }
+
+// WebhookDelivered implements webhook.Metrics.
+func (m *Metrics) WebhookDelivered(sinceCommit time.Duration) {
+	m.webhookLatency.Observe(sinceCommit.Seconds())
+}
+
+// WebhookBacklog implements webhook.Metrics.
+func (m *Metrics) WebhookBacklog(oldestDue time.Duration) { m.webhookBacklog.Set(oldestDue.Seconds()) }
+
+// WebhookFailingEndpoints implements webhook.Metrics.
+func (m *Metrics) WebhookFailingEndpoints(n int) { m.webhookFailing.Set(float64(n)) }

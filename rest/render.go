@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"bytes"
+
 	"barberd/ent"
 	"barberd/graph"
 	"barberd/graph/model"
@@ -252,6 +254,13 @@ type Notification struct {
 	Source              string         `json:"source"`
 	PreviousStartsAt    *string        `json:"previous_starts_at,omitempty"`
 	PreviousStartsAtUTC *string        `json:"previous_starts_at_utc,omitempty"`
+}
+
+// NotificationBody is a notification as one item of GET
+// /notifications/pending shows it, byte for byte: the body of its webhook
+// deliveries (rest/webhook).
+func NotificationBody(n *ent.Notification) []byte {
+	return bytes.TrimSuffix(encodeJSON(NotificationOf(n)), []byte("\n"))
 }
 
 // NotificationOf renders a notification.

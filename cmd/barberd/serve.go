@@ -27,6 +27,7 @@ import (
 	"barberd/graph/store"
 	"barberd/rest"
 	"barberd/rest/mcpserver"
+	"barberd/rest/webhook"
 )
 
 // serverConfig holds the settings of serve and demo.
@@ -53,6 +54,7 @@ type serverConfig struct {
 	cacheMB         int // availability cache
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
+	webhooks        webhook.Settings // Resolver, Log and Metrics are set by serve
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -74,6 +76,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		{&c.idleTimeout, "idle-timeout", "BARBERD_IDLE_TIMEOUT", 120 * time.Second, "how long an idle keep-alive connection stays open"},
 		{&c.shutdownTimeout, "shutdown-timeout", "BARBERD_SHUTDOWN_TIMEOUT", 20 * time.Second, "how long a stop waits for requests in flight"},
 		{&c.drainDelay, "drain-delay", "BARBERD_DRAIN_DELAY", time.Second, "on SIGTERM, how long open keep-alive connections may still bring a request (answered with Connection: close) while /readyz says 503, before the server stops; new connections are refused at once"},
+		{&c.webhooks.Timeout, "webhook-timeout", "BARBERD_WEBHOOK_TIMEOUT", 10 * time.Second, "longest time a webhook request may take, from connecting to the end of the answer; after it the delivery is retried"},
+		{&c.webhooks.Lease, "webhook-lease", "BARBERD_WEBHOOK_LEASE", 30 * time.Second, "how long a replica's claim on a webhook endpoint lasts unless renewed: a replica that dies mid-delivery delays that endpoint's deliveries by up to this long"},
 		{&c.freshness, "freshness-window", "BARBERD_FRESHNESS_WINDOW", graph.DefaultFreshnessWindow, "how long a check of the database's change versions answers for cached keys, catalogs and availability; writes through barberd wait this long before they answer, so every replica's next answer shows them; changes written straight to SQL show within it; 0: every cached answer is checked after its request arrived, and writes do not wait (at most 1s)"},
 	} {
 		def, err := envDuration(d.env, d.def)
@@ -126,6 +130,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	fs.IntVar(&c.cacheMB, "availability-cache-mb", cacheMB, "memory for cached availability answers, in MB (env BARBERD_AVAILABILITY_CACHE_MB)")
 	fs.IntVar(&c.memoryLimitMB, "memory-limit-mb", memoryLimitMB, "soft memory limit of the process in MB: above it the garbage collector works harder; 0: none; GOMEMLIMIT, when set, wins (env BARBERD_MEMORY_LIMIT_MB)")
+	allowPrivate, err := envSetting("BARBERD_WEBHOOK_ALLOW_PRIVATE", false, strconv.ParseBool)
+	if err != nil {
+		return err
+	}
+	fs.BoolVar(&c.webhooks.AllowPrivate, "webhook-allow-private", allowPrivate, "let webhook endpoints be plain http and loopback, private or link-local addresses: for development and tests, never in production (env BARBERD_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -145,6 +154,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if c.cacheMB < 1 || c.memoryLimitMB < 0 {
 		return errors.New("--availability-cache-mb must be at least 1 and --memory-limit-mb not negative")
 	}
+	if c.webhooks.Timeout <= 0 || c.webhooks.Lease < time.Second {
+		return errors.New("--webhook-timeout must be positive and --webhook-lease at least 1s")
+	}
 	if c.freshness < 0 || c.freshness > time.Second {
 		return errors.New("--freshness-window must be between 0 and 1s")
 	}
@@ -160,7 +172,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
 	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
-		AvailabilityCacheBytes: c.cacheMB << 20, FreshnessWindow: c.freshness})
+		AvailabilityCacheBytes: c.cacheMB << 20, FreshnessWindow: c.freshness,
+		WebhookAllowPrivate: c.webhooks.AllowPrivate})
 	if c.pprofAddr != "" {
 		stop, err := serveProfiler(c.pprofAddr)
 		if err != nil {
@@ -293,6 +306,11 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	if c.jobsInterval > 0 {
 		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead) })
 	}
+	// Webhooks go out from every replica (rest/webhook); a stop waits for
+	// the requests in flight.
+	w := c.webhooks
+	w.Resolver, w.Log, w.Metrics = res, res.Settings().Log, metrics
+	jobs.Go(func() { webhook.New(w).Run(jobsCtx) })
 	d := &drain{}
 	srv := &http.Server{
 		Handler:           d.middleware(routes(res, db, c, metrics, d)),

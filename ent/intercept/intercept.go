@@ -20,6 +20,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 
 	"entgo.io/ent/dialect/sql"
@@ -405,6 +408,87 @@ func (f TraverseUnit) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.UnitQuery", q)
 }
 
+// The WebhookAttemptFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WebhookAttemptFunc func(context.Context, *ent.WebhookAttemptQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WebhookAttemptFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WebhookAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WebhookAttemptQuery", q)
+}
+
+// The TraverseWebhookAttempt type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWebhookAttempt func(context.Context, *ent.WebhookAttemptQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWebhookAttempt) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWebhookAttempt) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WebhookAttemptQuery", q)
+}
+
+// The WebhookDeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WebhookDeliveryFunc func(context.Context, *ent.WebhookDeliveryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WebhookDeliveryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The TraverseWebhookDelivery type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWebhookDelivery func(context.Context, *ent.WebhookDeliveryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWebhookDelivery) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWebhookDelivery) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The WebhookEndpointFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WebhookEndpointFunc func(context.Context, *ent.WebhookEndpointQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WebhookEndpointFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WebhookEndpointQuery", q)
+}
+
+// The TraverseWebhookEndpoint type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWebhookEndpoint func(context.Context, *ent.WebhookEndpointQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWebhookEndpoint) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWebhookEndpoint) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WebhookEndpointQuery", q)
+}
+
 // The WorkingHoursFunc type is an adapter to allow the use of ordinary function as a Querier.
 type WorkingHoursFunc func(context.Context, *ent.WorkingHoursQuery) (ent.Value, error)
 
@@ -459,6 +543,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.TimeOffQuery, predicate.TimeOff, timeoff.OrderOption]{typ: ent.TypeTimeOff, tq: q}, nil
 	case *ent.UnitQuery:
 		return &query[*ent.UnitQuery, predicate.Unit, unit.OrderOption]{typ: ent.TypeUnit, tq: q}, nil
+	case *ent.WebhookAttemptQuery:
+		return &query[*ent.WebhookAttemptQuery, predicate.WebhookAttempt, webhookattempt.OrderOption]{typ: ent.TypeWebhookAttempt, tq: q}, nil
+	case *ent.WebhookDeliveryQuery:
+		return &query[*ent.WebhookDeliveryQuery, predicate.WebhookDelivery, webhookdelivery.OrderOption]{typ: ent.TypeWebhookDelivery, tq: q}, nil
+	case *ent.WebhookEndpointQuery:
+		return &query[*ent.WebhookEndpointQuery, predicate.WebhookEndpoint, webhookendpoint.OrderOption]{typ: ent.TypeWebhookEndpoint, tq: q}, nil
 	case *ent.WorkingHoursQuery:
 		return &query[*ent.WorkingHoursQuery, predicate.WorkingHours, workinghours.OrderOption]{typ: ent.TypeWorkingHours, tq: q}, nil
 	default:

@@ -588,6 +588,140 @@ var (
 			},
 		},
 	}
+	// WebhookAttemptsColumns holds the columns for the "webhook_attempts" table.
+	WebhookAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "attempted_at", Type: field.TypeTime},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "latency_ms", Type: field.TypeInt},
+		{Name: "error", Type: field.TypeString, Default: ""},
+		{Name: "account_id", Type: field.TypeString, Size: 40},
+		{Name: "delivery_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookAttemptsTable holds the schema information for the "webhook_attempts" table.
+	WebhookAttemptsTable = &schema.Table{
+		Name:       "webhook_attempts",
+		Columns:    WebhookAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_attempts_accounts_account",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[5]},
+				RefColumns: []*schema.Column{AccountsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_attempts_webhook_deliveries_attempts",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[6]},
+				RefColumns: []*schema.Column{WebhookDeliveriesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookattempt_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[5]},
+			},
+			{
+				Name:    "webhookattempt_delivery_id_attempted_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[6], WebhookAttemptsColumns[1]},
+			},
+		},
+	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "delivered", "failed"}, Default: "pending"},
+		{Name: "attempt_count", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "retry_since", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "account_id", Type: field.TypeString, Size: 40},
+		{Name: "notification_id", Type: field.TypeString, Size: 40},
+		{Name: "endpoint_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_deliveries_accounts_account",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[7]},
+				RefColumns: []*schema.Column{AccountsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_notifications_notification",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[8]},
+				RefColumns: []*schema.Column{NotificationsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[9]},
+				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[7]},
+			},
+			{
+				Name:    "webhookdelivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[3]},
+			},
+			{
+				Name:    "webhookdelivery_endpoint_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[9], WebhookDeliveriesColumns[5]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "description", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "event_types", Type: field.TypeJSON},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
+		{Name: "leased_until", Type: field.TypeTime, Nullable: true},
+		{Name: "lease_token", Type: field.TypeString, Default: ""},
+		{Name: "account_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_endpoints_accounts_account",
+				Columns:    []*schema.Column{WebhookEndpointsColumns[11]},
+				RefColumns: []*schema.Column{AccountsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[11]},
+			},
+		},
+	}
 	// WorkingHoursColumns holds the columns for the "working_hours" table.
 	WorkingHoursColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -728,6 +862,9 @@ var (
 		ServicesTable,
 		TimeOffsTable,
 		UnitsTable,
+		WebhookAttemptsTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 		WorkingHoursTable,
 		BarberServicesTable,
 		UnitServicesTable,
@@ -764,6 +901,12 @@ func init() {
 	TimeOffsTable.ForeignKeys[0].RefTable = BarbersTable
 	TimeOffsTable.ForeignKeys[1].RefTable = AccountsTable
 	UnitsTable.ForeignKeys[0].RefTable = AccountsTable
+	WebhookAttemptsTable.ForeignKeys[0].RefTable = AccountsTable
+	WebhookAttemptsTable.ForeignKeys[1].RefTable = WebhookDeliveriesTable
+	WebhookDeliveriesTable.ForeignKeys[0].RefTable = AccountsTable
+	WebhookDeliveriesTable.ForeignKeys[1].RefTable = NotificationsTable
+	WebhookDeliveriesTable.ForeignKeys[2].RefTable = WebhookEndpointsTable
+	WebhookEndpointsTable.ForeignKeys[0].RefTable = AccountsTable
 	WorkingHoursTable.ForeignKeys[0].RefTable = BarbersTable
 	WorkingHoursTable.ForeignKeys[1].RefTable = AccountsTable
 	WorkingHoursTable.ForeignKeys[2].RefTable = UnitsTable

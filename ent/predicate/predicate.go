@@ -42,5 +42,14 @@ type TimeOff func(*sql.Selector)
 // Unit is the predicate function for unit builders.
 type Unit func(*sql.Selector)
 
+// WebhookAttempt is the predicate function for webhookattempt builders.
+type WebhookAttempt func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)
+
 // WorkingHours is the predicate function for workinghours builders.
 type WorkingHours func(*sql.Selector)

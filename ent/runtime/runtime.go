@@ -16,6 +16,9 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
 	"barberd/ent/workinghours"
 	"time"
 )
@@ -789,6 +792,147 @@ func init() {
 	// unit.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	unit.IDValidator = func() func(string) error {
 		validators := unitDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookattemptMixin := schema.WebhookAttempt{}.Mixin()
+	webhookattemptMixinInters1 := webhookattemptMixin[1].Interceptors()
+	webhookattempt.Interceptors[0] = webhookattemptMixinInters1[0]
+	webhookattemptMixinFields0 := webhookattemptMixin[0].Fields()
+	_ = webhookattemptMixinFields0
+	webhookattemptMixinFields1 := webhookattemptMixin[1].Fields()
+	_ = webhookattemptMixinFields1
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescAccountID is the schema descriptor for account_id field.
+	webhookattemptDescAccountID := webhookattemptMixinFields1[0].Descriptor()
+	// webhookattempt.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
+	webhookattempt.AccountIDValidator = webhookattemptDescAccountID.Validators[0].(func(string) error)
+	// webhookattemptDescError is the schema descriptor for error field.
+	webhookattemptDescError := webhookattemptFields[4].Descriptor()
+	// webhookattempt.DefaultError holds the default value on creation for the error field.
+	webhookattempt.DefaultError = webhookattemptDescError.Default.(string)
+	// webhookattemptDescID is the schema descriptor for id field.
+	webhookattemptDescID := webhookattemptMixinFields0[0].Descriptor()
+	// webhookattempt.DefaultID holds the default value on creation for the id field.
+	webhookattempt.DefaultID = webhookattemptDescID.Default.(func() string)
+	// webhookattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookattempt.IDValidator = func() func(string) error {
+		validators := webhookattemptDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdeliveryMixinInters1 := webhookdeliveryMixin[1].Interceptors()
+	webhookdelivery.Interceptors[0] = webhookdeliveryMixinInters1[0]
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryMixinFields1 := webhookdeliveryMixin[1].Fields()
+	_ = webhookdeliveryMixinFields1
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescAccountID is the schema descriptor for account_id field.
+	webhookdeliveryDescAccountID := webhookdeliveryMixinFields1[0].Descriptor()
+	// webhookdelivery.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
+	webhookdelivery.AccountIDValidator = webhookdeliveryDescAccountID.Validators[0].(func(string) error)
+	// webhookdeliveryDescAttemptCount is the schema descriptor for attempt_count field.
+	webhookdeliveryDescAttemptCount := webhookdeliveryFields[3].Descriptor()
+	// webhookdelivery.DefaultAttemptCount holds the default value on creation for the attempt_count field.
+	webhookdelivery.DefaultAttemptCount = webhookdeliveryDescAttemptCount.Default.(int)
+	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	webhookdeliveryDescCreatedAt := webhookdeliveryFields[6].Descriptor()
+	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.DefaultID holds the default value on creation for the id field.
+	webhookdelivery.DefaultID = webhookdeliveryDescID.Default.(func() string)
+	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdelivery.IDValidator = func() func(string) error {
+		validators := webhookdeliveryDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpointMixinInters1 := webhookendpointMixin[1].Interceptors()
+	webhookendpoint.Interceptors[0] = webhookendpointMixinInters1[0]
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()
+	_ = webhookendpointMixinFields1
+	webhookendpointMixinFields2 := webhookendpointMixin[2].Fields()
+	_ = webhookendpointMixinFields2
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescAccountID is the schema descriptor for account_id field.
+	webhookendpointDescAccountID := webhookendpointMixinFields1[0].Descriptor()
+	// webhookendpoint.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
+	webhookendpoint.AccountIDValidator = webhookendpointDescAccountID.Validators[0].(func(string) error)
+	// webhookendpointDescCreatedAt is the schema descriptor for created_at field.
+	webhookendpointDescCreatedAt := webhookendpointMixinFields2[0].Descriptor()
+	// webhookendpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookendpoint.DefaultCreatedAt = webhookendpointDescCreatedAt.Default.(func() time.Time)
+	// webhookendpointDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookendpointDescUpdatedAt := webhookendpointMixinFields2[1].Descriptor()
+	// webhookendpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookendpoint.DefaultUpdatedAt = webhookendpointDescUpdatedAt.Default.(func() time.Time)
+	// webhookendpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookendpoint.UpdateDefaultUpdatedAt = webhookendpointDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookendpointDescURL is the schema descriptor for url field.
+	webhookendpointDescURL := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhookendpoint.URLValidator = webhookendpointDescURL.Validators[0].(func(string) error)
+	// webhookendpointDescDescription is the schema descriptor for description field.
+	webhookendpointDescDescription := webhookendpointFields[1].Descriptor()
+	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
+	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
+	// webhookendpoint.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	webhookendpoint.DescriptionValidator = webhookendpointDescDescription.Validators[0].(func(string) error)
+	// webhookendpointDescEnabled is the schema descriptor for enabled field.
+	webhookendpointDescEnabled := webhookendpointFields[3].Descriptor()
+	// webhookendpoint.DefaultEnabled holds the default value on creation for the enabled field.
+	webhookendpoint.DefaultEnabled = webhookendpointDescEnabled.Default.(bool)
+	// webhookendpointDescLeaseToken is the schema descriptor for lease_token field.
+	webhookendpointDescLeaseToken := webhookendpointFields[7].Descriptor()
+	// webhookendpoint.DefaultLeaseToken holds the default value on creation for the lease_token field.
+	webhookendpoint.DefaultLeaseToken = webhookendpointDescLeaseToken.Default.(string)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.DefaultID holds the default value on creation for the id field.
+	webhookendpoint.DefaultID = webhookendpointDescID.Default.(func() string)
+	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookendpoint.IDValidator = func() func(string) error {
+		validators := webhookendpointDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -28,7 +28,9 @@ import (
 // the same way, pendingNotifications, takeNotifications and
 // appointmentsByClient by their limit, nodes by its number of ids, an
 // availability range's days by graph.MaxRangeDays, a day's slots by
-// daySlots, the next free slots by graph.MaxNextLimit, and any other list
+// daySlots, the next free slots by graph.MaxNextLimit, a webhook delivery's
+// attempts by graph.MaxWebhookAttemptsShown, webhookEndpoints by
+// graph.MaxWebhookEndpoints, and any other list
 // (the units, services and
 // barbers of an entity, ...) by listItems. Nested
 // lists multiply. A field that runs a database query of its own (a root
@@ -36,7 +38,7 @@ import (
 // queryCost more, so one operation runs at most MaxCost/queryCost of them.
 // Introspection counts the same way, each list of the schema by its real
 // length (an average where it lists every type or every field), so
-// GraphiQL's own introspection query costs about 31,000 with today's schema
+// GraphiQL's own introspection query costs about 33,000 with today's schema
 // (TestDashboardCosts pins it; its answer holds fewer values) and twice it
 // is refused.
 //
@@ -50,7 +52,11 @@ import (
 //     (barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor }
 //     edges { cursor node { id name active units { id name } services { id
 //     name durationMinutes } } } }): 13,706;
-//   - bookableBarbers with each barber's services and units: 5,201 (a page of 50).
+//   - bookableBarbers with each barber's services and units: 5,201 (a page of 50);
+//   - a page of an endpoint's webhook delivery log with each delivery's
+//     attempts (webhookDeliveries(endpointId:) { edges { node { id status
+//     createdAt attempts { attemptedAt statusCode latencyMs error } } } }):
+//     11,252.
 //
 // The numbers are checked by TestDashboardCosts.
 const (
@@ -303,6 +309,10 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 		return daySlots, 0
 	case f.Name == "slots" && f.ObjectDefinition.Name == "NextFreeSlots":
 		return graph.MaxNextLimit, 0
+	case f.Name == "attempts" && f.ObjectDefinition.Name == "WebhookDelivery":
+		return graph.MaxWebhookAttemptsShown, 0
+	case f.Name == "webhookEndpoints":
+		return graph.MaxWebhookEndpoints, 0
 	case f.Name == "nodes":
 		ids := 0
 		if a := f.Arguments.ForName("ids"); a != nil {

@@ -155,6 +155,18 @@ type CreateUnitInput struct {
 	HorizonDays *int `json:"horizonDays,omitempty"`
 }
 
+type CreateWebhookEndpointInput struct {
+	// Where events are POSTed: an absolute https URL of at most 2048 characters,
+	// without user name or password, that is not a loopback, private or
+	// link-local address (a server started with --webhook-allow-private also
+	// takes those, and http).
+	URL string `json:"url"`
+	// The notification types sent (appointment.created, ...); empty or omitted: every type.
+	EventTypes []string `json:"eventTypes,omitempty"`
+	// At most 500 characters.
+	Description *string `json:"description,omitempty"`
+}
+
 type HoldSlotInput struct {
 	UnitID    string `json:"unitId"`
 	ServiceID string `json:"serviceId"`
@@ -245,6 +257,23 @@ type UpdateUnitInput struct {
 	SlotStepMinutes *int  `json:"slotStepMinutes,omitempty"`
 	MinLeadMinutes  *int  `json:"minLeadMinutes,omitempty"`
 	HorizonDays     *int  `json:"horizonDays,omitempty"`
+}
+
+// Changes to an endpoint; omitted fields stay.
+type UpdateWebhookEndpointInput struct {
+	URL *string `json:"url,omitempty"`
+	// Replaces the types sent; empty: every type.
+	EventTypes []string `json:"eventTypes,omitempty"`
+	// A disabled endpoint is sent nothing: events that happen meanwhile are not queued for it, and deliveries already pending wait until it is enabled again.
+	Enabled     *bool   `json:"enabled,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+type WebhookEndpointSecretPayload struct {
+	// The signing secret (whsec_ and base64), shown only here: verify each
+	// delivery's webhook-signature with it (docs/webhooks.md).
+	Secret   string               `json:"secret"`
+	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
 }
 
 // One weekday's hours of a barber at a unit.

@@ -237,51 +237,73 @@ func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, 
 	return holds, rows.Close()
 }
 
+// Owed is who a notification is owed to: the API keys that read the
+// polling feed, and the webhook endpoints it is sent to, each by id.
+type Owed struct {
+	Keys, Endpoints []string
+}
+
 // InsertNotification inserts a notification and returns, in the same
-// statement, the keys it is owed to: every key of its account not revoked
-// with readScope (the scope to read notifications), by id.
+// statement, who it is owed to: every key of its account not revoked with
+// readScope (the scope to read notifications), and every enabled webhook
+// endpoint of the account whose event types are empty or name the
+// notification's type.
 //
 // Why not ent: ent's create returns only the new row's id, so finding the
-// keys would be a second round trip on every create, cancel and
-// reschedule; RETURNING (subquery) makes it one. ent's checks do not run
-// on this statement, so it makes the one that can fail (the source enum).
-func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string) ([]string, error) {
+// keys and endpoints would be more round trips on every create, cancel and
+// reschedule; RETURNING (subquery) makes it one, and an account without
+// webhooks pays an index lookup for them. ent's checks do not run on this
+// statement, so it makes the one that can fail (the source enum).
+func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string) (Owed, error) {
 	if err := notification.SourceValidator(n.Source); err != nil {
-		return nil, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
+		return Owed{}, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
 	}
 	snapshot, err := json.Marshal(n.Appointment) // as ent stores a JSON field
 	if err != nil {
-		return nil, err
+		return Owed{}, err
 	}
 	var a sqlArgs
 	account := a.add(n.AccountID)
+	typ := a.add(n.Type)
 	vals := strings.Join([]string{
-		a.add(n.ID), account, a.add(n.Type), a.add(n.AppointmentID), a.add(string(n.Source)),
+		a.add(n.ID), account, typ, a.add(n.AppointmentID), a.add(string(n.Source)),
 		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), a.add(n.CreatedAt),
 	}, ", ")
 	scope := a.add(readScope)
 	owed := `SELECT json_group_array(k.id) FROM api_keys k
 WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL
 AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)`
+	hooks := `SELECT json_group_array(e.id) FROM webhook_endpoints e
+WHERE e.account_id = ` + account + ` AND e.enabled
+AND (json_array_length(CAST(e.event_types AS TEXT)) = 0
+OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value = ` + typ + `))`
 	if dia == dialect.Postgres {
 		owed = `SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
 WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)`
+		hooks = `SELECT COALESCE(json_agg(e.id), '[]')::text FROM webhook_endpoints e
+WHERE e.account_id = ` + account + ` AND e.enabled
+AND (jsonb_array_length(e.event_types) = 0 OR e.event_types @> jsonb_build_array(` + typ + `::text))`
 	}
 	q := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
 VALUES (` + vals + `)
-RETURNING (` + owed + `)`
-	var list sql.NullString
-	if err := queryRow(ctx, c, "notification insert", q, a, &list); err != nil {
-		return nil, err
+RETURNING (` + owed + `), (` + hooks + `)`
+	var keys, endpoints sql.NullString
+	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints); err != nil {
+		return Owed{}, err
 	}
-	var keys []string
-	if list.Valid {
-		if err := json.Unmarshal([]byte(list.String), &keys); err != nil {
-			return nil, fmt.Errorf("keys owed a notification: %w", err)
+	var out Owed
+	for _, l := range []struct {
+		list sql.NullString
+		ids  *[]string
+	}{{keys, &out.Keys}, {endpoints, &out.Endpoints}} {
+		if l.list.Valid {
+			if err := json.Unmarshal([]byte(l.list.String), l.ids); err != nil {
+				return Owed{}, fmt.Errorf("owed a notification: %w", err)
+			}
 		}
+		sort.Strings(*l.ids)
 	}
-	sort.Strings(keys)
-	return keys, nil
+	return out, nil
 }
 
 // queryRow runs a statement that returns one row (what names it in

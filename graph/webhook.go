@@ -1,0 +1,304 @@
+package graph
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"slices"
+	"strconv"
+	"strings"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent/dialect/sql"
+
+	"barberd/ent"
+	"barberd/ent/account"
+	"barberd/ent/schema"
+	"barberd/ent/webhookattempt"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
+	"barberd/graph/model"
+	"barberd/graph/netsafe"
+)
+
+// Webhook endpoints and their delivery log, managed by admins
+// (graph/schema/webhooks.graphqls). Deliveries are written with each
+// notification (record), and sent by rest/webhook through webhook_worker.go.
+
+// EventTypes are the notification types, in the order of rest-v1.md.
+var EventTypes = []string{EventCreated, EventRescheduled, EventCancelled, EventReminder, EventCompleted, EventNoShow}
+
+// MaxWebhookEndpoints is the most webhook endpoints one account has.
+const MaxWebhookEndpoints = 20
+
+// MaxWebhookAttemptsShown is how many attempts of a delivery its log shows
+// (the newest).
+const MaxWebhookAttemptsShown = 50
+
+// newWebhookSecret returns a signing secret in the Standard Webhooks form:
+// whsec_ and the base64 of 32 random bytes.
+func newWebhookSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+}
+
+// checkWebhookFields records what is wrong with an endpoint's url, event
+// types and description (nil: not given).
+func (r *Resolver) checkWebhookFields(p *Problems, url *string, types []string, description *string) {
+	if url != nil && checkText(p, "url", *url) {
+		if why := netsafe.CheckURL(*url, r.cfg.WebhookAllowPrivate); why != "" {
+			p.Add("url", "%s", why)
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range types {
+		field := "eventTypes[" + strconv.Itoa(i) + "]"
+		switch {
+		case !slices.Contains(EventTypes, t):
+			p.Add(field, "must be one of %s", strings.Join(EventTypes, ", "))
+		case seen[t]:
+			p.Add(field, "is listed twice")
+		}
+		seen[t] = true
+	}
+	if description != nil && checkText(p, "description", *description) {
+		checkLength(p, "description", *description, 0, 500)
+	}
+}
+
+// createWebhookEndpoint adds an enabled endpoint to the caller's account and
+// returns it with its secret, shown only this once.
+// Errors: validation_failed, catalog_full.
+func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	var p Problems
+	r.checkWebhookFields(&p, &in.URL, in.EventTypes, in.Description)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	secret := newWebhookSecret()
+	var e *ent.WebhookEndpoint
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		err := r.capped(func() error {
+			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(noKeyUpdate).Strings(ctx)
+			return err
+		}, func() (int, error) { return tx.WebhookEndpoint.Query().Count(ctx) }, MaxWebhookEndpoints, func() error {
+			return Errorf(CodeCatalogFull, "The account already has %d webhook endpoints, the most it may have: delete one first, or send more event types to one.", MaxWebhookEndpoints)
+		})
+		if err != nil {
+			return err
+		}
+		c := tx.WebhookEndpoint.Create().SetAccountID(v.AccountID).SetURL(in.URL).
+			SetEventTypes(orEmpty(in.EventTypes)).SetSecret(secret)
+		if in.Description != nil {
+			c.SetDescription(strings.TrimSpace(*in.Description))
+		}
+		e, err = c.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.WebhookEndpointSecretPayload{Secret: secret, Endpoint: e}, nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// webhookEndpoints lists the account's endpoints, oldest first.
+func (r *Resolver) webhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return r.cfg.DB.WebhookEndpoint.Query().
+		Order(webhookendpoint.ByCreatedAt(), webhookendpoint.ByID()).Limit(MaxWebhookEndpoints).All(ctx)
+}
+
+// webhookEndpoint returns one endpoint of the caller's account in tx.
+// Errors: not_found.
+func webhookEndpoint(ctx context.Context, tx *ent.Tx, id string) (*ent.WebhookEndpoint, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
+	}
+	e, err := tx.WebhookEndpoint.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
+	}
+	return e, err
+}
+
+// updateWebhookEndpoint changes what the input gives of an endpoint.
+// Errors: not_found, validation_failed.
+func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	var p Problems
+	r.checkWebhookFields(&p, in.URL, in.EventTypes, in.Description)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	var e *ent.WebhookEndpoint
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		if e, err = webhookEndpoint(ctx, tx, id); err != nil {
+			return err
+		}
+		u := tx.WebhookEndpoint.UpdateOne(e)
+		if in.URL != nil {
+			u.SetURL(*in.URL)
+		}
+		if in.EventTypes != nil {
+			u.SetEventTypes(in.EventTypes)
+		}
+		if in.Enabled != nil {
+			u.SetEnabled(*in.Enabled)
+		}
+		if in.Description != nil {
+			u.SetDescription(strings.TrimSpace(*in.Description))
+		}
+		e, err = u.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.Enabled != nil && *in.Enabled {
+		r.wakeWebhooks() // what waited for it is due
+	}
+	return e, nil
+}
+
+// rotateWebhookSecret gives an endpoint a new secret and returns it, shown
+// only this once. Errors: not_found.
+func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	secret := newWebhookSecret()
+	var e *ent.WebhookEndpoint
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		if e, err = webhookEndpoint(ctx, tx, id); err != nil {
+			return err
+		}
+		e, err = tx.WebhookEndpoint.UpdateOne(e).SetSecret(secret).Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.WebhookEndpointSecretPayload{Secret: secret, Endpoint: e}, nil
+}
+
+// deleteWebhookEndpoint deletes an endpoint; its deliveries and their
+// attempts go with it (ON DELETE CASCADE). Errors: not_found.
+func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return "", err
+	}
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		e, err := webhookEndpoint(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return tx.WebhookEndpoint.DeleteOne(e).Exec(ctx)
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// webhookDeliveries is an endpoint's delivery log, newest first, with the
+// attempts of the page's deliveries read in one more query.
+// Errors: not_found, validation_failed.
+func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error) {
+	first, err := adminPage(ctx, first, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !PlausibleID(endpointID) {
+		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", endpointID)
+	}
+	if ok, err := r.cfg.DB.WebhookEndpoint.Query().Where(webhookendpoint.ID(endpointID)).Exist(ctx); err != nil || !ok {
+		if err == nil {
+			err = Errorf(CodeNotFound, "No webhook endpoint %q.", endpointID)
+		}
+		return nil, err
+	}
+	newest := &ent.WebhookDeliveryOrder{Direction: entgql.OrderDirectionDesc, Field: ent.WebhookDeliveryOrderFieldCreatedAt}
+	conn, err := r.cfg.DB.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
+		Paginate(ctx, after, first, nil, nil, ent.WithWebhookDeliveryOrder(newest))
+	if err != nil || len(conn.Edges) == 0 {
+		return conn, err
+	}
+	ids := make([]string, len(conn.Edges))
+	byID := map[string]*ent.WebhookDelivery{}
+	for i, e := range conn.Edges {
+		ids[i] = e.Node.ID
+		byID[e.Node.ID] = e.Node
+		e.Node.Edges.Attempts = []*ent.WebhookAttempt{}
+	}
+	as, err := r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryIDIn(ids...)).
+		Order(webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc())).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range as {
+		d := byID[a.DeliveryID]
+		if len(d.Edges.Attempts) < MaxWebhookAttemptsShown {
+			d.Edges.Attempts = append(d.Edges.Attempts, a)
+		}
+	}
+	return conn, nil
+}
+
+// webhookAttempts are a delivery's newest attempts, newest first: those
+// webhookDeliveries read, or read now.
+func (r *Resolver) webhookAttempts(ctx context.Context, d *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error) {
+	if as, err := d.Edges.AttemptsOrErr(); err == nil {
+		return as, nil
+	}
+	return r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(d.ID)).
+		Order(webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc())).
+		Limit(MaxWebhookAttemptsShown).All(ctx)
+}
+
+// redeliverWebhook makes a delivery pending again and due now, whatever its
+// status, with another full period of retries. Errors: not_found.
+func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.WebhookDelivery, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeNotFound, "No webhook delivery %q.", id)
+	}
+	var d *ent.WebhookDelivery
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		d, err = tx.WebhookDelivery.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return Errorf(CodeNotFound, "No webhook delivery %q.", id)
+		}
+		if err != nil {
+			return err
+		}
+		d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
+			SetNextAttemptAt(schema.Now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.wakeWebhooks()
+	return d, nil
+}

@@ -1,0 +1,232 @@
+package graph
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"barberd/ent"
+	"barberd/ent/predicate"
+	"barberd/ent/schema"
+	"barberd/ent/schema/tenant"
+	"barberd/ent/webhookdelivery"
+	"barberd/ent/webhookendpoint"
+)
+
+// What the webhook worker (rest/webhook) reads and writes. Every replica
+// runs one. A worker claims an endpoint with a lease (leased_until and a
+// token of its own) before it sends anything to it; while the lease runs no
+// other worker claims the endpoint, so two replicas never send the same
+// attempt at once and one endpoint's deliveries go out one at a time, oldest
+// first. A worker that dies mid-delivery leaves the delivery pending: once
+// the lease runs out another worker sends it again. On PostgreSQL the claim
+// skips endpoints another worker is claiming (FOR UPDATE SKIP LOCKED); on
+// SQLite the claim's transaction holds the write lock.
+
+// wakeWebhooks tells this process's worker that deliveries are due now.
+func (r *Resolver) wakeWebhooks() {
+	select {
+	case r.webhooks <- struct{}{}:
+	default: // already told
+	}
+}
+
+// WebhookWake receives a value when this process has committed webhook
+// deliveries due now, or made one due again.
+func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks }
+
+// WebhookClaim is an endpoint a worker holds the lease of.
+type WebhookClaim struct {
+	EndpointID, AccountID, URL, Secret string
+	FailingSince                       *time.Time
+	Token                              string
+	LeasedUntil                        time.Time
+}
+
+// WebhookSend is a due delivery of a claimed endpoint.
+type WebhookSend struct {
+	DeliveryID   string
+	Notification *ent.Notification
+	AttemptCount int
+	// RetrySince is when its retries started counting (nil: none yet).
+	RetrySince *time.Time
+}
+
+// dueDelivery selects the pending deliveries due at now.
+func dueDelivery(now time.Time) []predicate.WebhookDelivery {
+	return []predicate.WebhookDelivery{
+		webhookdelivery.StatusEQ(webhookdelivery.StatusPending),
+		webhookdelivery.NextAttemptAtLTE(now),
+	}
+}
+
+// OldestDueWebhook returns when the longest-waiting pending delivery of an
+// enabled endpoint became due, if one is due at now: a read of the index
+// on (status, next_attempt_at).
+func (r *Resolver) OldestDueWebhook(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	ds, err := r.cfg.DB.WebhookDelivery.Query().
+		Where(append(dueDelivery(now), webhookdelivery.HasEndpointWith(webhookendpoint.Enabled(true)))...).
+		Order(webhookdelivery.ByNextAttemptAt()).Limit(1).
+		Select(webhookdelivery.FieldNextAttemptAt).All(tenant.System(ctx))
+	if err != nil || len(ds) == 0 {
+		return time.Time{}, false, err
+	}
+	return ds[0].NextAttemptAt, true, nil
+}
+
+// FailingWebhookEndpoints counts the enabled endpoints, of every account,
+// whose last delivery to give up has not been followed by a delivered one.
+func (r *Resolver) FailingWebhookEndpoints(ctx context.Context) (int, error) {
+	return r.cfg.DB.WebhookEndpoint.Query().
+		Where(webhookendpoint.Enabled(true), webhookendpoint.FailingSinceNotNil()).Count(tenant.System(ctx))
+}
+
+// ClaimWebhookEndpoints leases, until now+lease, up to limit enabled
+// endpoints (of any account) that have deliveries due at now and no running
+// lease.
+func (r *Resolver) ClaimWebhookEndpoints(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]WebhookClaim, error) {
+	sys := tenant.System(ctx)
+	token := make([]byte, 12)
+	_, _ = rand.Read(token) // never fails (crypto/rand)
+	claim := WebhookClaim{Token: hex.EncodeToString(token), LeasedUntil: now.Add(lease)}
+	var out []WebhookClaim
+	err := r.inTx(sys, func(tx *ent.Tx) error {
+		out = out[:0]
+		q := tx.WebhookEndpoint.Query().
+			Where(webhookendpoint.Enabled(true),
+				webhookendpoint.Or(webhookendpoint.LeasedUntilIsNil(), webhookendpoint.LeasedUntilLTE(now)),
+				webhookendpoint.HasDeliveriesWith(dueDelivery(now)...)).
+			Order(webhookendpoint.ByID()).Limit(limit)
+		if r.cfg.DB.Dialect == dialect.Postgres {
+			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		}
+		es, err := q.All(sys)
+		if err != nil || len(es) == 0 {
+			return err
+		}
+		ids := make([]string, len(es))
+		for i, e := range es {
+			ids[i] = e.ID
+			c := claim
+			c.EndpointID, c.AccountID, c.URL, c.Secret, c.FailingSince = e.ID, e.AccountID, e.URL, e.Secret, e.FailingSince
+			out = append(out, c)
+		}
+		return tx.WebhookEndpoint.Update().Where(webhookendpoint.IDIn(ids...)).
+			SetLeasedUntil(claim.LeasedUntil).SetLeaseToken(claim.Token).Exec(sys)
+	})
+	return out, err
+}
+
+// DueWebhooks returns up to limit deliveries of a claimed endpoint due at
+// now, oldest first, with their notifications.
+func (r *Resolver) DueWebhooks(ctx context.Context, c WebhookClaim, now time.Time, limit int) ([]WebhookSend, error) {
+	ds, err := r.cfg.DB.WebhookDelivery.Query().
+		Where(append(dueDelivery(now), webhookdelivery.EndpointID(c.EndpointID))...).
+		Order(webhookdelivery.ByCreatedAt(), webhookdelivery.ByID()).Limit(limit).
+		WithNotification().All(tenant.System(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WebhookSend, len(ds))
+	for i, d := range ds {
+		out[i] = WebhookSend{DeliveryID: d.ID, Notification: d.Edges.Notification, AttemptCount: d.AttemptCount, RetrySince: d.RetrySince}
+	}
+	return out, nil
+}
+
+// RenewWebhookLease extends a claim's lease to until, and reports whether
+// the claim still held it.
+func (r *Resolver) RenewWebhookLease(ctx context.Context, c *WebhookClaim, until time.Time) (bool, error) {
+	n, err := r.cfg.DB.WebhookEndpoint.Update().
+		Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token)).
+		SetLeasedUntil(until).Save(tenant.System(ctx))
+	if err == nil && n == 1 {
+		c.LeasedUntil = until
+	}
+	return n == 1, err
+}
+
+// WebhookAttemptResult is one request a worker sent, and what came of it.
+type WebhookAttemptResult struct {
+	DeliveryID  string
+	AttemptedAt time.Time
+	StatusCode  *int
+	Latency     time.Duration
+	Error       string // "": delivered
+}
+
+// WebhookRound is what one claim of an endpoint did: its attempts, in
+// order, and then at most one delivery that was not delivered, to be tried
+// again at RetryAt or given up (Failed).
+type WebhookRound struct {
+	Attempts   []WebhookAttemptResult
+	Delivered  []string
+	Undone     string     // the delivery not delivered, if any
+	RetryAt    time.Time  // when Undone is due again, unless Failed
+	RetrySince *time.Time // Undone's retries count from here
+	Failed     bool       // Undone gave up
+}
+
+// FinishWebhookRound records a round and releases the claim, in one
+// transaction of a few statements whatever the round's size: the attempts
+// in one insert, the delivered in one update, the delivery not delivered,
+// and the endpoint (its lease, and failing_since: set when a delivery gave
+// up, cleared by a delivered one).
+func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round WebhookRound) error {
+	sys := tenant.System(ctx)
+	now := schema.Now() // the wall clock, as notifications' created_at
+	return r.inTx(sys, func(tx *ent.Tx) error {
+		if len(round.Attempts) > 0 {
+			as := make([]*ent.WebhookAttemptCreate, len(round.Attempts))
+			for i, a := range round.Attempts {
+				as[i] = tx.WebhookAttempt.Create().SetAccountID(c.AccountID).SetDeliveryID(a.DeliveryID).
+					SetAttemptedAt(a.AttemptedAt).SetNillableStatusCode(a.StatusCode).
+					SetLatencyMs(int(a.Latency.Milliseconds())).SetError(a.Error)
+			}
+			if err := tx.WebhookAttempt.CreateBulk(as...).Exec(sys); err != nil {
+				return err
+			}
+		}
+		if len(round.Delivered) > 0 {
+			err := tx.WebhookDelivery.Update().
+				Where(webhookdelivery.IDIn(round.Delivered...), webhookdelivery.StatusEQ(webhookdelivery.StatusPending)).
+				SetStatus(webhookdelivery.StatusDelivered).SetDeliveredAt(now).AddAttemptCount(1).Exec(sys)
+			if err != nil {
+				return err
+			}
+		}
+		e := tx.WebhookEndpoint.Update().
+			Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token)).
+			ClearLeasedUntil().SetLeaseToken("")
+		if round.Undone != "" {
+			u := tx.WebhookDelivery.Update().
+				Where(webhookdelivery.ID(round.Undone), webhookdelivery.StatusEQ(webhookdelivery.StatusPending)).
+				AddAttemptCount(1).SetNillableRetrySince(round.RetrySince)
+			if round.Failed {
+				u.SetStatus(webhookdelivery.StatusFailed)
+				if c.FailingSince == nil {
+					e.SetFailingSince(now)
+				}
+			} else {
+				u.SetNextAttemptAt(round.RetryAt)
+			}
+			if err := u.Exec(sys); err != nil {
+				return err
+			}
+		} else if len(round.Delivered) > 0 && c.FailingSince != nil {
+			e.ClearFailingSince()
+		}
+		return e.Exec(sys)
+	})
+}
+
+// ReleaseWebhookClaim gives a claim's lease up without recording anything.
+func (r *Resolver) ReleaseWebhookClaim(ctx context.Context, c WebhookClaim) error {
+	return r.cfg.DB.WebhookEndpoint.Update().
+		Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token)).
+		ClearLeasedUntil().SetLeaseToken("").Exec(tenant.System(ctx))
+}

@@ -1,0 +1,302 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"barberd/graph"
+	"barberd/rest"
+)
+
+// Metrics receives what operators watch of deliveries; rest.Metrics is one.
+type Metrics interface {
+	// WebhookAttempted: one request's outcome: delivered, retry (it will be
+	// sent again) or failed (its retries gave up).
+	WebhookAttempted(outcome string)
+	// WebhookDelivered: a delivery was taken, this long after its
+	// notification was committed.
+	WebhookDelivered(sinceCommit time.Duration)
+	// WebhookBacklog: the oldest due delivery has waited this long (0: none
+	// due).
+	WebhookBacklog(oldestDue time.Duration)
+	// WebhookFailingEndpoints: this many enabled endpoints are failing.
+	WebhookFailingEndpoints(n int)
+}
+
+// Settings are what New makes a Worker of. Zero durations and counts take
+// the defaults below, which servers use.
+type Settings struct {
+	Resolver *graph.Resolver // required
+	Log      *slog.Logger
+	Metrics  Metrics
+	// AllowPrivate lets requests reach loopback, private and link-local
+	// addresses (--webhook-allow-private).
+	AllowPrivate bool
+	// Timeout bounds one request, from dialing to the last byte read: 10s.
+	Timeout time.Duration
+	// Lease is how long a claim on an endpoint lasts unless renewed (a
+	// worker renews it every third of it while it sends): 30s. A worker that
+	// dies mid-delivery delays that endpoint by up to this long.
+	Lease time.Duration
+	// Poll is how often the worker looks for due deliveries: 500ms. A
+	// commit in this process wakes it at once.
+	Poll time.Duration
+	// RetryBase is the wait before the first retry, doubled for each one
+	// after up to RetryMax, each give or take a fifth: 5s and 1h.
+	RetryBase, RetryMax time.Duration
+	// RetryFor is how long after its first attempt (or its redelivery) a
+	// delivery is retried before it fails: 24h.
+	RetryFor time.Duration
+	// Endpoints is how many endpoints one worker sends to at once: 16.
+	Endpoints int
+	// Batch is how many deliveries of one endpoint a claim sends at most: 100.
+	Batch int
+}
+
+// Worker sends due deliveries until its context ends. Every replica runs
+// one.
+type Worker struct {
+	s      Settings
+	client *http.Client
+	kick   chan struct{}
+}
+
+// New returns a worker made of s, with defaults for what s leaves out.
+func New(s Settings) *Worker {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&s.Timeout, 10*time.Second)
+	def(&s.Lease, 30*time.Second)
+	def(&s.Poll, 500*time.Millisecond)
+	def(&s.RetryBase, 5*time.Second)
+	def(&s.RetryMax, time.Hour)
+	def(&s.RetryFor, 24*time.Hour)
+	if s.Endpoints <= 0 {
+		s.Endpoints = 16
+	}
+	if s.Batch <= 0 {
+		s.Batch = 100
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	if s.Metrics == nil {
+		s.Metrics = noMetrics{}
+	}
+	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), kick: make(chan struct{}, 1)}
+}
+
+type noMetrics struct{}
+
+func (noMetrics) WebhookAttempted(string)        {}
+func (noMetrics) WebhookDelivered(time.Duration) {}
+func (noMetrics) WebhookBacklog(time.Duration)   {}
+func (noMetrics) WebhookFailingEndpoints(int)    {}
+
+// failingEvery is how often the worker counts failing endpoints.
+const failingEvery = 30 * time.Second
+
+// Run sends due deliveries until ctx ends, then waits for the requests in
+// flight (each bounded by Timeout) and records them.
+func (w *Worker) Run(ctx context.Context) {
+	var busy sync.WaitGroup
+	defer busy.Wait()
+	slots := make(chan struct{}, w.s.Endpoints)
+	tick := time.NewTicker(w.s.Poll)
+	defer tick.Stop()
+	var counted time.Time
+	for {
+		if time.Since(counted) >= failingEvery {
+			counted = time.Now()
+			if n, err := w.s.Resolver.FailingWebhookEndpoints(ctx); err == nil {
+				w.s.Metrics.WebhookFailingEndpoints(n)
+			} else if ctx.Err() == nil {
+				w.s.Log.Warn("webhooks: counting failing endpoints", "error", err.Error())
+			}
+		}
+		w.claim(ctx, slots, &busy)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-w.kick:
+		case <-w.s.Resolver.WebhookWake():
+		}
+	}
+}
+
+// claim claims as many endpoints with due deliveries as there are free
+// slots, and sends to each in a goroutine of its own.
+func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.WaitGroup) {
+	now := time.Now()
+	oldest, due, err := w.s.Resolver.OldestDueWebhook(ctx, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.s.Log.Warn("webhooks: looking for due deliveries", "error", err.Error())
+		}
+		return
+	}
+	if !due {
+		w.s.Metrics.WebhookBacklog(0)
+		return
+	}
+	w.s.Metrics.WebhookBacklog(now.Sub(oldest))
+	free := cap(slots) - len(slots)
+	if free == 0 {
+		return
+	}
+	claims, err := w.s.Resolver.ClaimWebhookEndpoints(ctx, now, w.s.Lease, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.s.Log.Warn("webhooks: claiming endpoints", "error", err.Error())
+		}
+		return
+	}
+	for _, c := range claims {
+		slots <- struct{}{}
+		busy.Go(func() {
+			defer func() { <-slots }()
+			full := w.send(ctx, c)
+			if full {
+				w.wake() // the endpoint may have more due
+			}
+		})
+	}
+}
+
+func (w *Worker) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// send sends a claimed endpoint's due deliveries, oldest first, one at a
+// time, and stops at the first that is not delivered (so later ones do not
+// overtake it more than retries must). It records the round and releases
+// the claim, and reports whether it sent a whole batch.
+func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) (full bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.s.Log.Error("webhooks: delivery panicked", "endpoint", c.EndpointID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	// The claim is renewed while the round lasts; if it is lost (this
+	// process stalled past the lease), the round stops.
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		w.renew(rctx, &c, stop)
+	}()
+	round, err := w.deliver(rctx, c)
+	stop()
+	<-renewed
+	if err != nil && ctx.Err() == nil {
+		w.s.Log.Warn("webhooks: reading due deliveries", "endpoint", c.EndpointID, "error", err.Error())
+	}
+	// Recorded even when stopping: the requests were sent.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := w.s.Resolver.FinishWebhookRound(fctx, c, round); err != nil {
+		w.s.Log.Warn("webhooks: recording deliveries", "endpoint", c.EndpointID, "error", err.Error())
+		return false
+	}
+	return round.Undone == "" && len(round.Delivered) == w.s.Batch
+}
+
+// renew extends the claim every third of the lease until ctx ends, and
+// calls lost when the claim is no longer this worker's.
+func (w *Worker) renew(ctx context.Context, c *graph.WebhookClaim, lost func()) {
+	t := time.NewTicker(w.s.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		held, err := w.s.Resolver.RenewWebhookLease(ctx, c, time.Now().Add(w.s.Lease))
+		if err != nil && ctx.Err() == nil {
+			w.s.Log.Warn("webhooks: renewing a claim", "endpoint", c.EndpointID, "error", err.Error())
+		}
+		if err == nil && !held {
+			w.s.Log.Warn("webhooks: claim lost; another replica sends to the endpoint now", "endpoint", c.EndpointID)
+			lost()
+			return
+		}
+	}
+}
+
+// deliver sends the due deliveries of one claim; see send.
+func (w *Worker) deliver(ctx context.Context, c graph.WebhookClaim) (graph.WebhookRound, error) {
+	var round graph.WebhookRound
+	due, err := w.s.Resolver.DueWebhooks(ctx, c, time.Now(), w.s.Batch)
+	if err != nil {
+		return round, err
+	}
+	for _, d := range due {
+		if ctx.Err() != nil {
+			break // stopping, or the claim was lost: the rest stay pending
+		}
+		at := time.Now()
+		o := post(ctx, w.client, w.s.Timeout, c.URL, c.Secret, d.Notification.ID, rest.NotificationBody(d.Notification))
+		if o.err != "" && ctx.Err() != nil && !o.timedOut(w.s.Timeout) {
+			break // cut short by the stop, not the endpoint's doing: sent again later
+		}
+		round.Attempts = append(round.Attempts, graph.WebhookAttemptResult{
+			DeliveryID: d.DeliveryID, AttemptedAt: at.UTC(), StatusCode: o.status, Latency: o.latency, Error: o.err,
+		})
+		if o.err == "" {
+			round.Delivered = append(round.Delivered, d.DeliveryID)
+			w.s.Metrics.WebhookAttempted("delivered")
+			w.s.Metrics.WebhookDelivered(time.Since(d.Notification.CreatedAt))
+			continue
+		}
+		since := at.UTC()
+		if d.RetrySince != nil {
+			since = *d.RetrySince
+		}
+		round.Undone, round.RetrySince = d.DeliveryID, &since
+		if at.Sub(since) >= w.s.RetryFor {
+			round.Failed = true
+			w.s.Metrics.WebhookAttempted("failed")
+			w.s.Log.Info("webhooks: delivery failed, retries exhausted", "endpoint", c.EndpointID, "delivery", d.DeliveryID, "error", o.err)
+		} else {
+			round.RetryAt = at.Add(w.backoff(d.AttemptCount + 1)).UTC()
+			w.s.Metrics.WebhookAttempted("retry")
+		}
+		break
+	}
+	return round, nil
+}
+
+// timedOut reports whether the outcome was the request's own timeout.
+func (o outcome) timedOut(timeout time.Duration) bool {
+	return o.latency >= timeout
+}
+
+// backoff is the wait after a delivery's n-th failed attempt: RetryBase
+// doubled n-1 times, at most RetryMax, give or take a fifth.
+func (w *Worker) backoff(n int) time.Duration {
+	d := w.s.RetryBase
+	for i := 1; i < n && d < w.s.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, w.s.RetryMax)
+	spread := d / 5
+	if spread <= 0 {
+		return d
+	}
+	return d - spread + rand.N(2*spread)
+}
