@@ -14,9 +14,11 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
+	"barberd/graph/gqlserver"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
+	"barberd/rest/webhook"
 )
 
 // newServer serves barberd's REST v1 and /healthz over db, in process.
@@ -28,12 +30,22 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	}
 	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.DiscardHandler)
+	res := graph.New(graph.Settings{DB: db, Log: log, FreshnessWindow: graph.DefaultFreshnessWindow, WebhookAllowPrivate: true})
 	r := chi.NewRouter()
 	r.Use(rest.Middleware(log)...)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	r.Mount(rest.BasePath, rest.New(graph.New(graph.Settings{DB: db, Log: log, FreshnessWindow: graph.DefaultFreshnessWindow})))
+	r.Mount(rest.BasePath, rest.New(res))
+	// GraphQL behind the key check, as serve mounts it, and a webhook
+	// worker: what run --webhook needs.
+	r.With(rest.Authenticate(res, nil, false, rest.WriteError)).Handle("/graphql", gqlserver.NewHandler(res))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		webhook.New(webhook.Settings{Resolver: res, AllowPrivate: true, Poll: 50 * time.Millisecond}).Run(ctx)
+	}()
 	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Close(); stop(); <-done })
 	return srv
 }
 
@@ -77,10 +89,12 @@ func TestSeedAndRun(t *testing.T) {
 			}
 
 			srv := newServer(t, url)
-			for _, scenario := range []string{"flow", "hotslot", "range", "next"} {
+			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create"} {
+				// create: paced, with a webhook receiver subscribed.
 				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: time.Second,
 					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
-					maxRequests: 1_000_000, days: 30, seed: 1}, io.Discard)
+					maxRequests: 1_000_000, days: 30, seed: 1,
+					webhook: scenario == "create", adminKey: res.AdminAPIKey, rate: 50}, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,6 +114,13 @@ func TestSeedAndRun(t *testing.T) {
 					return err == nil && days >= 3
 				}) {
 					t.Errorf("next: the first free time should be 3 or more days ahead: %v", rep.Notes)
+				}
+				if scenario == "create" {
+					// At most 50 creates a second, each delivered to the receiver.
+					h := rep.Webhook
+					if h == nil || h.Created == 0 || h.Created > 60 || h.Delivered != h.Created || h.P99Ms <= 0 {
+						t.Errorf("create with a webhook at 50/s: %+v", h)
+					}
 				}
 				if scenario == "hotslot" && (rep.Rounds == 0 || rep.DoubleBooked != 0 || rep.EmptyRounds != 0) {
 					t.Errorf("hot slot: %d rounds, %d double booked, %d empty", rep.Rounds, rep.DoubleBooked, rep.EmptyRounds)

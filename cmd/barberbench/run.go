@@ -36,6 +36,9 @@ type runConfig struct {
 	days          int
 	oneBarber     bool
 	seed          uint64
+	webhook       bool   // subscribe a local receiver during the scenario phase
+	adminKey      string // registers it
+	rate          int    // create scenario: creates per second in all (0: as fast as they go)
 }
 
 var scenarios = []string{"flow", "availability", "range", "next", "create", "hotslot"}
@@ -59,6 +62,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&c.days, "days", 60, "book dates among the next DAYS days")
 	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability, range and next scenarios: name one eligible barber in each request (default: every eligible barber's slots)")
 	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	fs.BoolVar(&c.webhook, "webhook", false, "subscribe a webhook receiver in this process to every event during the scenario and report delivery latency from commit (serve with --webhook-allow-private; the seed file's admin key registers it)")
+	fs.StringVar(&c.adminKey, "admin-key", os.Getenv("BARBERBENCH_ADMIN_KEY"), "API key with scope admin, for --webhook (env BARBERBENCH_ADMIN_KEY; the seed file has one)")
+	fs.IntVar(&c.rate, "rate", 0, "create scenario: at most this many creates per second in all (0: as fast as the workers go)")
 	cpuProfile := fs.String("cpuprofile", "", "write barberbench's own CPU profile to this file (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,6 +90,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("--seed-file: %w", err)
 		}
 		c.key = seeded.APIKey
+		if c.adminKey == "" {
+			c.adminKey = seeded.AdminAPIKey
+		}
 	}
 	switch {
 	case c.key == "":
@@ -94,6 +103,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errors.New("--duration must be positive and at most 1h")
 	case c.days < 1:
 		return errors.New("--days must be at least 1")
+	case c.webhook && c.adminKey == "":
+		return errors.New("--webhook needs --admin-key (or a --seed-file with admin_api_key)")
+	case c.rate < 0:
+		return errors.New("--rate must not be negative")
 	case !contains(scenarios, c.scenario):
 		return fmt.Errorf("--scenario %q: want one of %s", c.scenario, strings.Join(scenarios, ", "))
 	}
@@ -129,14 +142,16 @@ type catalog struct {
 
 // bench is one run.
 type bench struct {
-	c      runConfig
-	cl     *apiClient
-	cat    *catalog
-	runID  string
-	refs   atomic.Int64 // external references handed out
-	feed   *slotFeed
-	floor  *dbFloor
-	logOut io.Writer
+	c        runConfig
+	cl       *apiClient
+	cat      *catalog
+	runID    string
+	refs     atomic.Int64 // external references handed out
+	feed     *slotFeed
+	floor    *dbFloor
+	pace     *pacer           // --rate
+	receiver *webhookReceiver // --webhook
+	logOut   io.Writer
 }
 
 // worker is one simulated chatbot (or floor worker) within a phase.
@@ -279,6 +294,19 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		}
 	}
 
+	var receiver *webhookReceiver
+	if c.webhook {
+		if receiver, err = startReceiver(); err != nil {
+			return nil, err
+		}
+		defer receiver.close()
+		unsubscribe, err := b.subscribe(ctx, receiver.url)
+		if err != nil {
+			return nil, err
+		}
+		defer unsubscribe()
+	}
+	b.pace, b.receiver = newPacer(c.rate), receiver
 	fmt.Fprintf(log, "barberbench: scenario %s %s\n", c.scenario, c.duration)
 	stopRSS := b.watchRSS(rep)
 	if b.feed != nil {
@@ -311,9 +339,16 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	rep.Total = total.get("total").stats(totalName, "scenario", wall)
 	rep.compare(&rep.Total, true)
 	rep.Total.Name = "total"
-	limited := 0
+	limited, created := 0, 0
 	for _, e := range rep.Endpoints {
 		limited += e.Status["429"]
+		if e.Name == "POST /appointments" || e.Name == "POST /appointments (hot slot)" {
+			created += e.Status["201"]
+		}
+	}
+	if receiver != nil {
+		fmt.Fprintf(log, "barberbench: waiting for the webhook deliveries of %d creates\n", created)
+		rep.Webhook = receiver.stats(created, webhookDrain)
 	}
 	if limited > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were rate limited (429): start barberd with --rate-limit 0 to measure it", limited))
@@ -348,6 +383,10 @@ func (b *bench) noteNextAhead(ctx context.Context, rep *Report) error {
 	rep.Notes = append(rep.Notes, fmt.Sprintf("next: the nearest first free time is %d days ahead (seed --full-days sets it)", nearest))
 	return nil
 }
+
+// webhookDrain is how long the receiver waits, after the scenario phase,
+// for the deliveries of the phase's creates.
+const webhookDrain = 30 * time.Second
 
 // runID tells this run's external references from any other run's.
 func runID() string {
@@ -619,10 +658,12 @@ func (w *worker) availabilityQuery(path string) (q, unitID string) {
 // createOnly books a distinct free slot, without a hold.
 func (w *worker) createOnly(ctx context.Context) error {
 	sl, ok := w.b.feed.next(ctx, w.ph.deadline)
-	if !ok {
+	if !ok || !w.b.pace.wait(w.ph.deadline) {
 		return errStop
 	}
-	_, err := w.do(ctx, "POST /appointments", http.MethodPost, "/appointments", w.bookBody(sl), nil)
+	body := w.bookBody(sl)
+	w.b.receiver.sending(body["external_reference"].(string))
+	_, err := w.do(ctx, "POST /appointments", http.MethodPost, "/appointments", body, nil)
 	return stopOr(err)
 }
 

@@ -38,6 +38,7 @@ type seedConfig struct {
 type seedResult struct {
 	AccountID    string   `json:"account_id"`
 	APIKey       string   `json:"api_key"`
+	AdminAPIKey  string   `json:"admin_api_key"` // scope admin: run --webhook registers its receiver with it
 	UnitIDs      []string `json:"unit_ids"`
 	Barbers      int      `json:"barbers"`
 	Customers    int      `json:"customers"`
@@ -193,7 +194,11 @@ func seed(ctx context.Context, c seedConfig, log io.Writer) (*seedResult, error)
 		return nil, fmt.Errorf("api key: %w", err)
 	}
 	s.keyID = k.ID
-	s.res = seedResult{AccountID: s.accountID, APIKey: key}
+	admin, _, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench admin", []string{graph.ScopeAdmin})
+	if err != nil {
+		return nil, fmt.Errorf("admin key: %w", err)
+	}
+	s.res = seedResult{AccountID: s.accountID, APIKey: key, AdminAPIKey: admin}
 
 	if s.tx, err = db.SQL.BeginTx(ctx, nil); err != nil {
 		return nil, err

@@ -164,8 +164,10 @@ type Report struct {
 	EmptyRounds  int `json:"empty_rounds"`
 	// ServerMaxRSSMB is the largest resident set of --pid seen during the
 	// scenario phase.
-	ServerMaxRSSMB float64  `json:"server_max_rss_mb,omitempty"`
-	Notes          []string `json:"notes,omitempty"`
+	ServerMaxRSSMB float64 `json:"server_max_rss_mb,omitempty"`
+	// Webhook: with --webhook, the deliveries of the scenario's events.
+	Webhook *WebhookStats `json:"webhook,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
@@ -260,6 +262,10 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	if rep.ServerMaxRSSMB > 0 {
 		fmt.Fprintf(w, "server max RSS during the scenario: %.1f MB\n", rep.ServerMaxRSSMB)
+	}
+	if h := rep.Webhook; h != nil {
+		fmt.Fprintf(w, "webhook: %d of %d created events delivered (%d requests in all); from commit p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			h.Delivered, h.Created, h.Attempts, h.P50Ms, h.P99Ms, h.MaxMs)
 	}
 	fmt.Fprintf(w, "5xx in the scenario: %d\n", rep.ServerErrors)
 	for _, n := range rep.Notes {
