@@ -171,12 +171,13 @@ type WebhookRound struct {
 	Failed     bool       // Undone gave up
 }
 
-// FinishWebhookRound records a round and releases the claim, in one
-// transaction of a few statements whatever the round's size: the attempts
-// in one insert, the delivered in one update, the delivery not delivered,
-// and the endpoint (its lease, and failing_since: set when a delivery gave
-// up, cleared by a delivered one).
-func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round WebhookRound) error {
+// FinishWebhookRound records a round and, unless keep, releases the claim,
+// in one transaction of a few statements whatever the round's size: the
+// attempts in one insert, the delivered in one update, the delivery not
+// delivered, and the endpoint (its lease, and failing_since: set when a
+// delivery gave up, cleared by a delivered one). A worker keeps the claim
+// to send the next round at once, while deliveries keep coming.
+func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round WebhookRound, keep bool) error {
 	sys := tenant.System(ctx)
 	now := schema.Now() // the wall clock, as notifications' created_at
 	return r.inTx(sys, func(tx *ent.Tx) error {
@@ -200,8 +201,10 @@ func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round
 			}
 		}
 		e := tx.WebhookEndpoint.Update().
-			Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token)).
-			ClearLeasedUntil().SetLeaseToken("")
+			Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token))
+		if !keep {
+			e.ClearLeasedUntil().SetLeaseToken("")
+		}
 		if round.Undone != "" {
 			u := tx.WebhookDelivery.Update().
 				Where(webhookdelivery.ID(round.Undone), webhookdelivery.StatusEQ(webhookdelivery.StatusPending)).

@@ -64,7 +64,6 @@ type Settings struct {
 type Worker struct {
 	s      Settings
 	client *http.Client
-	kick   chan struct{}
 }
 
 // New returns a worker made of s, with defaults for what s leaves out.
@@ -92,7 +91,7 @@ func New(s Settings) *Worker {
 	if s.Metrics == nil {
 		s.Metrics = noMetrics{}
 	}
-	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), kick: make(chan struct{}, 1)}
+	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate)}
 }
 
 type noMetrics struct{}
@@ -128,7 +127,6 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case <-w.kick:
 		case <-w.s.Resolver.WebhookWake():
 		}
 	}
@@ -165,33 +163,27 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 		slots <- struct{}{}
 		busy.Go(func() {
 			defer func() { <-slots }()
-			full := w.send(ctx, c)
-			if full {
-				w.wake() // the endpoint may have more due
-			}
+			w.send(ctx, c)
 		})
 	}
 }
 
-func (w *Worker) wake() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
-
 // send sends a claimed endpoint's due deliveries, oldest first, one at a
-// time, and stops at the first that is not delivered (so later ones do not
-// overtake it more than retries must). It records the round and releases
-// the claim, and reports whether it sent a whole batch.
-func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) (full bool) {
+// time, in rounds of at most Batch, and stops a round at the first that is
+// not delivered (so later ones do not overtake it more than retries must).
+// It records each round; while a round delivered everything it had, it
+// keeps the claim and sends the next round at once, so under a steady
+// stream of events the claim, and the look for due work, are paid once,
+// and rounds grow with what came in meanwhile. The last round releases the
+// claim.
+func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 	defer func() {
 		if v := recover(); v != nil {
 			w.s.Log.Error("webhooks: delivery panicked", "endpoint", c.EndpointID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
-	// The claim is renewed while the round lasts; if it is lost (this
-	// process stalled past the lease), the round stops.
+	// The claim is renewed while the rounds last; if it is lost (this
+	// process stalled past the lease), they stop.
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	renewed := make(chan struct{})
@@ -199,20 +191,29 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) (full bool) {
 		defer close(renewed)
 		w.renew(rctx, &c, stop)
 	}()
-	round, err := w.deliver(rctx, c)
-	stop()
-	<-renewed
-	if err != nil && ctx.Err() == nil {
-		w.s.Log.Warn("webhooks: reading due deliveries", "endpoint", c.EndpointID, "error", err.Error())
+	for last := false; !last; {
+		round, err := w.deliver(rctx, c)
+		if err != nil && ctx.Err() == nil {
+			w.s.Log.Warn("webhooks: reading due deliveries", "endpoint", c.EndpointID, "error", err.Error())
+		}
+		last = err != nil || rctx.Err() != nil || round.Undone != "" || len(round.Delivered) == 0
+		if last {
+			stop()
+			<-renewed
+		}
+		// Recorded even when stopping: the requests were sent.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err = w.s.Resolver.FinishWebhookRound(fctx, c, round, !last)
+		cancel()
+		if err != nil {
+			w.s.Log.Warn("webhooks: recording deliveries", "endpoint", c.EndpointID, "error", err.Error())
+			if !last {
+				stop()
+				<-renewed
+			}
+			return
+		}
 	}
-	// Recorded even when stopping: the requests were sent.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := w.s.Resolver.FinishWebhookRound(fctx, c, round); err != nil {
-		w.s.Log.Warn("webhooks: recording deliveries", "endpoint", c.EndpointID, "error", err.Error())
-		return false
-	}
-	return round.Undone == "" && len(round.Delivered) == w.s.Batch
 }
 
 // renew extends the claim every third of the lease until ctx ends, and
