@@ -188,8 +188,9 @@ type appointmentJSON struct {
 	Replayed   bool
 }
 
-// agentShop is what a booking at the Lisbon demo unit needs, found by tools.
-type agentShop struct{ unit, haircut, joao string }
+// agentShop is what a booking at the Lisbon demo unit needs, found by
+// tools rather than by REST.
+type agentShop = demoIDs
 
 func (a *agent) lisbon() agentShop {
 	a.t.Helper()
@@ -209,17 +210,6 @@ func (a *agent) lisbon() agentShop {
 	s.haircut = find("list_services", map[string]any{"unit_id": s.unit}, "Haircut")
 	s.joao = find("list_barbers", map[string]any{"unit_id": s.unit, "service_id": s.haircut}, "João Silva")
 	return s
-}
-
-func (s agentShop) booking(startsAt, phone, ref string) map[string]any {
-	b := map[string]any{
-		"unit_id": s.unit, "service_id": s.haircut, "barber_id": s.joao, "starts_at": startsAt,
-		"client": map[string]any{"name": "Agent Client", "phone": phone},
-	}
-	if ref != "" {
-		b["external_reference"] = ref
-	}
-	return b
 }
 
 // walk books, finds, moves and cancels an appointment through the tools,
@@ -255,7 +245,7 @@ func walk(t *testing.T, a *agent, day string) {
 	}
 	phone := fmt.Sprintf("+3519%08d", time.Now().UnixNano()%1e8)
 	ref := "conv-" + phone
-	body := s.booking(next.Slots[0].StartsAt, phone, ref)
+	body := s.bookingAt(next.Slots[0].StartsAt, phone, ref)
 	body["hold_id"] = hold.HoldID
 	var first appointmentJSON
 	text = a.ok("book_appointment", body, &first)
@@ -268,7 +258,7 @@ func walk(t *testing.T, a *agent, day string) {
 	// A retry with the same reference, whatever else it says, is the same
 	// appointment.
 	var again appointmentJSON
-	a.ok("book_appointment", s.booking(next.Slots[2].StartsAt, phone, ref), &again)
+	a.ok("book_appointment", s.bookingAt(next.Slots[2].StartsAt, phone, ref), &again)
 	if again.ID != first.ID || !again.Replayed {
 		t.Fatalf("replay %+v, want %s replayed", again, first.ID)
 	}
@@ -328,8 +318,8 @@ func walk(t *testing.T, a *agent, day string) {
 func refusals(t *testing.T, a *agent, day string, count func() int) {
 	s := a.lisbon()
 	at := day + "T10:00:00"
-	a.ok("book_appointment", s.booking(at, "+351911111111", "taken-1"), nil)
-	p := a.refused("book_appointment", s.booking(at, "+351922222222", "taken-2"), graph.CodeSlotUnavailable)
+	a.ok("book_appointment", s.bookingAt(at, "+351911111111", "taken-1"), nil)
+	p := a.refused("book_appointment", s.bookingAt(at, "+351922222222", "taken-2"), graph.CodeSlotUnavailable)
 	if p.Status != 409 || len(p.Alternatives) == 0 {
 		t.Fatalf("slot taken: %+v", p)
 	}
@@ -340,7 +330,7 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 	}
 
 	before := count()
-	bad := s.booking(day+"T10:00:00Z", "12345", "bad-1")
+	bad := s.bookingAt(day+"T10:00:00Z", "12345", "bad-1")
 	p = a.refused("book_appointment", bad, graph.CodeValidationFailed)
 	fields := map[string]bool{}
 	for _, e := range p.Errors {
@@ -465,7 +455,7 @@ func race(t *testing.T, a *agent, s agentShop, at string) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			r, err := a.s.CallTool(ctx, &mcp.CallToolParams{Name: "book_appointment",
-				Arguments: s.booking(at, fmt.Sprintf("+35193%07d", i), fmt.Sprintf("race-%d-%s", i, at))})
+				Arguments: s.bookingAt(at, fmt.Sprintf("+35193%07d", i), fmt.Sprintf("race-%d-%s", i, at))})
 			if err != nil {
 				t.Errorf("contender %d: %v", i, err)
 				return
