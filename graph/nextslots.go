@@ -2,8 +2,6 @@ package graph
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"barberd/graph/model"
@@ -170,20 +168,6 @@ func checkNextSlots(q NextSlotsQuery) (nextSearch, Problems) {
 		}
 	}
 	return s, p
-}
-
-// ParseWeekdays reads a comma-separated list of ISO weekdays ("4,5"), as
-// the REST query gives it; false when an item is not an integer.
-func ParseWeekdays(v string) ([]int, bool) {
-	var out []int
-	for item := range strings.SplitSeq(v, ",") {
-		d, err := strconv.Atoi(strings.TrimSpace(item))
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, d)
-	}
-	return out, true
 }
 
 // isoWeekday is the ISO number of d's weekday: 1 Monday .. 7 Sunday.

@@ -90,3 +90,15 @@ func ViewAppointment(a *ent.Appointment) (AppointmentView, error) {
 	}
 	return v, nil
 }
+
+// ViewAppointments renders a list of appointments as ViewAppointment does.
+func ViewAppointments(as []*ent.Appointment) ([]AppointmentView, error) {
+	views := make([]AppointmentView, len(as))
+	for i, a := range as {
+		var err error
+		if views[i], err = ViewAppointment(a); err != nil {
+			return nil, err
+		}
+	}
+	return views, nil
+}

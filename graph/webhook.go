@@ -122,13 +122,13 @@ func (r *Resolver) webhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint
 		Order(webhookendpoint.ByCreatedAt(), webhookendpoint.ByID()).Limit(MaxWebhookEndpoints).All(ctx)
 }
 
-// webhookEndpoint returns one endpoint of the caller's account in tx.
-// Errors: not_found.
-func webhookEndpoint(ctx context.Context, tx *ent.Tx, id string) (*ent.WebhookEndpoint, error) {
+// webhookEndpoint returns one endpoint of the caller's account, read
+// through c (a client, or a transaction's). Errors: not_found.
+func webhookEndpoint(ctx context.Context, c *ent.Client, id string) (*ent.WebhookEndpoint, error) {
 	if !PlausibleID(id) {
 		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
 	}
-	e, err := tx.WebhookEndpoint.Get(ctx, id)
+	e, err := c.WebhookEndpoint.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
 	}
@@ -149,7 +149,7 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 	var e *ent.WebhookEndpoint
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
-		if e, err = webhookEndpoint(ctx, tx, id); err != nil {
+		if e, err = webhookEndpoint(ctx, tx.Client(), id); err != nil {
 			return err
 		}
 		u := tx.WebhookEndpoint.UpdateOne(e)
@@ -187,7 +187,7 @@ func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.W
 	var e *ent.WebhookEndpoint
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
-		if e, err = webhookEndpoint(ctx, tx, id); err != nil {
+		if e, err = webhookEndpoint(ctx, tx.Client(), id); err != nil {
 			return err
 		}
 		e, err = tx.WebhookEndpoint.UpdateOne(e).SetSecret(secret).Save(ctx)
@@ -206,7 +206,7 @@ func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string
 		return "", err
 	}
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		e, err := webhookEndpoint(ctx, tx, id)
+		e, err := webhookEndpoint(ctx, tx.Client(), id)
 		if err != nil {
 			return err
 		}
@@ -226,13 +226,7 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, aft
 	if err != nil {
 		return nil, err
 	}
-	if !PlausibleID(endpointID) {
-		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", endpointID)
-	}
-	if ok, err := r.cfg.DB.WebhookEndpoint.Query().Where(webhookendpoint.ID(endpointID)).Exist(ctx); err != nil || !ok {
-		if err == nil {
-			err = Errorf(CodeNotFound, "No webhook endpoint %q.", endpointID)
-		}
+	if _, err := webhookEndpoint(ctx, r.cfg.DB.Client, endpointID); err != nil {
 		return nil, err
 	}
 	newest := &ent.WebhookDeliveryOrder{Direction: entgql.OrderDirectionDesc, Field: ent.WebhookDeliveryOrderFieldCreatedAt}
@@ -249,7 +243,7 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, aft
 		e.Node.Edges.Attempts = []*ent.WebhookAttempt{}
 	}
 	as, err := r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryIDIn(ids...)).
-		Order(webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc())).All(ctx)
+		Order(newestAttemptsFirst...).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +263,12 @@ func (r *Resolver) webhookAttempts(ctx context.Context, d *ent.WebhookDelivery) 
 		return as, nil
 	}
 	return r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(d.ID)).
-		Order(webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc())).
-		Limit(MaxWebhookAttemptsShown).All(ctx)
+		Order(newestAttemptsFirst...).Limit(MaxWebhookAttemptsShown).All(ctx)
+}
+
+// newestAttemptsFirst is the order of a delivery's attempts in its log.
+var newestAttemptsFirst = []webhookattempt.OrderOption{
+	webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc()),
 }
 
 // redeliverWebhook makes a delivery pending again and due now, whatever its

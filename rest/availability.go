@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -358,7 +359,7 @@ func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := f.str("weekdays"); v != nil {
 		var ok bool
-		if q.Weekdays, ok = graph.ParseWeekdays(*v); !ok {
+		if q.Weekdays, ok = parseWeekdays(*v); !ok {
 			f.problems.Add("weekdays", "must be ISO weekdays, 1 (Monday) to 7 (Sunday), comma separated")
 		}
 	}
@@ -368,4 +369,19 @@ func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 	}
 	next, err := a.res.NextFreeSlots(r.Context(), q)
 	respond(w, r, http.StatusOK, next, err, NextSlotsOf)
+}
+
+// parseWeekdays reads a comma-separated list of ISO weekdays ("4,5"), as
+// the query gives it; false when an item is not an integer (graph checks
+// that each is a weekday).
+func parseWeekdays(v string) ([]int, bool) {
+	var out []int
+	for item := range strings.SplitSeq(v, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(item))
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, d)
+	}
+	return out, true
 }

@@ -34,12 +34,10 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	views := make([]graph.AppointmentView, len(as))
-	for i, ap := range as {
-		if views[i], err = graph.ViewAppointment(ap); err != nil {
-			writeError(w, r, err)
-			return
-		}
+	views, err := graph.ViewAppointments(as)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, List[graph.AppointmentView]{Data: views})
 }

@@ -417,12 +417,11 @@ func (m *MCP) lookup(ctx context.Context, in *lookupArgs) (rest.List[graph.Appoi
 	if err != nil {
 		return rest.List[graph.AppointmentView]{}, "", err
 	}
-	out := rest.List[graph.AppointmentView]{Data: make([]graph.AppointmentView, len(as))}
-	for i, a := range as {
-		if out.Data[i], err = graph.ViewAppointment(a); err != nil {
-			return rest.List[graph.AppointmentView]{}, "", err
-		}
+	views, err := graph.ViewAppointments(as)
+	if err != nil {
+		return rest.List[graph.AppointmentView]{}, "", err
 	}
+	out := rest.List[graph.AppointmentView]{Data: views}
 	return out, count(len(out.Data), "appointment", out.Data, func(v graph.AppointmentView) string {
 		return v.Status + " " + describe(v)
 	}), nil
