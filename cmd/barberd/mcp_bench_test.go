@@ -27,7 +27,7 @@ func BenchmarkNextSlots(b *testing.B) {
 	for _, d := range storetest.Dialects {
 		b.Run(d, func(b *testing.B) {
 			e := newMCPEnv(b, storetest.Open(b, d), serverConfig{})
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 			a := httpAgent(b, e.srv.URL, keyed(e.keys.APIKey, "X-Service-Api-Key", client.Transport))
 			s := a.lisbon()
 			after := nextWeekday(time.Tuesday) + "T12:00:00"
@@ -60,6 +60,28 @@ func BenchmarkNextSlots(b *testing.B) {
 					req.Header.Set("Accept", "application/json, text/event-stream")
 					do(b, req)
 				}
+			})
+			// Under load: 16 callers at once, so ns/op is what a call costs
+			// of the machine (CPU and database), not how long one waits.
+			b.Run("rest_parallel", func(b *testing.B) {
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						req, _ := http.NewRequest("GET", restURL, nil)
+						do(b, req)
+					}
+				})
+			})
+			b.Run("mcp_parallel", func(b *testing.B) {
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", strings.NewReader(rpc))
+						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set("Accept", "application/json, text/event-stream")
+						do(b, req)
+					}
+				})
 			})
 			b.Run("mcp_client", func(b *testing.B) {
 				for b.Loop() {
