@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -11,6 +12,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
+	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
@@ -38,8 +40,9 @@ func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, 
 // the caller has already set, as they are after the change. The snapshot
 // shows the client as recorded on the appointment.
 // It costs one statement, the notification, which returns the keys and
-// webhook endpoints it is owed to, and one more for each of those that has
-// any: the keys' deliveries, and the webhook deliveries, due at once.
+// webhook endpoints it is owed to (and on PostgreSQL inserts the webhook
+// deliveries, due at once), and one more for each of those that has any:
+// the keys' deliveries, and on SQLite the webhook deliveries.
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
 	view, err := ViewAppointment(a)
 	if err != nil {
@@ -54,7 +57,14 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	owed, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead)
+	var hookIDs []string // ids for the webhook deliveries the statement inserts
+	if r.cfg.DB.Dialect == dialect.Postgres {
+		hookIDs = make([]string, MaxWebhookEndpoints)
+		for i := range hookIDs {
+			hookIDs[i] = webhookdelivery.DefaultID()
+		}
+	}
+	owed, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, hookIDs)
 	if err != nil {
 		return err
 	}
@@ -69,15 +79,19 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		}
 	}
 	if len(owed.Endpoints) > 0 {
-		ws := make([]*ent.WebhookDeliveryCreate, len(owed.Endpoints))
-		for i, e := range owed.Endpoints {
-			ws[i] = tx.WebhookDelivery.Create().SetAccountID(a.AccountID).SetEndpointID(e).
-				SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt)
+		var ws []*ent.WebhookDeliveryCreate
+		for _, e := range owed.Endpoints {
+			if _, queued := slices.BinarySearch(owed.Queued, e); !queued {
+				ws = append(ws, tx.WebhookDelivery.Create().SetAccountID(a.AccountID).SetEndpointID(e).
+					SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt))
+			}
 		}
-		if err := tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx); err != nil {
-			return err
+		if len(ws) > 0 {
+			if err := tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx); err != nil {
+				return err
+			}
 		}
-		onCommit(tx, r.wakeWebhooks)
+		onCommit(tx, func() { r.wakeWebhooks(owed.Endpoints...) })
 	}
 	return nil
 }

@@ -14,9 +14,9 @@ import (
 type Resolver struct {
 	cfg   Settings
 	cache *caches
-	// webhooks is signalled when this process commits webhook deliveries
-	// due now (WebhookWake).
-	webhooks chan struct{}
+	// webhooks tells this process's webhook worker of deliveries due now
+	// (WebhookWake).
+	webhooks webhookWake
 }
 
 // Settings are what New makes a Resolver of.
@@ -60,7 +60,7 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c, webhooks: make(chan struct{}, 1)}
+	r := &Resolver{cfg: c, webhooks: webhookWake{ch: make(chan struct{}, 1), due: map[string]struct{}{}}}
 	r.cache = newCaches(r)
 	return r
 }

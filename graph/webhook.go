@@ -172,7 +172,7 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 		return nil, err
 	}
 	if in.Enabled != nil && *in.Enabled {
-		r.wakeWebhooks() // what waited for it is due
+		r.wakeWebhooks(e.ID) // what waited for it is due
 	}
 	return e, nil
 }
@@ -297,6 +297,6 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 	if err != nil {
 		return nil, err
 	}
-	r.wakeWebhooks()
+	r.wakeWebhooks(d.EndpointID)
 	return d, nil
 }

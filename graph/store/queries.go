@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/lib/pq"
 
 	"barberd/ent"
 	"barberd/ent/notification"
@@ -238,23 +239,31 @@ func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, 
 }
 
 // Owed is who a notification is owed to: the API keys that read the
-// polling feed, and the webhook endpoints it is sent to, each by id.
+// polling feed, and the webhook endpoints it is sent to, each by id, sorted.
+// Queued are the endpoints whose deliveries the notification's statement
+// inserted itself; the caller inserts the others'.
 type Owed struct {
-	Keys, Endpoints []string
+	Keys, Endpoints, Queued []string
 }
 
 // InsertNotification inserts a notification and returns, in the same
 // statement, who it is owed to: every key of its account not revoked with
 // readScope (the scope to read notifications), and every enabled webhook
 // endpoint of the account whose event types are empty or name the
-// notification's type.
+// notification's type. On PostgreSQL the statement also inserts the
+// webhook deliveries, due at once, taking their ids from webhookIDs (one
+// per endpoint, as many as an account may have); those it had no id for,
+// and all of them on SQLite (whose WITH cannot insert), are left to the
+// caller.
 //
 // Why not ent: ent's create returns only the new row's id, so finding the
 // keys and endpoints would be more round trips on every create, cancel and
 // reschedule; RETURNING (subquery) makes it one, and an account without
-// webhooks pays an index lookup for them. ent's checks do not run on this
-// statement, so it makes the one that can fail (the source enum).
-func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string) (Owed, error) {
+// webhooks pays an index lookup for them. The deliveries inserted in the
+// same statement spare a booking's transaction another round trip while
+// it holds its barber's lock. ent's checks do not run on this statement,
+// so it makes the one that can fail (the source enum).
+func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string, webhookIDs []string) (Owed, error) {
 	if err := notification.SourceValidator(n.Source); err != nil {
 		return Owed{}, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
 	}
@@ -265,37 +274,49 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	var a sqlArgs
 	account := a.add(n.AccountID)
 	typ := a.add(n.Type)
+	created := a.add(n.CreatedAt)
 	vals := strings.Join([]string{
 		a.add(n.ID), account, typ, a.add(n.AppointmentID), a.add(string(n.Source)),
-		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), a.add(n.CreatedAt),
+		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), created,
 	}, ", ")
 	scope := a.add(readScope)
-	owed := `SELECT json_group_array(k.id) FROM api_keys k
+	insert := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
+VALUES (` + vals + `)`
+	var q string
+	if dia == dialect.Postgres {
+		ids := a.add(pq.StringArray(webhookIDs))
+		q = `WITH n AS (` + insert + ` RETURNING id),
+e AS (SELECT we.id, row_number() OVER (ORDER BY we.id) AS i FROM webhook_endpoints we
+WHERE we.account_id = ` + account + ` AND we.enabled
+AND (jsonb_array_length(we.event_types) = 0 OR we.event_types @> jsonb_build_array(` + typ + `::text))),
+w AS (INSERT INTO webhook_deliveries (id, account_id, endpoint_id, notification_id, status, attempt_count, created_at, next_attempt_at)
+SELECT (` + ids + `::text[])[e.i], ` + account + `, e.id, n.id, 'pending', 0, ` + created + `, ` + created + `
+FROM n CROSS JOIN e WHERE e.i <= cardinality(` + ids + `::text[])
+RETURNING endpoint_id)
+SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
+WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)),
+(SELECT COALESCE(json_agg(e.id), '[]')::text FROM e),
+(SELECT COALESCE(json_agg(w.endpoint_id), '[]')::text FROM w)`
+	} else {
+		q = insert + `
+RETURNING (SELECT json_group_array(k.id) FROM api_keys k
 WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL
-AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)`
-	hooks := `SELECT json_group_array(e.id) FROM webhook_endpoints e
+AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)),
+(SELECT json_group_array(e.id) FROM webhook_endpoints e
 WHERE e.account_id = ` + account + ` AND e.enabled
 AND (json_array_length(CAST(e.event_types AS TEXT)) = 0
-OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value = ` + typ + `))`
-	if dia == dialect.Postgres {
-		owed = `SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
-WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)`
-		hooks = `SELECT COALESCE(json_agg(e.id), '[]')::text FROM webhook_endpoints e
-WHERE e.account_id = ` + account + ` AND e.enabled
-AND (jsonb_array_length(e.event_types) = 0 OR e.event_types @> jsonb_build_array(` + typ + `::text))`
+OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value = ` + typ + `))),
+'[]'`
 	}
-	q := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
-VALUES (` + vals + `)
-RETURNING (` + owed + `), (` + hooks + `)`
-	var keys, endpoints sql.NullString
-	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints); err != nil {
+	var keys, endpoints, queued sql.NullString
+	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints, &queued); err != nil {
 		return Owed{}, err
 	}
 	var out Owed
 	for _, l := range []struct {
 		list sql.NullString
 		ids  *[]string
-	}{{keys, &out.Keys}, {endpoints, &out.Endpoints}} {
+	}{{keys, &out.Keys}, {endpoints, &out.Endpoints}, {queued, &out.Queued}} {
 		if l.list.Valid {
 			if err := json.Unmarshal([]byte(l.list.String), l.ids); err != nil {
 				return Owed{}, fmt.Errorf("owed a notification: %w", err)

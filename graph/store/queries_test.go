@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestQueriesMatchSchema(t *testing.T) {
 					return err
 				},
 				"InsertNotification": func(q store.Queryer) error {
-					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read")
+					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read", []string{"whd_1"})
 					return err
 				},
 			}
@@ -75,6 +76,10 @@ func TestCheckSQL(t *testing.T) {
 		{`SELECT 1 FROM api_keys k WHERE EXISTS (SELECT 1 FROM json_each(k.scopes) s WHERE s.value = 'x')`, ""},
 		{`SELECT lower(name) FROM customers`, `function "lower"`},
 		{`SELECT opens_at FROM reservations UNION ALL SELECT opens_at FROM working_hours`, `column "opens_at" in none of [reservations]`},
+		{`WITH c AS (SELECT we.id, 1 AS i FROM webhook_endpoints we) SELECT c.id, c.i FROM c`, ""},
+		{`WITH c AS (SELECT we.id FROM webhook_endpoints we) SELECT c.url FROM c`, `column "c.url"`},
+		{`WITH c AS (SELECT we.uri FROM webhook_endpoints we) SELECT c.id FROM c`, `column "we.uri"`},
+		{`WITH c AS (INSERT INTO notifications (id) VALUES ($1) RETURNING id) SELECT 1 FROM c CROSS JOIN d`, `table "d"`},
 	} {
 		problems := checkSQL(tc.sql, schemaColumns())
 		switch {
@@ -112,8 +117,9 @@ func schemaColumns() map[string]map[string]bool {
 // The words of SQL the statements use that are neither tables nor columns.
 var (
 	keywords = words(`select from where and or not null is in union all as distinct
-		insert into values returning delete update set on conflict do exists`)
-	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length`)
+		insert into values returning delete update set on conflict do exists with cross join over order by`)
+	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length
+		row_number cardinality`)
 	// tableFunctions are the functions that a FROM reads like a table, with
 	// their columns.
 	tableFunctions = map[string]map[string]bool{"json_each": words(`key value type atom id parent fullkey path`)}
@@ -189,6 +195,42 @@ func checkSQL(q string, schema map[string]map[string]bool) []string {
 			return ""
 		}
 		return ts[i].name
+	}
+	// Common table expressions (WITH name AS (...), name AS (...)) are
+	// tables whose columns are the schema's columns their bodies name and
+	// the aliases they make (AS).
+	schema = maps.Clone(schema)
+	for i := range ts {
+		if name := word(i); name == "" || keywords[name] || word(i+1) != "as" || i+2 >= len(ts) || ts[i+2].punct != "(" ||
+			(word(i-1) != "with" && (i == 0 || ts[i-1].punct != ")")) {
+			continue
+		}
+		used[i] = true
+		cols, read := map[string]bool{}, []string{}
+		end, depth := i+2, 0
+		for ; end < len(ts); end++ {
+			if ts[end].punct == "(" {
+				depth++
+			} else if ts[end].punct == ")" {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+			switch word(end - 1) {
+			case "from", "into", "join", "update":
+				read = append(read, word(end))
+			case "as":
+				cols[word(end)] = true
+			}
+		}
+		for j := i + 2; j < end; j++ {
+			for _, t := range read {
+				if schema[t][ts[j].name] {
+					cols[ts[j].name] = true
+				}
+			}
+		}
+		schema[ts[i].name] = cols
 	}
 	// Tables, table functions and their aliases, and which part each is in.
 	aliases := map[string]map[string]bool{}

@@ -64,6 +64,12 @@ type Settings struct {
 type Worker struct {
 	s      Settings
 	client *http.Client
+
+	mu   sync.Mutex
+	held map[string]bool // the endpoints this worker's send loops hold claims on
+	// again is signalled when a send loop gave its claim up: what was
+	// committed for the endpoint while its wake was skipped is due.
+	again chan struct{}
 }
 
 // New returns a worker made of s, with defaults for what s leaves out.
@@ -91,7 +97,7 @@ func New(s Settings) *Worker {
 	if s.Metrics == nil {
 		s.Metrics = noMetrics{}
 	}
-	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate)}
+	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), held: map[string]bool{}, again: make(chan struct{}, 1)}
 }
 
 type noMetrics struct{}
@@ -123,11 +129,49 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 		w.claim(ctx, slots, &busy)
+	wait:
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-w.again:
 		case <-w.s.Resolver.WebhookWake():
+			if w.holdsAll(w.s.Resolver.WokenWebhookEndpoints()) {
+				// Their send loops read what is due before each round and
+				// wake the worker when they stop: nothing to look for.
+				goto wait
+			}
+		}
+	}
+}
+
+// holdsAll reports whether this worker's send loops hold every endpoint of
+// es.
+func (w *Worker) holdsAll(es []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range es {
+		if !w.held[e] {
+			return false
+		}
+	}
+	return true
+}
+
+// hold records that a send loop holds endpoint e, or (held false) no longer
+// does, and then wakes the worker to look again.
+func (w *Worker) hold(e string, held bool) {
+	w.mu.Lock()
+	if held {
+		w.held[e] = true
+	} else {
+		delete(w.held, e)
+	}
+	w.mu.Unlock()
+	if !held {
+		select {
+		case w.again <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -161,8 +205,10 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 	}
 	for _, c := range claims {
 		slots <- struct{}{}
+		w.hold(c.EndpointID, true)
 		busy.Go(func() {
 			defer func() { <-slots }()
+			defer w.hold(c.EndpointID, false)
 			w.send(ctx, c)
 		})
 	}
