@@ -69,16 +69,27 @@ func RequestID(log *slog.Logger) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := r.Header.Get("X-Request-Id")
 			if !wellFormedRequestID.MatchString(id) {
-				b := make([]byte, 12)
-				_, _ = rand.Read(b)
-				id = "req_" + hex.EncodeToString(b)
+				id = NewRequestID()
 			}
 			w.Header().Set("X-Request-Id", id)
-			ctx := context.WithValue(r.Context(), requestIDKey{}, id)
-			ctx = context.WithValue(ctx, loggerKey{}, log.With("request_id", id))
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), log, id)))
 		})
 	}
+}
+
+// NewRequestID returns a new request id: req_ and 24 hex digits.
+func NewRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "req_" + hex.EncodeToString(b)
+}
+
+// WithRequestID gives ctx the request id id, which problems carry, and log
+// with it: what RequestID does for an HTTP request, for requests that come
+// another way (MCP over stdio).
+func WithRequestID(ctx context.Context, log *slog.Logger, id string) context.Context {
+	ctx = context.WithValue(ctx, requestIDKey{}, id)
+	return context.WithValue(ctx, loggerKey{}, log.With("request_id", id))
 }
 
 func requestID(ctx context.Context) string {

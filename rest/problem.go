@@ -134,18 +134,12 @@ func ProblemOf(ctx context.Context, err error) Problem {
 // logger returns the request's logger.
 func logger(r *http.Request) *slog.Logger { return loggerFrom(r.Context()) }
 
-// loggerFrom returns ctx's logger (RequestID, WithLogger), or the default.
+// loggerFrom returns ctx's logger (RequestID, WithRequestID), or the default.
 func loggerFrom(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l
 	}
 	return slog.Default()
-}
-
-// WithLogger returns ctx with log as the logger ProblemOf logs failures
-// to, for work outside an HTTP request (the MCP stdio transport).
-func WithLogger(ctx context.Context, log *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey{}, log)
 }
 
 type loggerKey struct{}

@@ -108,6 +108,7 @@ type problem struct {
 	Status       int
 	Errors       []struct{ Field, Message string }
 	Alternatives []map[string]any
+	RequestID    string `json:"request_id"`
 }
 
 // call calls a tool; a protocol error fails the test.
@@ -320,7 +321,7 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 	at := day + "T10:00:00"
 	a.ok("book_appointment", s.bookingAt(at, "+351911111111", "taken-1"), nil)
 	p := a.refused("book_appointment", s.bookingAt(at, "+351922222222", "taken-2"), graph.CodeSlotUnavailable)
-	if p.Status != 409 || len(p.Alternatives) == 0 {
+	if p.Status != 409 || len(p.Alternatives) == 0 || !strings.HasPrefix(p.RequestID, "req_") {
 		t.Fatalf("slot taken: %+v", p)
 	}
 	for _, alt := range p.Alternatives {

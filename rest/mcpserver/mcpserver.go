@@ -188,7 +188,8 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // with secret, until the client closes it or ctx ends. The key is checked
 // at start (an invalid one is an error here, before anything is served)
 // and again for every request, so a revoked key stops working at once.
-// Failures are logged to log.
+// Each request gets a request id, which its problems carry and log lines
+// name. Failures are logged to log.
 func (m *MCP) Stdio(ctx context.Context, t mcp.Transport, secret string, log *slog.Logger) error {
 	v, err := m.res.Authenticate(ctx, secret)
 	if err != nil {
@@ -197,7 +198,7 @@ func (m *MCP) Stdio(ctx context.Context, t mcp.Transport, secret string, log *sl
 	srv := m.newServer(mask(v.Scopes)) // its own: the middleware below is this key's
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			ctx = rest.WithLogger(ctx, log)
+			ctx = rest.WithRequestID(ctx, log, rest.NewRequestID())
 			v, err := m.res.Authenticate(ctx, secret)
 			if err != nil {
 				if _, ok := req.(*mcp.CallToolRequest); ok {
