@@ -209,12 +209,15 @@ type WebhookRound struct {
 // in one transaction of a few statements whatever the round's size: the
 // attempts in one insert, the delivered in one update, the delivery not
 // delivered, and the endpoint (its lease, and failing_since: set when a
-// delivery gave up, cleared by a delivered one). A worker keeps the claim
-// to send the next round at once, while deliveries keep coming.
-func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round WebhookRound, keep bool) error {
+// delivery gave up, cleared by a delivered one; c follows). A worker keeps
+// the claim to send the next round at once, while deliveries keep coming;
+// the endpoint's row is then written only if failing_since changes.
+func (r *Resolver) FinishWebhookRound(ctx context.Context, c *WebhookClaim, round WebhookRound, keep bool) error {
 	sys := tenant.System(ctx)
 	now := schema.Now() // the wall clock, as notifications' created_at
-	return r.inTx(sys, func(tx *ent.Tx) error {
+	failingSince := c.FailingSince
+	err := r.inTx(sys, func(tx *ent.Tx) error {
+		failingSince = c.FailingSince
 		if err := r.asyncCommit(sys, tx); err != nil {
 			return err
 		}
@@ -239,6 +242,7 @@ func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round
 		}
 		e := tx.WebhookEndpoint.Update().
 			Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token))
+		endpointChanged := !keep
 		if !keep {
 			e.ClearLeasedUntil().SetLeaseToken("")
 		}
@@ -250,6 +254,7 @@ func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round
 				u.SetStatus(webhookdelivery.StatusFailed)
 				if c.FailingSince == nil {
 					e.SetFailingSince(now)
+					failingSince, endpointChanged = &now, true
 				}
 			} else {
 				u.SetNextAttemptAt(round.RetryAt)
@@ -259,9 +264,20 @@ func (r *Resolver) FinishWebhookRound(ctx context.Context, c WebhookClaim, round
 			}
 		} else if len(round.Delivered) > 0 && c.FailingSince != nil {
 			e.ClearFailingSince()
+			failingSince, endpointChanged = nil, true
+		}
+		if !endpointChanged {
+			// Every booking with the endpoint subscribed reads its row, and
+			// its deliveries' foreign key locks it: a round that changes
+			// nothing of it leaves it alone.
+			return nil
 		}
 		return e.Exec(sys)
 	})
+	if err == nil {
+		c.FailingSince = failingSince
+	}
+	return err
 }
 
 // asyncCommit makes tx commit, on PostgreSQL, without waiting for its

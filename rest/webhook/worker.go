@@ -233,9 +233,10 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	renewed := make(chan struct{})
+	lease := c // renew's own copy: the rounds below update c's failing_since
 	go func() {
 		defer close(renewed)
-		w.renew(rctx, &c, stop)
+		w.renew(rctx, &lease, stop)
 	}()
 	for last := false; !last; {
 		round, err := w.deliver(rctx, c)
@@ -249,7 +250,7 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 		}
 		// Recorded even when stopping: the requests were sent.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = w.s.Resolver.FinishWebhookRound(fctx, c, round, !last)
+		err = w.s.Resolver.FinishWebhookRound(fctx, &c, round, !last)
 		cancel()
 		if err != nil {
 			w.s.Log.Warn("webhooks: recording deliveries", "endpoint", c.EndpointID, "error", err.Error())
