@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"net/http/httptest"
 	"os/exec"
 	"reflect"
@@ -562,8 +563,40 @@ func TestMCPHTTPRefusals(t *testing.T) {
 	})
 }
 
-// TestMCPStdio runs "barberd mcp" as a desktop agent would, on both
-// databases: the walk, refusals, a catalog-only key, and a bad key.
+// desktopConfig is the MCP client config docs/operations.md gives for
+// "barberd mcp".
+func desktopConfig(t *testing.T) struct {
+	Command string
+	Args    []string
+	Env     map[string]string
+} {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+			Env     map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(block), &cfg); err != nil {
+		t.Fatalf("docs/operations.md's MCP config: %v\n%s", err, block)
+	}
+	c, ok := cfg.MCPServers["barberd"]
+	if !ok || c.Command != "barberd" || len(c.Args) == 0 || c.Env["BARBERD_API_KEY"] == "" {
+		t.Fatalf("docs/operations.md's MCP config: %+v", cfg)
+	}
+	return c
+}
+
+// TestMCPStdio runs "barberd mcp" as a desktop agent would, started as
+// docs/operations.md's client config says, on both databases: the walk,
+// refusals, a catalog-only key, and a bad key.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
@@ -571,9 +604,18 @@ func TestMCPStdio(t *testing.T) {
 			t.Parallel()
 			dbURL := storetest.URL(t, d)
 			keys := seedDemo(t, dbURL)
+			cfg := desktopConfig(t)
 			stdio := func(key string) *agent {
-				cmd := exec.Command(barberd(t), "mcp", "--database-url", dbURL)
-				cmd.Env = append(childEnv(), "BARBERD_API_KEY="+key)
+				// As docs/operations.md's desktop client config starts it.
+				cmd := exec.Command(barberd(t), cfg.Args...)
+				cmd.Env = childEnv()
+				for name := range cfg.Env {
+					value := map[string]string{"BARBERD_API_KEY": key, "DATABASE_URL": dbURL}[name]
+					if value == "" {
+						t.Fatalf("docs/operations.md's config sets %s, which this test does not know", name)
+					}
+					cmd.Env = append(cmd.Env, name+"="+value)
+				}
 				cmd.Stderr = &syncBuffer{}
 				return connect(t, &mcp.CommandTransport{Command: cmd})
 			}
