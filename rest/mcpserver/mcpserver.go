@@ -152,13 +152,7 @@ func (m *MCP) Handler(l Limits) http.Handler {
 		// reverse proxy on the same host.
 		DisableLocalhostProtection: true,
 	})
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Tool calls run in a context of the SDK's that keeps the request's
-		// values (its viewer, logger, request id) but not its end: they
-		// learn of that through callerKey.
-		ctx := r.Context()
-		streamable.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, ctx)))
-	})
+	h := withCaller(streamable)
 	h = l.Limiter.Middleware(rest.WriteError)(h)
 	h = rest.AuthenticateBearer(m.res, l.Addr, rest.WriteError)(h)
 	return rest.LimitBody(l.MaxBody, false, rest.WriteError)(h)
@@ -166,6 +160,17 @@ func (m *MCP) Handler(l Limits) http.Handler {
 
 // callerKey holds the context of the HTTP request a tool call came in.
 type callerKey struct{}
+
+// withCaller serves h with the request's context under callerKey. Tool
+// calls run in a context of the SDK's that keeps the request's values (its
+// viewer, logger, request id) but not its end: they learn of that through
+// callerKey (bound).
+func withCaller(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		h.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, ctx)))
+	})
+}
 
 // bound ties ctx to the end and deadline of the HTTP request it came in,
 // if any: a call whose answer nobody can read any more stops.

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -103,4 +104,50 @@ func TestToolCallAllocations(t *testing.T) {
 	if perCall > 100_000 {
 		t.Fatalf("a tool call allocates %d bytes; is the SDK patch (go.mod's replace) gone?", perCall)
 	}
+}
+
+// A tool call stops when the HTTP request it came in ends: a client that
+// gave up does not leave the call running (and holding a database
+// connection) for nobody.
+func TestToolCallEndsWithItsRequest(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan error, 1)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}},
+		handle(0, func(ctx context.Context, _ *struct{}) (struct{}, string, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+			case <-time.After(10 * time.Second):
+				stopped <- errors.New("still running 10s after its request ended")
+			}
+			return struct{}{}, "", ctx.Err()
+		}))
+	h := withCaller(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL,
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("the call answered %d; want it cut off", resp.StatusCode)
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool never started")
+	}
+	cancel() // the client gives up
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the tool call's context: %v", err)
+	}
+	<-done
 }
