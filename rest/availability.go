@@ -88,7 +88,7 @@ func (a *api) availability(w http.ResponseWriter, r *http.Request) {
 	q := parseAvailabilityQuery(r.URL.RawQuery)
 	day, err := a.res.AvailabilityDay(r.Context(), q.unitID, q.serviceID, q.barberID, q.date)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	buf := answers.Get().(*[]byte)
@@ -297,12 +297,12 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 	unitID, serviceID, barberID := f.text("unit_id"), f.text("service_id"), f.str("barber_id")
 	from, to := f.text("from"), f.text("to")
 	if err := f.check(graph.CheckAvailabilityRange(unitID, serviceID, barberID, from, to)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	days, err := a.res.AvailabilityRange(r.Context(), unitID, serviceID, barberID, from, to)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	head := encodeJSON(AvailabilityRange{
@@ -364,7 +364,7 @@ func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := f.check(graph.CheckNextSlots(q)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	next, err := a.res.NextFreeSlots(r.Context(), q)

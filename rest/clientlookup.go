@@ -26,17 +26,17 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := f.check(graph.CheckClientLookup(l)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	as, err := a.q.AppointmentsByClient(r.Context(), l.ClientPhone, l.ExternalReference, l.Status, l.From, l.To, l.Limit)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	views, err := graph.ViewAppointments(as)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, List[graph.AppointmentView]{Data: views})

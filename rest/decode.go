@@ -82,7 +82,7 @@ func pathID(notFound, noun string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if id := chi.URLParam(r, "id"); !graph.PlausibleID(id) {
-				writeError(w, r, graph.Errorf(notFound, "No %s %q.", noun, id))
+				WriteError(w, r, graph.Errorf(notFound, "No %s %q.", noun, id))
 				return
 			}
 			next.ServeHTTP(w, r)

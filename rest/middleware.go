@@ -143,7 +143,7 @@ func Recover(next http.Handler) http.Handler {
 					panic(v)
 				}
 				logger(r).ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				writeError(w, r, fmt.Errorf("panic: %v", v))
+				WriteError(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -78,8 +78,10 @@ type Problem struct {
 	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable
 }
 
-// writeError renders err as problem+json (ProblemOf).
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+// WriteError renders err as problem+json (ProblemOf), as every v1 error
+// is; adapters beside REST (the MCP endpoint) answer their HTTP refusals
+// with it too.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p := ProblemOf(r.Context(), err)
 	if p.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
@@ -88,10 +90,6 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }
-
-// WriteError renders err as problem+json, as every v1 error is; adapters
-// beside REST (the MCP endpoint) answer their HTTP refusals with it.
-func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
 
 // ProblemOf is the problem that tells of err, with ctx's request id.
 // Errors that are not domain errors are classified (graph.DomainError);

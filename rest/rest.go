@@ -76,21 +76,21 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	a := &api{res: res, q: res.Query(), m: res.Mutation(), days: newEncodedDays(res)}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
-	r.Use(LimitBody(o.maxBody, false, writeError))
+	r.Use(LimitBody(o.maxBody, false, WriteError))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
+		WriteError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", Allowed(r))
-		writeError(w, r, graph.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
+		WriteError(w, r, graph.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
 	})
 	r.Get("/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(Authenticate(res, o.addr, true, writeError))
-		r.Use(o.limiter.Middleware(writeError))
+		r.Use(Authenticate(res, o.addr, true, WriteError))
+		r.Use(o.limiter.Middleware(WriteError))
 		r.Use(fresh.SettleWrites(res.Settings().FreshnessWindow))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
@@ -116,7 +116,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 // respond renders a resolver's result with render, or its error.
 func respond[T, V any](w http.ResponseWriter, r *http.Request, status int, v T, err error, render func(T) V) {
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	writeJSON(w, status, render(v))
@@ -131,7 +131,7 @@ func respondAppointment(w http.ResponseWriter, r *http.Request, status int, a *e
 			return
 		}
 	}
-	writeError(w, r, err)
+	WriteError(w, r, err)
 }
 
 // respondHold renders a hold, or an error.
@@ -143,7 +143,7 @@ func respondHold(w http.ResponseWriter, r *http.Request, status int, h *ent.Hold
 			return
 		}
 	}
-	writeError(w, r, err)
+	WriteError(w, r, err)
 }
 
 func (a *api) context(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +164,7 @@ func (a *api) services(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	unitID := f.str("unit_id")
 	if err := f.check(nil); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	ss, err := a.q.BookableServices(r.Context(), unitID, &wholeCatalog)
@@ -175,7 +175,7 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	unitID, serviceID := f.str("unit_id"), f.str("service_id")
 	if err := f.check(nil); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	bs, err := a.q.BookableBarbers(r.Context(), unitID, serviceID, &wholeCatalog)
@@ -185,7 +185,7 @@ func (a *api) barbers(w http.ResponseWriter, r *http.Request) {
 func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	in := model.HoldSlotInput{
@@ -193,7 +193,7 @@ func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
 		StartsAt: f.text("starts_at"), TTLSeconds: f.integer("ttl_seconds"),
 	}
 	if err := f.check(a.res.CheckHoldSlot(in)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	h, err := a.m.HoldSlot(r.Context(), in)
@@ -202,7 +202,7 @@ func (a *api) holdSlot(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
 	if _, err := decodeBody(w, r, true); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	h, err := a.m.ReleaseHold(r.Context(), chi.URLParam(r, "id"))
@@ -212,7 +212,7 @@ func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
 func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	c := f.object("client")
@@ -222,12 +222,12 @@ func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {
 		Client: &model.ClientInput{Name: c.text("name"), Phone: c.text("phone"), Email: c.str("email")},
 	}
 	if err := f.check(graph.CheckCreateAppointment(in)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	p, err := a.m.CreateAppointment(r.Context(), in)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	status := http.StatusCreated
@@ -246,12 +246,12 @@ func (a *api) appointment(w http.ResponseWriter, r *http.Request) {
 func (a *api) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	reason := f.text("reason")
 	if err := f.check(graph.CheckCancel(reason)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	ap, err := a.m.CancelAppointment(r.Context(), chi.URLParam(r, "id"), reason)
@@ -261,12 +261,12 @@ func (a *api) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 func (a *api) rescheduleAppointment(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	in := model.RescheduleAppointmentInput{StartsAt: f.text("starts_at"), BarberID: f.str("barber_id"), HoldID: f.str("hold_id")}
 	if err := f.check(graph.CheckReschedule(in)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	ap, err := a.m.RescheduleAppointment(r.Context(), chi.URLParam(r, "id"), in)
@@ -277,7 +277,7 @@ func (a *api) pendingNotifications(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	limit, peek := f.integer("limit"), f.boolean("peek")
 	if err := f.check(a.res.CheckNotificationsLimit(limit)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	var ns []*ent.Notification
@@ -293,12 +293,12 @@ func (a *api) pendingNotifications(w http.ResponseWriter, r *http.Request) {
 func (a *api) ackNotifications(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeBody(w, r, false)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	through := f.text("through")
 	if err := f.check(graph.CheckAck(through)); err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	ack, err := a.m.AckNotifications(r.Context(), through)

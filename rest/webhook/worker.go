@@ -129,17 +129,29 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 		w.claim(ctx, slots, &busy)
-	wait:
+		if !w.next(ctx, tick.C) {
+			return
+		}
+	}
+}
+
+// next waits until there may be due work to look for: a tick, a send loop
+// that let its claim go, or a commit of this process for an endpoint no
+// send loop of this worker holds (a held one's loop reads what is due
+// before each round, and lets go only through release). It reports false
+// when ctx ends.
+func (w *Worker) next(ctx context.Context, tick <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-tick.C:
+			return false
+		case <-tick:
+			return true
 		case <-w.again:
+			return true
 		case <-w.s.Resolver.WebhookWake():
-			if w.holdsAll(w.s.Resolver.WokenWebhookEndpoints()) {
-				// Their send loops read what is due before each round and
-				// wake the worker when they stop: nothing to look for.
-				goto wait
+			if !w.holdsAll(w.s.Resolver.WokenWebhookEndpoints()) {
+				return true
 			}
 		}
 	}
@@ -158,21 +170,22 @@ func (w *Worker) holdsAll(es []string) bool {
 	return true
 }
 
-// hold records that a send loop holds endpoint e, or (held false) no longer
-// does, and then wakes the worker to look again.
-func (w *Worker) hold(e string, held bool) {
+// hold records that a send loop holds endpoint e.
+func (w *Worker) hold(e string) {
 	w.mu.Lock()
-	if held {
-		w.held[e] = true
-	} else {
-		delete(w.held, e)
-	}
+	w.held[e] = true
 	w.mu.Unlock()
-	if !held {
-		select {
-		case w.again <- struct{}{}:
-		default:
-		}
+}
+
+// release records that the send loop of endpoint e let its claim go, and
+// wakes the worker to look again.
+func (w *Worker) release(e string) {
+	w.mu.Lock()
+	delete(w.held, e)
+	w.mu.Unlock()
+	select {
+	case w.again <- struct{}{}:
+	default: // already told
 	}
 }
 
@@ -205,10 +218,10 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 	}
 	for _, c := range claims {
 		slots <- struct{}{}
-		w.hold(c.EndpointID, true)
+		w.hold(c.EndpointID)
 		busy.Go(func() {
 			defer func() { <-slots }()
-			defer w.hold(c.EndpointID, false)
+			defer w.release(c.EndpointID)
 			w.send(ctx, c)
 		})
 	}
