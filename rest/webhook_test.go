@@ -322,7 +322,8 @@ func TestWebhookPrivateAddressesRefused(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		strict := gqltest.Client(t, e.res, e.keys.AdminAPIKey)
-		for _, url := range []string{"https://127.0.0.1/h", "https://10.0.0.8/h", "https://169.254.169.254/latest", "http://crm.example.com/h", "https://localhost/h", "https://u:p@crm.example.com/h"} {
+		for _, url := range []string{"https://127.0.0.1/h", "https://10.0.0.8/h", "https://169.254.169.254/latest", "http://crm.example.com/h", "https://localhost/h", "https://u:p@crm.example.com/h",
+			"https://[::127.0.0.1]/h", "https://2130706433/h", "https://0x7f000001/h", "https://0177.0.0.1/h", "https://127.1/h", "https://10.1/h"} {
 			a := strict(createEndpoint, map[string]any{"in": map[string]any{"url": url}})
 			if a.Code() != graph.CodeValidationFailed || !reflect.DeepEqual(a.Fields(), []string{"url"}) {
 				t.Errorf("%s: %s %v, want validation_failed naming url", url, a.Code(), a.Fields())

@@ -2,14 +2,18 @@
 // account's admin cannot make barberd reach into the network it runs in
 // (server-side request forgery): loopback, private, link-local (the cloud
 // metadata service at 169.254.169.254 among them), unspecified, multicast,
-// shared (CGNAT) and reserved addresses are refused, in IPv4, IPv6 and
-// IPv4-mapped IPv6 forms alike. The check runs twice: on the URL when an
-// endpoint is saved (a literal address), and on the address each
-// connection is actually made to (rest/webhook), so a name that resolves to
-// a private address, now or after a DNS change, is refused too.
+// shared (CGNAT) and reserved addresses are refused, however written: IPv4,
+// IPv6, IPv6 that embeds IPv4 (mapped, compatible, translated, NAT64, 6to4,
+// Teredo), and the numeric IPv4 shorthands (2130706433, 0x7f000001,
+// 0177.0.0.1, 127.1) that URL parsers and resolvers take for addresses. The
+// same rule (Host) runs on the URL when an endpoint is saved and on the host
+// dialed (rest/webhook), and Blocked on the address each connection is
+// actually made to, so a name that resolves to a private address, now or
+// after a DNS change, is refused too.
 package netsafe
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -24,6 +28,8 @@ const MaxURL = 2048
 // predicates name.
 var refused = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): ::127.0.0.1
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT)
 	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT)
 	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
 	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
@@ -54,6 +60,101 @@ func Blocked(ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// Host says what a URL's host (brackets allowed) is: an address (ok) in
+// any form the URL parsers of browsers and curl, or the C resolver, read
+// as one, numeric IPv4 shorthands included; or a name (!ok, err nil). A
+// host that is numeric but no valid address is an error: resolvers
+// disagree on what it is.
+func Host(host string) (ip netip.Addr, ok bool, err error) {
+	h := strings.TrimSuffix(host, ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		ip, err := netip.ParseAddr(h[1 : len(h)-1])
+		return ip, err == nil, err
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip, true, nil
+	}
+	parts := strings.Split(h, ".")
+	if !numeric(parts[len(parts)-1]) {
+		return netip.Addr{}, false, nil // a name: its last label is not a number
+	}
+	if v, ok := shorthandIPv4(parts); ok {
+		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, nil
+	}
+	return netip.Addr{}, false, errors.New("not a valid IP address")
+}
+
+// numeric reports whether a host label is a number as inet_aton reads one:
+// decimal, octal (leading 0) or hex (0x).
+func numeric(label string) bool {
+	_, ok := parseNumber(label)
+	return ok || (len(label) > 0 && strings.Trim(strings.ToLower(label), "0123456789x") == "")
+}
+
+// parseNumber reads one part of an inet_aton address.
+func parseNumber(s string) (uint64, bool) {
+	base := 10
+	switch l := strings.ToLower(s); {
+	case strings.HasPrefix(l, "0x"):
+		base, s = 16, s[2:]
+		if s == "" {
+			return 0, true // "0x" is 0, as browsers read it
+		}
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	v, err := strconv.ParseUint(s, base, 32)
+	return v, err == nil
+}
+
+// shorthandIPv4 reads 1 to 4 numeric parts as inet_aton does: the last
+// part fills the bytes the others leave (127.1 is 127.0.0.1, 10.1 is
+// 10.0.0.1, 2130706433 is 127.0.0.1).
+func shorthandIPv4(parts []string) (uint32, bool) {
+	if len(parts) > 4 {
+		return 0, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := parseNumber(p)
+		if !ok {
+			return 0, false
+		}
+		if i < len(parts)-1 {
+			if n > 255 {
+				return 0, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(4-i)) {
+			return 0, false
+		}
+		v |= n
+	}
+	return uint32(v), true
+}
+
+// CheckHost returns why a URL's host may not be dialed, or "" when it
+// may: a Blocked address in any form, a numeric host that is no valid
+// address, or a local name; unless allowPrivate. Host names are checked
+// again, on what they resolve to, when connecting.
+func CheckHost(host string, allowPrivate bool) string {
+	if allowPrivate {
+		return ""
+	}
+	ip, isAddr, err := Host(host)
+	switch {
+	case err != nil:
+		return "must be a host name or a valid IP address"
+	case isAddr && Blocked(ip):
+		return "must not be a loopback, private, link-local or otherwise internal address"
+	case !isAddr && isLocalName(host):
+		return "must not be a local host name"
+	}
+	return ""
 }
 
 // CheckURL returns why raw may not be a webhook URL, or "" when it may: an
@@ -95,14 +196,7 @@ func CheckURL(raw string, allowPrivate bool) string {
 			return "must have a port between 1 and 65535"
 		}
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		if !allowPrivate && Blocked(ip) {
-			return "must not be a loopback, private, link-local or otherwise internal address"
-		}
-	} else if !allowPrivate && isLocalName(host) {
-		return "must not be a local host name"
-	}
-	return ""
+	return CheckHost(host, allowPrivate)
 }
 
 // isLocalName reports whether host names this machine or its local network

@@ -86,10 +86,16 @@ func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
 			return nil
 		}
 	}
+	dial := d.DialContext
+	if !allowPrivate {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			return dialChecked(ctx, d, network, address)
+		}
+	}
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                  nil, // never the environment's proxy: it would reach what the check refuses
-			DialContext:            d.DialContext,
+			DialContext:            dial,
 			TLSHandshakeTimeout:    timeout,
 			MaxIdleConnsPerHost:    4,
 			IdleConnTimeout:        90 * time.Second,
@@ -98,6 +104,21 @@ func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// dialChecked dials address after the check URLs get when saved
+// (netsafe.CheckHost), so a host saved before the rule grew is refused too;
+// an address written in a numeric shorthand is dialed as the address it
+// names rather than looked up in DNS.
+func dialChecked(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil || netsafe.CheckHost(host, false) != "" {
+		return nil, errRefusedAddress
+	}
+	if ip, isAddr, _ := netsafe.Host(host); isAddr {
+		address = net.JoinHostPort(ip.String(), port)
+	}
+	return d.DialContext(ctx, network, address)
 }
 
 // outcome is what one request came to.
