@@ -165,13 +165,15 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 		if in.Description != nil {
 			u.SetDescription(strings.TrimSpace(*in.Description))
 		}
-		e, err = u.Save(ctx)
-		return err
+		if e, err = u.Save(ctx); err != nil || (in.URL == nil && in.Enabled == nil) {
+			return err
+		}
+		return endWebhookBackoff(ctx, tx, e.ID) // a new address, or enabled again: try it now
 	})
 	if err != nil {
 		return nil, err
 	}
-	if in.Enabled != nil && *in.Enabled {
+	if in.URL != nil || (in.Enabled != nil && *in.Enabled) {
 		r.wakeWebhooks(e.ID) // what waited for it is due
 	}
 	return e, nil
@@ -292,7 +294,10 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 		}
 		d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
 			SetNextAttemptAt(schema.Now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)
-		return err
+		if err != nil {
+			return err
+		}
+		return endWebhookBackoff(ctx, tx, d.EndpointID)
 	})
 	if err != nil {
 		return nil, err

@@ -96,17 +96,32 @@ func dueDelivery(now time.Time) []predicate.WebhookDelivery {
 }
 
 // OldestDueWebhook returns when the longest-waiting pending delivery of an
-// enabled endpoint became due, if one is due at now: a read of the index
-// on (status, next_attempt_at).
+// enabled endpoint not backing off became due, if one is due at now: a
+// read of the index on (status, next_attempt_at).
 func (r *Resolver) OldestDueWebhook(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	ds, err := r.cfg.DB.WebhookDelivery.Query().
-		Where(append(dueDelivery(now), webhookdelivery.HasEndpointWith(webhookendpoint.Enabled(true)))...).
+		Where(append(dueDelivery(now), webhookdelivery.HasEndpointWith(webhookendpoint.Enabled(true), notBackingOff(now)))...).
 		Order(webhookdelivery.ByNextAttemptAt()).Limit(1).
 		Select(webhookdelivery.FieldNextAttemptAt).All(tenant.System(ctx))
 	if err != nil || len(ds) == 0 {
 		return time.Time{}, false, err
 	}
 	return ds[0].NextAttemptAt, true, nil
+}
+
+// notBackingOff selects the endpoints not waiting out a failure's backoff
+// at now: a backoff is a lease without a token (FinishWebhookRound).
+func notBackingOff(now time.Time) predicate.WebhookEndpoint {
+	return webhookendpoint.Or(webhookendpoint.LeasedUntilIsNil(), webhookendpoint.LeasedUntilLTE(now),
+		webhookendpoint.LeaseTokenNEQ(""))
+}
+
+// endWebhookBackoff makes an endpoint that waits out a backoff due again
+// at once: an admin asked for a redelivery, or changed the endpoint.
+func endWebhookBackoff(ctx context.Context, tx *ent.Tx, endpointID string) error {
+	return tx.WebhookEndpoint.Update().
+		Where(webhookendpoint.ID(endpointID), webhookendpoint.LeaseToken(""), webhookendpoint.LeasedUntilNotNil()).
+		ClearLeasedUntil().Exec(tenant.System(ctx))
 }
 
 // FailingWebhookEndpoints counts the enabled endpoints, of every account,
@@ -116,10 +131,26 @@ func (r *Resolver) FailingWebhookEndpoints(ctx context.Context) (int, error) {
 		Where(webhookendpoint.Enabled(true), webhookendpoint.FailingSinceNotNil()).Count(tenant.System(ctx))
 }
 
+// WebhookShare is how a worker shares its senders among accounts, so that
+// one account's slow or failing endpoints cannot take them all: at most
+// PerAccount endpoints of one account at once (Held counts those the worker
+// holds now, by account), and accounts in turn, from the one after After
+// (the account the worker's last claim ended with).
+type WebhookShare struct {
+	PerAccount int // 0: no cap
+	Held       map[string]int
+	After      string
+}
+
+// claimCandidates is how many claimable endpoints a claim reads beyond
+// its limit: enough for one account's every endpoint and then others.
+const claimCandidates = MaxWebhookEndpoints * 2
+
 // ClaimWebhookEndpoints leases, until now+lease, up to limit enabled
 // endpoints (of any account) that have deliveries due at now and no running
-// lease.
-func (r *Resolver) ClaimWebhookEndpoints(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]WebhookClaim, error) {
+// lease (nor backoff, see FinishWebhookRound), shared among accounts as
+// share says. It returns the claims in the order taken.
+func (r *Resolver) ClaimWebhookEndpoints(ctx context.Context, now time.Time, lease time.Duration, limit int, share WebhookShare) ([]WebhookClaim, error) {
 	sys := tenant.System(ctx)
 	token := make([]byte, 12)
 	_, _ = rand.Read(token) // never fails (crypto/rand)
@@ -130,29 +161,73 @@ func (r *Resolver) ClaimWebhookEndpoints(ctx context.Context, now time.Time, lea
 		if err := r.asyncCommit(sys, tx); err != nil {
 			return err
 		}
-		q := tx.WebhookEndpoint.Query().
-			Where(webhookendpoint.Enabled(true),
-				webhookendpoint.Or(webhookendpoint.LeasedUntilIsNil(), webhookendpoint.LeasedUntilLTE(now)),
-				webhookendpoint.HasDeliveriesWith(dueDelivery(now)...)).
-			Order(webhookendpoint.ByID()).Limit(limit)
-		if r.cfg.DB.Dialect == dialect.Postgres {
-			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		// Round robin by account: those after share.After first, then the
+		// rest from the start.
+		read := func(from predicate.WebhookEndpoint, n int) ([]*ent.WebhookEndpoint, error) {
+			q := tx.WebhookEndpoint.Query().
+				Where(from, webhookendpoint.Enabled(true),
+					webhookendpoint.Or(webhookendpoint.LeasedUntilIsNil(), webhookendpoint.LeasedUntilLTE(now)),
+					webhookendpoint.HasDeliveriesWith(dueDelivery(now)...)).
+				Order(webhookendpoint.ByAccountID(), webhookendpoint.ByID()).Limit(n)
+			if r.cfg.DB.Dialect == dialect.Postgres {
+				q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			return q.All(sys)
 		}
-		es, err := q.All(sys)
+		want := limit + claimCandidates
+		es, err := read(webhookendpoint.AccountIDGT(share.After), want)
+		if err == nil && len(es) < want && share.After != "" {
+			var more []*ent.WebhookEndpoint
+			more, err = read(webhookendpoint.AccountIDLTE(share.After), want-len(es))
+			es = append(es, more...)
+		}
 		if err != nil || len(es) == 0 {
 			return err
 		}
-		ids := make([]string, len(es))
-		for i, e := range es {
-			ids[i] = e.ID
+		ids := []string{}
+		for _, e := range fairPick(es, limit, share) {
+			ids = append(ids, e.ID)
 			c := claim
 			c.EndpointID, c.AccountID, c.URL, c.Secret, c.FailingSince = e.ID, e.AccountID, e.URL, e.Secret, e.FailingSince
 			out = append(out, c)
+		}
+		if len(ids) == 0 {
+			return nil
 		}
 		return tx.WebhookEndpoint.Update().Where(webhookendpoint.IDIn(ids...)).
 			SetLeasedUntil(claim.LeasedUntil).SetLeaseToken(claim.Token).Exec(sys)
 	})
 	return out, err
+}
+
+// fairPick takes up to limit of es (grouped by account, accounts in turn)
+// one account at a time in turn, each up to its share.
+func fairPick(es []*ent.WebhookEndpoint, limit int, share WebhookShare) []*ent.WebhookEndpoint {
+	var accounts []string
+	byAccount := map[string][]*ent.WebhookEndpoint{}
+	for _, e := range es {
+		if _, ok := byAccount[e.AccountID]; !ok {
+			accounts = append(accounts, e.AccountID)
+		}
+		byAccount[e.AccountID] = append(byAccount[e.AccountID], e)
+	}
+	taken := map[string]int{}
+	var out []*ent.WebhookEndpoint
+	for more := true; more && len(out) < limit; {
+		more = false
+		for _, a := range accounts {
+			left := byAccount[a]
+			if len(out) == limit || len(left) == 0 ||
+				(share.PerAccount > 0 && share.Held[a]+taken[a] >= share.PerAccount) {
+				continue
+			}
+			out = append(out, left[0])
+			byAccount[a] = left[1:]
+			taken[a]++
+			more = true
+		}
+	}
+	return out
 }
 
 // DueWebhooks returns up to limit deliveries of a claimed endpoint due at
@@ -195,12 +270,13 @@ type WebhookAttemptResult struct {
 
 // WebhookRound is what one claim of an endpoint did: its attempts, in
 // order, and then at most one delivery that was not delivered, to be tried
-// again at RetryAt or given up (Failed).
+// again at RetryAt or given up (Failed); either way the endpoint is not
+// claimed again before RetryAt.
 type WebhookRound struct {
 	Attempts   []WebhookAttemptResult
 	Delivered  []string
 	Undone     string     // the delivery not delivered, if any
-	RetryAt    time.Time  // when Undone is due again, unless Failed
+	RetryAt    time.Time  // when Undone (unless Failed) and the endpoint are due again
 	RetrySince *time.Time // Undone's retries count from here
 	Failed     bool       // Undone gave up
 }
@@ -243,7 +319,13 @@ func (r *Resolver) FinishWebhookRound(ctx context.Context, c *WebhookClaim, roun
 		e := tx.WebhookEndpoint.Update().
 			Where(webhookendpoint.ID(c.EndpointID), webhookendpoint.LeaseToken(c.Token))
 		endpointChanged := !keep
-		if !keep {
+		switch {
+		case !keep && round.Undone != "":
+			// The endpoint backs off: no worker claims it before RetryAt,
+			// so a failing endpoint is never picked again at once, and
+			// its later deliveries wait with the one that failed.
+			e.SetLeasedUntil(round.RetryAt).SetLeaseToken("")
+		case !keep:
 			e.ClearLeasedUntil().SetLeaseToken("")
 		}
 		if round.Undone != "" {

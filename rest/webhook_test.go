@@ -3,6 +3,7 @@ package rest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -451,6 +452,119 @@ func TestWebhookFailingAndRedeliver(t *testing.T) {
 		a := gql(`mutation { redeliverWebhook(deliveryId: "whd_nope") { id } }`, nil)
 		if a.Code() != graph.CodeNotFound {
 			t.Errorf("unknown delivery: %s", a.Code())
+		}
+	})
+}
+
+// TestWebhookHangingEndpointsLeaveOthersTheirShare reproduces the issue's
+// attack: one account's 18 endpoints at receivers that accept and never
+// answer, and 8 bookings to send them. Another account's deliveries still
+// arrive within 2 s each, while that account's hangers hold at most their
+// share of the worker's senders at once.
+func TestWebhookHangingEndpointsLeaveOthersTheirShare(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e, gql := hookEnv(t, db)
+		var hanging, most atomic.Int32
+		quit := make(chan struct{})
+		for range 18 {
+			rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+				n := hanging.Add(1)
+				defer hanging.Add(-1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				select {
+				case <-r.Context().Done():
+				case <-quit:
+				}
+			})
+			endpoint(t, gql, rc.srv.URL)
+		}
+		other := e.otherAccount()
+		var mu sync.Mutex
+		var arrivals []time.Time // of the receiver's n-th request
+		rc := newReceiver(t, func(n int, _ http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			for len(arrivals) < n {
+				arrivals = append(arrivals, time.Time{})
+			}
+			arrivals[n-1] = time.Now()
+			mu.Unlock()
+		})
+		endpoint(t, gqltest.Client(t, e.res, other.AdminAPIKey), rc.srv.URL)
+		s := fastHooks(e.res)
+		s.Timeout = 10 * time.Second // the hangers hang for all of the test
+		s.PerAccount = 4
+		runWorker(t, s)
+		t.Cleanup(func() { close(quit) })
+
+		e.ntEvents(tuesday, 8)
+		waitFor(t, "the hangers to hold senders", func() bool { return hanging.Load() > 0 })
+		time.Sleep(100 * time.Millisecond) // they take what they may
+		booked := map[string]time.Time{}
+		for i := range 10 {
+			m := 13*60 + i*30
+			r := e.do("POST", "/appointments", other.APIKey, e.apOtherBooking(other, haircut, fmt.Sprintf("%sT%02d:%02d:00", tuesday, m/60, m%60)))
+			expect(t, r, http.StatusCreated, "")
+			booked[apView(t, r).ID] = time.Now()
+		}
+		waitFor(t, "the other account's deliveries", func() bool { return len(rc.got()) >= len(booked) })
+		mu.Lock()
+		defer mu.Unlock()
+		arrived := map[string]time.Time{} // by appointment id
+		for i, c := range rc.got() {
+			var item struct {
+				AppointmentID string `json:"appointment_id"`
+			}
+			if err := json.Unmarshal(c.body, &item); err != nil {
+				t.Fatal(err)
+			}
+			arrived[item.AppointmentID] = arrivals[i]
+		}
+		for id, at := range booked {
+			if wait := arrived[id].Sub(at); wait > 2*time.Second {
+				t.Errorf("the other account's delivery of %s took %s", id, wait)
+			}
+		}
+		if n := most.Load(); n > int32(s.PerAccount) {
+			t.Errorf("the hanging account held %d senders at once", n)
+		}
+	})
+}
+
+// TestWebhookFailingEndpointBacksOff: an endpoint that always fails is
+// never tried again at once, though it has more deliveries due, and waits
+// longer after each failure.
+func TestWebhookFailingEndpointBacksOff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e, gql := hookEnv(t, db)
+		var mu sync.Mutex
+		var at []time.Time
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+			w.WriteHeader(http.StatusServiceUnavailable)
+		})
+		endpoint(t, gql, rc.srv.URL)
+		s := fastHooks(e.res)
+		s.RetryBase, s.RetryMax = 150*time.Millisecond, time.Minute
+		e.ntEvents(tuesday, 3) // three due at once
+		runWorker(t, s)
+		waitFor(t, "four attempts", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(at) >= 4
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		for i := 1; i < len(at); i++ {
+			gap := at[i].Sub(at[i-1])
+			if gap < s.RetryBase*4/5 {
+				t.Errorf("attempt %d came %s after the one before, want at least %s", i+1, gap, s.RetryBase*4/5)
+			}
+			if i > 1 && gap <= at[i-1].Sub(at[i-2]) {
+				t.Errorf("the wait before attempt %d (%s) did not grow (%s)", i+1, gap, at[i-1].Sub(at[i-2]))
+			}
 		}
 	})
 }

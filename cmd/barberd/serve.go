@@ -135,6 +135,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	fs.BoolVar(&c.webhooks.AllowPrivate, "webhook-allow-private", allowPrivate, "let webhook endpoints be plain http and loopback, private or link-local addresses: for development and tests, never in production (env BARBERD_WEBHOOK_ALLOW_PRIVATE)")
+	senders, err := envInt("BARBERD_WEBHOOK_SENDERS", 16)
+	if err != nil {
+		return err
+	}
+	perAccount, err := envInt("BARBERD_WEBHOOK_SENDERS_PER_ACCOUNT", 4)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&c.webhooks.Endpoints, "webhook-senders", senders, "how many webhook endpoints each replica sends to at once (env BARBERD_WEBHOOK_SENDERS)")
+	fs.IntVar(&c.webhooks.PerAccount, "webhook-senders-per-account", perAccount, "how many of those senders one account's endpoints may hold at once, so that one account's slow or failing receivers cannot delay the others' (env BARBERD_WEBHOOK_SENDERS_PER_ACCOUNT)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -156,6 +166,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	if c.webhooks.Timeout <= 0 || c.webhooks.Lease < time.Second {
 		return errors.New("--webhook-timeout must be positive and --webhook-lease at least 1s")
+	}
+	if c.webhooks.Endpoints < 1 || c.webhooks.PerAccount < 1 || c.webhooks.PerAccount > c.webhooks.Endpoints {
+		return errors.New("--webhook-senders must be at least 1, and --webhook-senders-per-account between 1 and --webhook-senders")
 	}
 	if c.freshness < 0 || c.freshness > time.Second {
 		return errors.New("--freshness-window must be between 0 and 1s")

@@ -55,6 +55,10 @@ type Settings struct {
 	RetryFor time.Duration
 	// Endpoints is how many endpoints one worker sends to at once: 16.
 	Endpoints int
+	// PerAccount is how many of them may be one account's: a quarter of
+	// Endpoints (4), so that an account's slow or failing endpoints leave
+	// the others' deliveries senders.
+	PerAccount int
 	// Batch is how many deliveries of one endpoint a claim sends at most: 100.
 	Batch int
 }
@@ -66,7 +70,10 @@ type Worker struct {
 	client *http.Client
 
 	mu   sync.Mutex
-	held map[string]bool // the endpoints this worker's send loops hold claims on
+	held map[string]string // the endpoints this worker's send loops hold claims on, and their accounts
+	// after is the account of the last endpoint claimed: the next claim
+	// starts with the accounts after it.
+	after string
 	// again is signalled when a send loop gave its claim up: what was
 	// committed for the endpoint while its wake was skipped is due.
 	again chan struct{}
@@ -88,6 +95,9 @@ func New(s Settings) *Worker {
 	if s.Endpoints <= 0 {
 		s.Endpoints = 16
 	}
+	if s.PerAccount <= 0 || s.PerAccount > s.Endpoints {
+		s.PerAccount = max(1, s.Endpoints/4)
+	}
 	if s.Batch <= 0 {
 		s.Batch = 100
 	}
@@ -97,7 +107,7 @@ func New(s Settings) *Worker {
 	if s.Metrics == nil {
 		s.Metrics = noMetrics{}
 	}
-	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), held: map[string]bool{}, again: make(chan struct{}, 1)}
+	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), held: map[string]string{}, again: make(chan struct{}, 1)}
 }
 
 type noMetrics struct{}
@@ -163,18 +173,30 @@ func (w *Worker) holdsAll(es []string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, e := range es {
-		if !w.held[e] {
+		if _, ok := w.held[e]; !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// hold records that a send loop holds endpoint e.
-func (w *Worker) hold(e string) {
+// hold records that a send loop holds a claim.
+func (w *Worker) hold(c graph.WebhookClaim) {
 	w.mu.Lock()
-	w.held[e] = true
+	w.held[c.EndpointID] = c.AccountID
+	w.after = c.AccountID
 	w.mu.Unlock()
+}
+
+// share is how the next claim shares the free senders among accounts.
+func (w *Worker) share() graph.WebhookShare {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := map[string]int{}
+	for _, a := range w.held {
+		held[a]++
+	}
+	return graph.WebhookShare{PerAccount: w.s.PerAccount, Held: held, After: w.after}
 }
 
 // release records that the send loop of endpoint e let its claim go, and
@@ -190,7 +212,8 @@ func (w *Worker) release(e string) {
 }
 
 // claim claims as many endpoints with due deliveries as there are free
-// slots, and sends to each in a goroutine of its own.
+// slots, at most PerAccount of one account, accounts in turn, and sends to
+// each in a goroutine of its own.
 func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.WaitGroup) {
 	now := time.Now()
 	oldest, due, err := w.s.Resolver.OldestDueWebhook(ctx, now)
@@ -209,7 +232,7 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 	if free == 0 {
 		return
 	}
-	claims, err := w.s.Resolver.ClaimWebhookEndpoints(ctx, now, w.s.Lease, free)
+	claims, err := w.s.Resolver.ClaimWebhookEndpoints(ctx, now, w.s.Lease, free, w.share())
 	if err != nil {
 		if ctx.Err() == nil {
 			w.s.Log.Warn("webhooks: claiming endpoints", "error", err.Error())
@@ -218,7 +241,7 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 	}
 	for _, c := range claims {
 		slots <- struct{}{}
-		w.hold(c.EndpointID)
+		w.hold(c)
 		busy.Go(func() {
 			defer func() { <-slots }()
 			defer w.release(c.EndpointID)
@@ -329,12 +352,12 @@ func (w *Worker) deliver(ctx context.Context, c graph.WebhookClaim) (graph.Webho
 			since = *d.RetrySince
 		}
 		round.Undone, round.RetrySince = d.DeliveryID, &since
+		round.RetryAt = at.Add(w.backoff(d.AttemptCount + 1)).UTC()
 		if at.Sub(since) >= w.s.RetryFor {
 			round.Failed = true
 			w.s.Metrics.WebhookAttempted("failed")
 			w.s.Log.Info("webhooks: delivery failed, retries exhausted", "endpoint", c.EndpointID, "delivery", d.DeliveryID, "error", o.err)
 		} else {
-			round.RetryAt = at.Add(w.backoff(d.AttemptCount + 1)).UTC()
 			w.s.Metrics.WebhookAttempted("retry")
 		}
 		break
