@@ -16,6 +16,7 @@ import (
 	"barberd/ent/notification"
 	"barberd/ent/predicate"
 	"barberd/ent/reservation"
+	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
 )
 
@@ -209,9 +210,10 @@ func dueReminder(now time.Time, lead time.Duration) []predicate.Appointment {
 
 // RunJobs runs ExpireHolds, SendReminders and PruneReservations about every
 // interval (with jitter, so replicas started together spread out) until ctx
-// ends. It logs what they did at debug level and their failures at warn, and
-// never panics.
-func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duration) {
+// ends, and with a retention (0: keep everything) PruneNotifications and
+// PruneHolds. It logs what they did at debug level and their failures at
+// warn, and never panics.
+func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention time.Duration) {
 	if every <= 0 {
 		return
 	}
@@ -226,6 +228,12 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead time.Duratio
 		r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
+		if retention > 0 {
+			r.runJob(ctx, "prune_notifications", func() (int, error) {
+				return r.PruneNotifications(ctx, schema.Now().Add(-retention), jobBatch) // notifications' clock
+			})
+			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), jobBatch) })
+		}
 		t.Reset(jitter(every, false))
 	}
 }

@@ -504,7 +504,7 @@ func TestRunJobs(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			res.RunJobs(ctx, 20*time.Millisecond, 24*time.Hour)
+			res.RunJobs(ctx, 20*time.Millisecond, 24*time.Hour, graph.DefaultRetention)
 		}()
 		sys := tenant.System(context.Background())
 		deadline := time.Now().Add(20 * time.Second)

@@ -39,6 +39,7 @@ type serverConfig struct {
 	shutdownTimeout time.Duration
 	jobsInterval    time.Duration // 0: no background jobs
 	reminderLead    time.Duration
+	retention       time.Duration // 0: nothing is pruned
 	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
 	rateBurst       int
 	pprofAddr       string // "": no profiling endpoint
@@ -119,6 +120,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (expiring holds, reminders) run; 0 disables them (env BARBERD_JOBS_INTERVAL)")
+	retention, err := envDuration("BARBERD_RETENTION", graph.DefaultRetention)
+	if err != nil {
+		return err
+	}
+	fs.DurationVar(&c.retention, "retention", retention, "how long notifications (with their feed rows, webhook deliveries and attempts) and ended holds are kept before the background jobs delete them; 0: kept for ever (env BARBERD_RETENTION)")
 	fs.DurationVar(&c.reminderLead, "reminder-lead", reminderLead, "how long before an appointment its reminder notification is written (env BARBERD_REMINDER_LEAD)")
 	cacheMB, err := envInt("BARBERD_AVAILABILITY_CACHE_MB", graph.DefaultAvailabilityCacheBytes>>20)
 	if err != nil {
@@ -151,6 +157,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	if c.jobsInterval < 0 || c.reminderLead < 0 {
 		return errors.New("--jobs-interval and --reminder-lead must not be negative")
+	}
+	if c.retention != 0 && c.retention < graph.MinRetention {
+		return fmt.Errorf("--retention must be 0 (keep everything) or at least %s, past webhooks' retries", graph.MinRetention)
 	}
 	if c.rateLimit < 0 || c.rateBurst < 1 || c.anonRate < 0 || c.anonBurst < 1 || c.failRate < 0 || c.failBurst < 1 {
 		return errors.New("rate limits must not be negative and bursts must be at least 1")
@@ -317,7 +326,7 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	defer jobs.Wait()
 	defer stopJobs()
 	if c.jobsInterval > 0 {
-		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead) })
+		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead, c.retention) })
 	}
 	// Webhooks go out from every replica (rest/webhook); a stop waits for
 	// the requests in flight.

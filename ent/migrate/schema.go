@@ -167,6 +167,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{AppointmentsColumns[7], AppointmentsColumns[8]},
 			},
+			{
+				Name:    "appointment_hold_id",
+				Unique:  false,
+				Columns: []*schema.Column{AppointmentsColumns[21]},
+			},
 		},
 	}
 	// BarbersColumns holds the columns for the "barbers" table.
@@ -287,6 +292,11 @@ var (
 				Annotation: &entsql.IndexAnnotation{
 					Where: "delivered_at IS NULL",
 				},
+			},
+			{
+				Name:    "delivery_notification_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[4]},
 			},
 		},
 	}
@@ -683,6 +693,11 @@ var (
 				Name:    "webhookdelivery_endpoint_id_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{WebhookDeliveriesColumns[9], WebhookDeliveriesColumns[5]},
+			},
+			{
+				Name:    "webhookdelivery_notification_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[8]},
 			},
 		},
 	}

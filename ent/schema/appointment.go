@@ -82,6 +82,9 @@ func (Appointment) Indexes() []ent.Index {
 		// order, without reading the rest of the account's.
 		index.Fields("account_id", "client_phone", "starts_at"),
 		index.Fields("status", "starts_at"),
+		// Pruning a hold sets its appointment's hold_id to NULL (the
+		// foreign key's ON DELETE SET NULL), found through this index.
+		index.Fields("hold_id"),
 	}
 }
 

@@ -90,6 +90,9 @@ func (Delivery) Indexes() []ent.Index {
 		index.Fields("api_key_id", "notification_id").
 			StorageKey("delivery_pending").
 			Annotations(entsql.IndexWhere("delivered_at IS NULL")),
+		// Pruning a notification deletes its rows here, and the foreign
+		// key is checked, through this index (graph/retention.go).
+		index.Fields("notification_id"),
 	}
 }
 

@@ -114,6 +114,9 @@ func (WebhookDelivery) Indexes() []ent.Index {
 		// An endpoint's deliveries, oldest first (the worker) and newest
 		// first (the delivery log).
 		index.Fields("endpoint_id", "created_at"),
+		// Pruning a notification deletes its deliveries, and the foreign
+		// key is checked, through this index (graph/retention.go).
+		index.Fields("notification_id"),
 	}
 }
 

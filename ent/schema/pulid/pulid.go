@@ -29,6 +29,16 @@ func New(prefix string) string {
 	return prefix + "_" + strings.ToLower(id.String())
 }
 
+// Before returns the least identifier with the given prefix made at t: the
+// identifiers made before t sort below it (ULIDs sort by their time).
+func Before(prefix string, t time.Time) string {
+	var id ulid.ULID
+	if err := id.SetTime(ulid.Timestamp(t)); err != nil {
+		return prefix + "_"
+	}
+	return prefix + "_" + strings.ToLower(id.String())
+}
+
 // Prefix returns the type prefix of id ("apt" for "apt_01j..."), or "" when
 // id has none.
 func Prefix(id string) string {
