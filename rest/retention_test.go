@@ -49,7 +49,7 @@ func TestRetentionKeepsFeedAndLogWorking(t *testing.T) {
 		delivered(5)
 
 		sys := tenant.System(context.Background())
-		rows := db.Delivery.Query().CountX(sys) // every reading key's of every event
+		rows := db.Delivery.Query().CountX(sys)                             // every reading key's of every event
 		n, err := e.res.PruneNotifications(context.Background(), cutoff, 2) // batches of 2
 		if err != nil || n != 3 {
 			t.Fatalf("pruned %d, %v; want the 3 older", n, err)

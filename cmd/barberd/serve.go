@@ -40,7 +40,7 @@ type serverConfig struct {
 	jobsInterval    time.Duration // 0: no background jobs
 	reminderLead    time.Duration
 	retention       time.Duration // 0: nothing is pruned
-	rateLimit       float64 // requests a second per API key on each replica; 0: no limit
+	rateLimit       float64       // requests a second per API key on each replica; 0: no limit
 	rateBurst       int
 	pprofAddr       string // "": no profiling endpoint
 	metricsAddr     string // "": /metrics on the API listener
