@@ -32,6 +32,10 @@ Usage:
       drive a running barberd (loopback only) and report throughput and
       latency per endpoint, with the floors measured in the same run
 
+  barberbench receive [--addr 127.0.0.1:0]
+      serve a webhook receiver and print its URL, for run --webhook
+      --webhook-receiver URL: the receiver then has a process of its own
+
 Run "barberbench seed --help" or "barberbench run --help" for every flag.
 `
 
@@ -56,6 +60,8 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = seedCmd(ctx, rest, stdout, stderr)
 	case "run":
 		err = runCmd(ctx, rest, stdout, stderr)
+	case "receive":
+		err = receiveCmd(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "barberbench: unknown command %q\n\n%s", cmd, usage)
 		return 2

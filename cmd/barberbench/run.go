@@ -36,7 +36,8 @@ type runConfig struct {
 	days          int
 	oneBarber     bool
 	seed          uint64
-	webhook       bool   // subscribe a local receiver during the scenario phase
+	webhook       bool   // subscribe a receiver during the scenario phase
+	receiverURL   string // the receiver of barberbench receive; "": one in this process
 	adminKey      string // registers it
 	rate          int    // create scenario: creates per second in all (0: as fast as they go)
 }
@@ -63,6 +64,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&c.oneBarber, "one-barber", false, "availability, range and next scenarios: name one eligible barber in each request (default: every eligible barber's slots)")
 	fs.Uint64Var(&c.seed, "seed", uint64(time.Now().UnixNano()), "random seed")
 	fs.BoolVar(&c.webhook, "webhook", false, "subscribe a webhook receiver in this process to every event during the scenario and report delivery latency from commit (serve with --webhook-allow-private; the seed file's admin key registers it)")
+	fs.StringVar(&c.receiverURL, "webhook-receiver", "", "with --webhook: the receiver that barberbench receive serves in another process, by the URL it printed, instead of one in this process")
 	fs.StringVar(&c.adminKey, "admin-key", os.Getenv("BARBERBENCH_ADMIN_KEY"), "API key with scope admin, for --webhook (env BARBERBENCH_ADMIN_KEY; the seed file has one)")
 	fs.IntVar(&c.rate, "rate", 0, "create scenario: at most this many creates per second in all (0: as fast as the workers go)")
 	cpuProfile := fs.String("cpuprofile", "", "write barberbench's own CPU profile to this file (it shares the machine with the server)")
@@ -295,11 +297,15 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	}
 
 	var receiver *webhookReceiver
-	if c.webhook {
-		if receiver, err = startReceiver(); err != nil {
+	if c.webhook && c.receiverURL != "" {
+		receiver = remoteReceiver(c.receiverURL)
+	} else if c.webhook {
+		if receiver, err = startReceiver("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
 		defer receiver.close()
+	}
+	if receiver != nil {
 		unsubscribe, err := b.subscribe(ctx, receiver.url)
 		if err != nil {
 			return nil, err
@@ -348,7 +354,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	}
 	if receiver != nil {
 		fmt.Fprintf(log, "barberbench: waiting for the webhook deliveries of %d creates\n", created)
-		rep.Webhook = receiver.stats(created, webhookDrain)
+		if rep.Webhook, err = receiver.stats(created, webhookDrain); err != nil {
+			return nil, err
+		}
 	}
 	if limited > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were rate limited (429): start barberd with --rate-limit 0 to measure it", limited))

@@ -5,17 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
 // With --webhook, the scenario phase runs with one webhook endpoint
-// subscribed to every event: a receiver in this process, on loopback, that
+// subscribed to every event: a receiver on loopback (in this process, or
+// with --webhook-receiver in barberbench receive's), that
 // answers 204 at once and measures each create's delivery latency: from
 // when its request was sent (the commit comes later, so this bounds the
 // latency from commit from above; the events' created_at has whole seconds
@@ -36,15 +39,19 @@ type WebhookStats struct {
 	DrainSeconds float64
 }
 
-// webhookReceiver records the deliveries it gets.
+// webhookReceiver records the deliveries it gets: in this process, or in
+// another (barberbench receive, with run --webhook-receiver), whose
+// arrivals it reads at the end over HTTP. Arrival and send times come from
+// the same machine's clock either way.
 type webhookReceiver struct {
-	srv *http.Server
-	url string
+	srv    *http.Server
+	url    string // the endpoint's URL
+	remote string // the other process's base URL; "": this process
 
 	sent sync.Map // external_reference → when its create was sent
 
 	mu       sync.Mutex
-	first    map[string]time.Duration // webhook-id → latency of its create's first arrival
+	arrived  map[string]time.Time // external_reference → its appointment.created event's first arrival
 	attempts int
 }
 
@@ -55,15 +62,25 @@ func (r *webhookReceiver) sending(ref string) {
 	}
 }
 
-func startReceiver() (*webhookReceiver, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// startReceiver serves a receiver on addr (127.0.0.1:0: any free port).
+func startReceiver(addr string) (*webhookReceiver, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	r := &webhookReceiver{url: "http://" + ln.Addr().String() + "/hook", first: map[string]time.Duration{}}
-	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
+	r := &webhookReceiver{url: "http://" + ln.Addr().String() + "/hook", arrived: map[string]time.Time{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hook", r.serve)
+	mux.HandleFunc("GET /arrivals", r.serveArrivals)
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
 	return r, nil
+}
+
+// remoteReceiver is a receiver that barberbench receive serves at base.
+func remoteReceiver(base string) *webhookReceiver {
+	base = strings.TrimSuffix(base, "/")
+	return &webhookReceiver{url: base + "/hook", remote: base, arrived: map[string]time.Time{}}
 }
 
 func (r *webhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -76,47 +93,119 @@ func (r *webhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		} `json:"appointment"`
 	}
 	_ = json.Unmarshal(body, &n)
-	id := req.Header.Get("webhook-id")
-	sent, ok := r.sent.Load(n.Appointment.ExternalReference)
+	ref := n.Appointment.ExternalReference
 	r.mu.Lock()
 	r.attempts++
-	if _, seen := r.first[id]; !seen && ok && n.Type == "appointment.created" {
-		r.first[id] = at.Sub(sent.(time.Time))
+	if _, seen := r.arrived[ref]; !seen && ref != "" && n.Type == "appointment.created" {
+		r.arrived[ref] = at
 	}
 	r.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// delivered is how many appointment.created events have arrived.
-func (r *webhookReceiver) delivered() int {
+// arrivals is what GET /arrivals answers.
+type arrivals struct {
+	Attempts int              `json:"attempts"`
+	Arrived  map[string]int64 `json:"arrived"` // external_reference → Unix nanoseconds
+}
+
+func (r *webhookReceiver) serveArrivals(w http.ResponseWriter, _ *http.Request) {
+	r.mu.Lock()
+	a := arrivals{Attempts: r.attempts, Arrived: make(map[string]int64, len(r.arrived))}
+	for ref, at := range r.arrived {
+		a.Arrived[ref] = at.UnixNano()
+	}
+	r.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(a)
+}
+
+// refresh reads a remote receiver's arrivals.
+func (r *webhookReceiver) refresh() error {
+	if r.remote == "" {
+		return nil
+	}
+	resp, err := http.Get(r.remote + "/arrivals")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var a arrivals
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.first)
+	r.attempts = a.Attempts
+	for ref, ns := range a.Arrived {
+		r.arrived[ref] = time.Unix(0, ns)
+	}
+	return nil
+}
+
+// latencies are, for this run's creates whose event arrived, the time
+// from the create's request to the arrival, and the receiver's attempts.
+func (r *webhookReceiver) latencies() ([]time.Duration, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lat []time.Duration
+	for ref, at := range r.arrived {
+		if sent, ok := r.sent.Load(ref); ok {
+			lat = append(lat, at.Sub(sent.(time.Time)))
+		}
+	}
+	return lat, r.attempts
 }
 
 // stats are the receiver's figures for a phase that created created
 // appointments, after waiting at most drain for their deliveries.
-func (r *webhookReceiver) stats(created int, drain time.Duration) *WebhookStats {
+func (r *webhookReceiver) stats(created int, drain time.Duration) (*WebhookStats, error) {
 	start := time.Now()
-	for r.delivered() < created && time.Since(start) < drain {
+	var lat []time.Duration
+	var attempts int
+	for {
+		if err := r.refresh(); err != nil {
+			return nil, fmt.Errorf("reading the receiver's arrivals: %w", err)
+		}
+		lat, attempts = r.latencies()
+		if len(lat) >= created || time.Since(start) >= drain {
+			break
+		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lat := make([]time.Duration, 0, len(r.first))
-	for _, d := range r.first {
-		lat = append(lat, d)
 	}
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
-	s := &WebhookStats{Created: created, Delivered: len(r.first), Attempts: r.attempts, DrainSeconds: round2(time.Since(start).Seconds())}
+	s := &WebhookStats{Created: created, Delivered: len(lat), Attempts: attempts, DrainSeconds: round2(time.Since(start).Seconds())}
 	if len(lat) > 0 {
 		s.P50Ms, s.P99Ms, s.MaxMs = ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(lat[len(lat)-1])
 	}
-	return s
+	return s, nil
 }
 
-func (r *webhookReceiver) close() { _ = r.srv.Close() }
+func (r *webhookReceiver) close() {
+	if r.srv != nil {
+		_ = r.srv.Close()
+	}
+}
+
+// receiveCmd serves a webhook receiver for run --webhook-receiver, in a
+// process of its own, until interrupted.
+func receiveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("receive", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, err := startReceiver(*addr)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	fmt.Fprintln(stdout, strings.TrimSuffix(r.url, "/hook"))
+	<-ctx.Done()
+	return nil
+}
 
 // graphql posts one GraphQL document with the admin key and decodes its data.
 func (b *bench) graphql(ctx context.Context, query string, vars map[string]any, out any) error {
