@@ -299,6 +299,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	var receiver *webhookReceiver
 	if c.webhook && c.receiverURL != "" {
 		receiver = remoteReceiver(c.receiverURL)
+		if err := receiver.refresh(); err != nil { // counts this run's attempts from here
+			return nil, fmt.Errorf("--webhook-receiver: %w", err)
+		}
 	} else if c.webhook {
 		if receiver, err = startReceiver("127.0.0.1:0"); err != nil {
 			return nil, err

@@ -53,6 +53,7 @@ type webhookReceiver struct {
 	mu       sync.Mutex
 	arrived  map[string]time.Time // external_reference → its appointment.created event's first arrival
 	attempts int
+	before   int // a remote receiver's attempts before this run: -1 until read
 }
 
 // sending notes that the create with external reference ref is sent now.
@@ -80,7 +81,7 @@ func startReceiver(addr string) (*webhookReceiver, error) {
 // remoteReceiver is a receiver that barberbench receive serves at base.
 func remoteReceiver(base string) *webhookReceiver {
 	base = strings.TrimSuffix(base, "/")
-	return &webhookReceiver{url: base + "/hook", remote: base, arrived: map[string]time.Time{}}
+	return &webhookReceiver{url: base + "/hook", remote: base, arrived: map[string]time.Time{}, before: -1}
 }
 
 func (r *webhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -136,7 +137,10 @@ func (r *webhookReceiver) refresh() error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.attempts = a.Attempts
+	if r.before < 0 {
+		r.before = a.Attempts
+	}
+	r.attempts = a.Attempts - r.before
 	for ref, ns := range a.Arrived {
 		r.arrived[ref] = time.Unix(0, ns)
 	}

@@ -59,8 +59,13 @@ type Settings struct {
 	// Endpoints (4), so that an account's slow or failing endpoints leave
 	// the others' deliveries senders.
 	PerAccount int
-	// Batch is how many deliveries of one endpoint a claim sends at most: 100.
+	// Batch is how many deliveries of one endpoint a round sends at most: 100.
 	Batch int
+	// Gather is how long a claim waits, after a round that delivered all it
+	// had but fewer than Batch, before the next: 50ms. Under a stream of
+	// events the rounds then carry many deliveries each, so the worker's
+	// reads and records cost the bookings' database little per event.
+	Gather time.Duration
 }
 
 // Worker sends due deliveries until its context ends. Every replica runs
@@ -92,6 +97,7 @@ func New(s Settings) *Worker {
 	def(&s.RetryBase, 5*time.Second)
 	def(&s.RetryMax, time.Hour)
 	def(&s.RetryFor, 24*time.Hour)
+	def(&s.Gather, 50*time.Millisecond)
 	if s.Endpoints <= 0 {
 		s.Endpoints = 16
 	}
@@ -254,10 +260,10 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 // time, in rounds of at most Batch, and stops a round at the first that is
 // not delivered (so later ones do not overtake it more than retries must).
 // It records each round; while a round delivered everything it had, it
-// keeps the claim and sends the next round at once, so under a steady
-// stream of events the claim, and the look for due work, are paid once,
-// and rounds grow with what came in meanwhile. The last round releases the
-// claim.
+// keeps the claim and sends the next round after Gather (at once after a
+// full one), so under a steady stream of events the claim, and the look
+// for due work, are paid once, and rounds carry what came in meanwhile.
+// The last round, which found nothing due, releases the claim.
 func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -295,6 +301,13 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 				<-renewed
 			}
 			return
+		}
+		if !last && len(round.Delivered) < w.s.Batch {
+			// What comes meanwhile goes in the next round.
+			select {
+			case <-rctx.Done():
+			case <-time.After(w.s.Gather):
+			}
 		}
 	}
 }
