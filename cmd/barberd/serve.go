@@ -62,7 +62,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if demo {
 		name = "demo"
 	}
-	fs, f := newFlagSet(name, stderr)
+	about := `Runs the server: REST v1 for chatbots under /api/integrations/v1, GraphQL for dashboards at
+/graphql (playground at /playground), MCP at /mcp, signed webhooks, background jobs.
+It migrates the database first.`
+	if demo {
+		about = `Runs the server (as serve) on a demo account: seeds one when the database has none, prints a
+booking key and an admin key (fresh ones at every start), and a first command to try.`
+	}
+	fs, f := newFlagSet(name, name+" [flags]", about, stderr)
 	var c serverConfig
 	fs.StringVar(&c.addr, "addr", envOr("BARBERD_ADDR", ":8080"), "listen address (env BARBERD_ADDR)")
 	for _, d := range []struct {
@@ -168,6 +175,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	defer db.Close()
+	metricsAt := c.metricsAddr
+	if metricsAt == "" {
+		metricsAt = "/metrics on --addr"
+	}
+	log.Info("starting", "version", version(), "database", store.Redact(f.url), "addr", c.addr,
+		"metrics", metricsAt, "pprof", c.pprofAddr, "rate_limit", c.rateLimit, "rate_burst", c.rateBurst,
+		"jobs_interval", c.jobsInterval.String())
+	if c.webhooks.AllowPrivate {
+		log.Warn("--webhook-allow-private is on: webhook endpoints may be plain http and private or loopback addresses; never in production")
+	}
 	metrics := rest.NewMetrics(db.SQL)
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
@@ -435,6 +452,15 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	r.Use(rest.Deadline(c.writeTimeout))
 	v1 := rest.New(res, rest.WithRateLimiter(limiter), rest.WithAddrLimits(limits), rest.WithMaxBody(maxBody))
 	r.NotFound(v1.ServeHTTP) // unknown routes get a problem+json 404
+	// A browser opening the server's address lands on the playground;
+	// programs still get the problem+json 404.
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Accept"), "text/html") {
+			http.Redirect(w, r, "/playground", http.StatusSeeOther)
+			return
+		}
+		v1.ServeHTTP(w, r)
+	})
 	if c.metricsAddr == "" {
 		r.Handle("/metrics", metrics.Handler())
 	}
