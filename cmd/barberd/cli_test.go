@@ -30,7 +30,7 @@ func TestSubcommandHelp(t *testing.T) {
 		want []string
 	}{
 		{[]string{"mcp"}, []string{"Usage: barberd mcp", "desktop LLM agents", "BARBERD_API_KEY", "DATABASE_URL"}},
-		{[]string{"serve"}, []string{"Usage: barberd serve", "REST v1", "BARBERD_ADDR", "BARBERD_RATE_LIMIT", "DATABASE_URL"}},
+		{[]string{"serve"}, []string{"Usage: barberd serve", "REST v1", "BARBERD_ADDR", "BARBERD_RATE_LIMIT", "BARBERD_REDIS_URL", "DATABASE_URL"}},
 		{[]string{"demo"}, []string{"Usage: barberd demo", "demo account", "BARBERD_ADDR"}},
 		{[]string{"migrate"}, []string{"Usage: barberd migrate", "schema", "DATABASE_URL"}},
 		{[]string{"seed-demo"}, []string{"Usage: barberd seed-demo", "admin_api_key", "DATABASE_URL"}},

@@ -55,6 +55,9 @@ type serverConfig struct {
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
 	webhooks        webhook.Settings // Resolver, Log and Metrics are set by serve
+	redisURL        string           // "": limits per replica
+	redisPrefix     string
+	shared          *rest.SharedLimits // set by serveCmd from redisURL
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -142,6 +145,8 @@ booking key and an admin key (fresh ones at every start), and a first command to
 		return err
 	}
 	fs.BoolVar(&c.webhooks.AllowPrivate, "webhook-allow-private", allowPrivate, "let webhook endpoints be plain http and loopback, private or link-local addresses: for development and tests, never in production (env BARBERD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.redisURL, "redis-url", os.Getenv("BARBERD_REDIS_URL"), "share the per-key rate limits and the per-address limits with every replica through this Redis, e.g. redis://127.0.0.1:6379/0 (redis://[:password@]host:port/db, rediss:// for TLS); while it does not answer, each replica limits alone; empty: each replica limits alone (env BARBERD_REDIS_URL)")
+	fs.StringVar(&c.redisPrefix, "redis-prefix", envOr("BARBERD_REDIS_PREFIX", "barberd:ratelimit:"), "prefix of barberd's keys in Redis: replicas sharing limits need the same one, other deployments on the same Redis another (env BARBERD_REDIS_PREFIX)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -179,13 +184,25 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if metricsAt == "" {
 		metricsAt = "/metrics on --addr"
 	}
+	redisAt := "none: limits per replica"
+	if c.redisURL != "" {
+		redisAt = store.Redact(c.redisURL)
+	}
 	log.Info("starting", "version", version(), "database", store.Redact(f.url), "addr", c.addr,
 		"metrics", metricsAt, "pprof", c.pprofAddr, "rate_limit", c.rateLimit, "rate_burst", c.rateBurst,
-		"jobs_interval", c.jobsInterval.String())
+		"redis", redisAt, "jobs_interval", c.jobsInterval.String())
 	if c.webhooks.AllowPrivate {
 		log.Warn("--webhook-allow-private is on: webhook endpoints may be plain http and private or loopback addresses; never in production")
 	}
 	metrics := rest.NewMetrics(db.SQL)
+	if c.redisURL != "" {
+		if c.shared, err = rest.NewSharedLimits(c.redisURL, c.redisPrefix, log); err != nil {
+			return fmt.Errorf("--redis-url: %w", err)
+		}
+		defer c.shared.Close()
+		c.shared.OnChange, c.shared.OnError = metrics.RateLimitsShared, metrics.RedisError
+		_ = c.shared.Check(ctx) // unreachable: logged, and retried by the requests
+	}
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
 	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
@@ -441,6 +458,11 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		if l != nil {
 			l.OnLimited = metrics.RateLimited
 		}
+	}
+	if c.shared != nil {
+		limiter.Share(c.shared, "key:")
+		limits.Anonymous.Share(c.shared, "anonymous:")
+		limits.Failures.Share(c.shared, "auth-failure:")
 	}
 	maxBody := c.maxBody
 	if maxBody <= 0 {
