@@ -40,24 +40,32 @@ type SharedLimits struct {
 // before one request tries Redis again.
 const sharedRetry = time.Second
 
+// DefaultRedisTimeout is how long a limit check waits for Redis before the
+// replica decides alone.
+const DefaultRedisTimeout = 100 * time.Millisecond
+
 // NewSharedLimits connects to the Redis at url (redis://[:password@]host:port/db
-// or rediss://) and keeps its buckets under keys starting with prefix. It
-// does not wait for Redis: until it answers, limits are per replica.
-func NewSharedLimits(url, prefix string, log *slog.Logger) (*SharedLimits, error) {
+// or rediss://) and keeps its buckets under keys starting with prefix; a
+// check Redis has not answered within timeout (0: DefaultRedisTimeout) is
+// decided per replica. It does not wait for Redis.
+func NewSharedLimits(url, prefix string, timeout time.Duration, log *slog.Logger) (*SharedLimits, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
+	if timeout <= 0 {
+		timeout = DefaultRedisTimeout
+	}
 	// A slow Redis must not slow requests down: fail fast and fall back.
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 250*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-	opt.PoolTimeout, opt.MaxRetries, opt.DialerRetries = 100*time.Millisecond, -1, 1
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 2*timeout, timeout, timeout
+	opt.PoolTimeout, opt.MaxRetries, opt.DialerRetries = timeout, -1, 1
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// go-redis logs every failed dial on its own; our log says when Redis
 	// goes and comes back, so its lines go to debug.
 	redisLogOnce.Do(func() { redis.SetLogger(redisLog{log}) })
-	return &SharedLimits{client: redis.NewClient(opt), prefix: prefix, timeout: 150 * time.Millisecond, log: log}, nil
+	return &SharedLimits{client: redis.NewClient(opt), prefix: prefix, timeout: timeout * 3 / 2, log: log}, nil
 }
 
 // Close closes the connections to Redis.
@@ -66,7 +74,7 @@ func (s *SharedLimits) Close() error { return s.client.Close() }
 // Check asks whether Redis answers, logs and reports (OnChange) whether
 // limits are shared from now on, and returns Redis's error.
 func (s *SharedLimits) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(ctx, max(time.Second, 2*s.timeout))
 	defer cancel()
 	if err := s.client.Ping(ctx).Err(); err != nil {
 		s.failed(err)

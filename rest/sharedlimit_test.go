@@ -42,7 +42,10 @@ func needRedis(t *testing.T) {
 // own, as one replica would.
 func sharedLimits(t *testing.T, addr, prefix string, log *slog.Logger) *rest.SharedLimits {
 	t.Helper()
-	s, err := rest.NewSharedLimits("redis://"+addr+"/0", prefix, log)
+	// A loaded test machine can take long to answer: the timeout is
+	// generous, so the tests see sharing and not the per-replica fallback
+	// (a closed connection fails at once whatever the timeout).
+	s, err := rest.NewSharedLimits("redis://"+addr+"/0", prefix, 5*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}

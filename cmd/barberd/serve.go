@@ -57,6 +57,7 @@ type serverConfig struct {
 	webhooks        webhook.Settings // Resolver, Log and Metrics are set by serve
 	redisURL        string           // "": limits per replica
 	redisPrefix     string
+	redisTimeout    time.Duration
 	shared          *rest.SharedLimits // set by serveCmd from redisURL
 }
 
@@ -88,6 +89,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 		{&c.drainDelay, "drain-delay", "BARBERD_DRAIN_DELAY", time.Second, "on SIGTERM, how long open keep-alive connections may still bring a request (answered with Connection: close) while /readyz says 503, before the server stops; new connections are refused at once"},
 		{&c.webhooks.Timeout, "webhook-timeout", "BARBERD_WEBHOOK_TIMEOUT", 10 * time.Second, "longest time a webhook request may take, from connecting to the end of the answer; after it the delivery is retried"},
 		{&c.webhooks.Lease, "webhook-lease", "BARBERD_WEBHOOK_LEASE", 30 * time.Second, "how long a replica's claim on a webhook endpoint lasts unless renewed: a replica that dies mid-delivery delays that endpoint's deliveries by up to this long"},
+		{&c.redisTimeout, "redis-timeout", "BARBERD_REDIS_TIMEOUT", rest.DefaultRedisTimeout, "how long a rate limit check waits for Redis (--redis-url) before this replica decides alone"},
 		{&c.freshness, "freshness-window", "BARBERD_FRESHNESS_WINDOW", graph.DefaultFreshnessWindow, "how long a check of the database's change versions answers for cached keys, catalogs and availability; writes through barberd wait this long before they answer, so every replica's next answer shows them; changes written straight to SQL show within it; 0: every cached answer is checked after its request arrived, and writes do not wait (at most 1s)"},
 	} {
 		def, err := envDuration(d.env, d.def)
@@ -196,7 +198,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	}
 	metrics := rest.NewMetrics(db.SQL)
 	if c.redisURL != "" {
-		if c.shared, err = rest.NewSharedLimits(c.redisURL, c.redisPrefix, log); err != nil {
+		if c.shared, err = rest.NewSharedLimits(c.redisURL, c.redisPrefix, c.redisTimeout, log); err != nil {
 			return fmt.Errorf("--redis-url: %w", err)
 		}
 		defer c.shared.Close()
