@@ -14,6 +14,11 @@ import (
 	"entgo.io/contrib/entgql"
 )
 
+// UpdateAccount is the resolver for the updateAccount field.
+func (r *mutationResolver) UpdateAccount(ctx context.Context, input model.UpdateAccountInput) (*ent.Account, error) {
+	return r.updateAccount(ctx, input)
+}
+
 // CreateUnit is the resolver for the createUnit field.
 func (r *mutationResolver) CreateUnit(ctx context.Context, input model.CreateUnitInput) (*ent.Unit, error) {
 	return r.createUnit(ctx, input)
@@ -102,6 +107,11 @@ func (r *mutationResolver) MarkAppointmentCompleted(ctx context.Context, id stri
 // MarkAppointmentNoShow is the resolver for the markAppointmentNoShow field.
 func (r *mutationResolver) MarkAppointmentNoShow(ctx context.Context, id string) (*ent.Appointment, error) {
 	return r.markAppointment(ctx, id, appointment.StatusNoShow)
+}
+
+// Account is the resolver for the account field.
+func (r *queryResolver) Account(ctx context.Context) (*ent.Account, error) {
+	return r.ownAccount(ctx)
 }
 
 // APIKeys is the resolver for the apiKeys field.

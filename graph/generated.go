@@ -243,6 +243,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret        func(childComplexity int, id string) int
 		SetWorkingHours            func(childComplexity int, input model.SetWorkingHoursInput) int
 		TakeNotifications          func(childComplexity int, limit *int) int
+		UpdateAccount              func(childComplexity int, input model.UpdateAccountInput) int
 		UpdateBarber               func(childComplexity int, id string, input model.UpdateBarberInput) int
 		UpdateService              func(childComplexity int, id string, input model.UpdateServiceInput) int
 		UpdateUnit                 func(childComplexity int, id string, input model.UpdateUnitInput) int
@@ -278,6 +279,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		APIKeys              func(childComplexity int, first *int) int
+		Account              func(childComplexity int) int
 		ActiveHolds          func(childComplexity int, unitID *string, barberID *string, first *int) int
 		Agenda               func(childComplexity int, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) int
 		Appointment          func(childComplexity int, id string) int
@@ -459,6 +461,7 @@ type MutationResolver interface {
 	RescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error)
 	TakeNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error)
 	AckNotifications(ctx context.Context, through string) (*model.AckNotificationsPayload, error)
+	UpdateAccount(ctx context.Context, input model.UpdateAccountInput) (*ent.Account, error)
 	CreateUnit(ctx context.Context, input model.CreateUnitInput) (*ent.Unit, error)
 	UpdateUnit(ctx context.Context, id string, input model.UpdateUnitInput) (*ent.Unit, error)
 	DeactivateUnit(ctx context.Context, id string) (*ent.Unit, error)
@@ -500,6 +503,7 @@ type QueryResolver interface {
 	NextFreeSlots(ctx context.Context, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) (*model.NextFreeSlots, error)
 	Appointment(ctx context.Context, id string) (*ent.Appointment, error)
 	PendingNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error)
+	Account(ctx context.Context) (*ent.Account, error)
 	APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error)
 	Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error)
 	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
@@ -1512,6 +1516,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TakeNotifications(childComplexity, args["limit"].(*int)), true
+	case "Mutation.updateAccount":
+		if e.ComplexityRoot.Mutation.UpdateAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAccount(childComplexity, args["input"].(model.UpdateAccountInput)), true
 	case "Mutation.updateBarber":
 		if e.ComplexityRoot.Mutation.UpdateBarber == nil {
 			break
@@ -1679,6 +1694,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int)), true
+	case "Query.account":
+		if e.ComplexityRoot.Query.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Account(childComplexity), true
 	case "Query.activeHolds":
 		if e.ComplexityRoot.Query.ActiveHolds == nil {
 			break
@@ -2514,6 +2535,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTimeOffWhereInput,
 		ec.unmarshalInputUnitOrder,
 		ec.unmarshalInputUnitWhereInput,
+		ec.unmarshalInputUpdateAccountInput,
 		ec.unmarshalInputUpdateBarberInput,
 		ec.unmarshalInputUpdateServiceInput,
 		ec.unmarshalInputUpdateUnitInput,
@@ -6280,6 +6302,20 @@ func (ec *executionContext) field_Mutation_takeNotifications_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateAccountInput, error) {
+			return ec.unmarshalNUpdateAccountInput2barberdᚋgraphᚋmodelᚐUpdateAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -10340,6 +10376,50 @@ func (ec *executionContext) fieldContext_Mutation_ackNotifications(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateAccount(ctx, fc.Args["input"].(model.UpdateAccountInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖbarberdᚋentᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createUnit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12472,6 +12552,38 @@ func (ec *executionContext) fieldContext_Query_pendingNotifications(ctx context.
 	if fc.Args, err = ec.field_Query_pendingNotifications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_account(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Account(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖbarberdᚋentᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -23940,6 +24052,36 @@ func (ec *executionContext) unmarshalInputUnitWhereInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateAccountInput(ctx context.Context, obj any) (model.UpdateAccountInput, error) {
+	var it model.UpdateAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateBarberInput(ctx context.Context, obj any) (model.UpdateBarberInput, error) {
 	var it model.UpdateBarberInput
 	if obj == nil {
@@ -26861,6 +27003,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createUnit":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createUnit(ctx, field)
@@ -27625,6 +27774,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_pendingNotifications(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "account":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_account(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -30405,6 +30576,11 @@ func (ec *executionContext) marshalNUnitOrderField2ᚖbarberdᚋentᚐUnitOrderF
 func (ec *executionContext) unmarshalNUnitWhereInput2ᚖbarberdᚋentᚐUnitWhereInput(ctx context.Context, v any) (*ent.UnitWhereInput, error) {
 	res, err := ec.unmarshalInputUnitWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateAccountInput2barberdᚋgraphᚋmodelᚐUpdateAccountInput(ctx context.Context, v any) (model.UpdateAccountInput, error) {
+	res, err := ec.unmarshalInputUpdateAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUpdateBarberInput2barberdᚋgraphᚋmodelᚐUpdateBarberInput(ctx context.Context, v any) (model.UpdateBarberInput, error) {

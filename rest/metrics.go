@@ -35,6 +35,8 @@ type Metrics struct {
 	holdsExpired  prometheus.Counter
 	notifications *prometheus.CounterVec
 	rateLimited   prometheus.Counter
+	limitsShared  prometheus.Gauge
+	redisErrors   prometheus.Counter
 	cacheLookups  *prometheus.CounterVec
 	lookups       sync.Map // lookupKey -> the prometheus.Counter in cacheLookups
 	versionReads  prometheus.Counter
@@ -82,6 +84,14 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "barberd_notifications_written_total",
 			Help: "Notifications committed, by type.",
 		}, []string{"type"}),
+		limitsShared: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barberd_rate_limits_shared",
+			Help: "1 while rate limits are shared with the other replicas through Redis (--redis-url), 0 while this replica limits alone (no --redis-url, or Redis unreachable).",
+		}),
+		redisErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_rate_limit_redis_errors_total",
+			Help: "Rate limit checks that Redis did not answer (each then decided by this replica alone).",
+		}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "barberd_rate_limited_requests_total",
 			Help: "Requests refused with 429 by the per-key rate limit of this replica.",
@@ -118,7 +128,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	reg.MustRegister(m.webhookAttempts, m.webhookLatency, m.webhookBacklog, m.webhookFailing)
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
-		m.holdsExpired, m.notifications, m.rateLimited, m.cacheLookups, m.versionReads, m.versionCalls,
+		m.holdsExpired, m.notifications, m.rateLimited, m.limitsShared, m.redisErrors, m.cacheLookups, m.versionReads, m.versionCalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		// go_sql_open_connections, go_sql_in_use_connections,
@@ -218,6 +228,20 @@ func (m *Metrics) VersionRead(callers int) {
 // RateLimited counts a request refused by the rate limiter; set it as
 // RateLimiter.OnLimited.
 func (m *Metrics) RateLimited() { m.rateLimited.Inc() }
+
+// RateLimitsShared sets whether rate limits are shared through Redis; set
+// it as SharedLimits.OnChange.
+func (m *Metrics) RateLimitsShared(shared bool) {
+	v := 0.0
+	if shared {
+		v = 1
+	}
+	m.limitsShared.Set(v)
+}
+
+// RedisError counts a rate limit check Redis did not answer; set it as
+// SharedLimits.OnError.
+func (m *Metrics) RedisError() { m.redisErrors.Inc() }
 
 // WebhookAttempted implements webhook.Metrics.
 func (m *Metrics) WebhookAttempted(outcome string) { m.webhookAttempts.WithLabelValues(outcome).Inc() }

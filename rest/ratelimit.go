@@ -18,7 +18,8 @@ const CodeRateLimited = codeRateLimited
 
 // RateLimiter limits authenticated requests per API key with a token bucket
 // per key id: Burst requests at once and PerSecond a second sustained, on
-// each replica (see "Limits kept in memory" in the package doc).
+// each replica (see "Limits kept in memory" in the package doc), or across
+// replicas once Share gives it a SharedLimits.
 type RateLimiter struct {
 	limit rate.Limit
 	burst int
@@ -30,9 +31,22 @@ type RateLimiter struct {
 	// Now is the clock; tests may replace it before the first request.
 	Now func() time.Time
 
+	shared *SharedLimits // nil: per replica
+	name   string        // the limiter's part of its shared buckets' keys
+
 	mu        sync.Mutex
 	buckets   map[string]*bucket
 	lastSweep time.Time
+}
+
+// Share keeps the limiter's buckets in shared (Redis) under name, which
+// tells this limiter's buckets from those of the others sharing it; while
+// Redis is away, the limiter's own buckets decide. Call it before the first
+// request; a nil limiter ignores it.
+func (l *RateLimiter) Share(shared *SharedLimits, name string) {
+	if l != nil {
+		l.shared, l.name = shared, name
+	}
 }
 
 type bucket struct {
@@ -71,6 +85,11 @@ type Decision struct {
 
 // Allow charges one request to key and tells whether it may go on.
 func (l *RateLimiter) Allow(key string) Decision {
+	if l.shared != nil {
+		if tokens, allowed, ok := l.shared.take(l.name, key, float64(l.limit), l.burst, 1); ok {
+			return l.decision(allowed, tokens)
+		}
+	}
 	now := l.Now()
 	l.mu.Lock()
 	if now.Sub(l.lastSweep) >= sweepEvery {
@@ -84,9 +103,13 @@ func (l *RateLimiter) Allow(key string) Decision {
 	b.last = now
 	l.mu.Unlock()
 
-	d := Decision{Limit: l.burst}
-	d.Allowed = b.lim.AllowN(now, 1)
-	tokens := b.lim.TokensAt(now)
+	allowed := b.lim.AllowN(now, 1)
+	return l.decision(allowed, b.lim.TokensAt(now))
+}
+
+// decision describes a charge that left tokens in its bucket.
+func (l *RateLimiter) decision(allowed bool, tokens float64) Decision {
+	d := Decision{Limit: l.burst, Allowed: allowed}
 	d.Remaining = max(int(math.Floor(tokens)), 0)
 	d.Reset = l.wait(float64(l.burst) - tokens)
 	if !d.Allowed {
@@ -125,6 +148,14 @@ func (l *RateLimiter) Len() int {
 func (l *RateLimiter) Empty(key string) (time.Duration, bool) {
 	if l == nil {
 		return 0, false
+	}
+	if l.shared != nil {
+		if tokens, _, ok := l.shared.take(l.name, key, float64(l.limit), l.burst, 0); ok {
+			if tokens >= 1 {
+				return 0, false
+			}
+			return l.wait(1 - tokens), true
+		}
 	}
 	now := l.Now()
 	l.mu.Lock()

@@ -3,18 +3,18 @@
 // operation, and renders the v1 JSON or a problem+json error. It holds no
 // SQL and no booking rule.
 //
-// # Limits kept in memory
+// # Limits kept in memory, or in Redis
 //
 // The rate limiter (per API key) and the address limits (requests without a
 // key, failed authentications) are token buckets in process memory, one set
-// per replica: the one state architecture.md ("Scale") lets replicas keep to
-// themselves. With N replicas a caller may make up to N times the configured
-// rate in all. That is acceptable because the limits protect each process
-// (and, through it, the shared database's connection pool) from one noisy
-// caller; they are no billing quota, and exact counters across replicas
-// would put a shared store on the path of every request. A bucket left alone
-// long enough to refill is the same as a new one, so idle buckets are
-// evicted: memory follows the callers active in the last few seconds.
+// per replica: with N replicas a caller may make up to N times the
+// configured rate in all. The limits protect each process (and, through it,
+// the shared database's pool) from one noisy caller. A bucket left alone long
+// enough to refill is the same as a new one, so idle buckets are evicted.
+// With SharedLimits (serve's --redis-url) the buckets live in Redis instead,
+// one per key or address for every replica; Redis is asked with a short
+// timeout, and while it fails each replica falls back to its own buckets, so
+// Redis is never a reason to refuse a request.
 package rest
 
 import (

@@ -535,6 +535,27 @@ func TestGraphQLAdminKeys(t *testing.T) {
 			e.fails(t, adminOnly, `mutation { adminCancelAppointment(id: "apt_01JNOPE", reason: "x") { id } }`, nil, graph.CodeAppointmentNotFound)
 		})
 
+		t.Run("the account: read and renamed by admins alone, shown in GET /context", func(t *testing.T) {
+			e := newGQLEnv(t, db)
+			admin, booking := e.keys.AdminAPIKey, e.keys.APIKey
+			acc := e.must(t, admin, `mutation { updateAccount(input: {name: "  Barbearia Nova  "}) { id name } }`, nil)
+			if str(t, acc, "updateAccount.id") != e.keys.AccountID || str(t, acc, "updateAccount.name") != "Barbearia Nova" {
+				t.Fatalf("%v", acc)
+			}
+			if got := e.must(t, admin, `{ account { id name } }`, nil); str(t, got, "account.name") != "Barbearia Nova" {
+				t.Fatalf("%v", got)
+			}
+			if ctx := e.rest(t, "GET", "/context", booking, nil, 200); str(t, ctx, "account.name") != "Barbearia Nova" {
+				t.Fatalf("GET /context after the rename: %v", ctx)
+			}
+			sameFields(t, e.fails(t, admin, `mutation { updateAccount(input: {name: " "}) { id } }`, nil, graph.CodeValidationFailed), "name")
+			for _, q := range []string{`{ account { id } }`, `mutation { updateAccount(input: {name: "x"}) { id } }`} {
+				if c := e.query(t, booking, q, nil).code(t); c != graph.CodeInsufficientScope {
+					t.Errorf("%s with a booking key: code %q", q, c)
+				}
+			}
+		})
+
 		t.Run("a key with an unknown scope is refused", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			admin := e.keys.AdminAPIKey

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // unit time zones must resolve even where the system has no zone database
@@ -31,15 +33,20 @@ Usage:
   barberd demo [--addr :8080]       migrate, seed a demo account if there is none, print a key, serve
   barberd serve [--addr :8080]      run the server (migrates first)
   barberd migrate                   bring the database schema up to date
+  barberd account create --name NAME
+                                    create an account; print its id and an admin key as one JSON line
+  barberd account list              list the accounts: id, created, name
   barberd seed-demo                 create a new demo account; print its keys as one JSON line
   barberd apikey create --account ID --name NAME --scopes a,b,c
                                     create an API key; print the key alone
   barberd mcp                       serve MCP tools over stdin/stdout as the key
                                     in BARBERD_API_KEY (for desktop LLM agents)
+  barberd version                   print the version (also --version)
 
 Every subcommand takes --database-url (or DATABASE_URL): postgres://... for
 PostgreSQL, sqlite:PATH for an SQLite file; default sqlite:barberd.db.
-Run "barberd serve --help" for every server setting.
+Run "barberd COMMAND --help" for a command's settings and environment
+variables ("barberd serve --help" for every server setting).
 `
 
 func main() {
@@ -55,6 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(stdout, version())
 		return 0
 	}
 	var err error
@@ -75,6 +86,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		err = apikeyCreateCmd(ctx, rest[1:], stdout, stderr)
+	case "account":
+		switch {
+		case len(rest) > 0 && rest[0] == "create":
+			err = accountCreateCmd(ctx, rest[1:], stdout, stderr)
+		case len(rest) > 0 && rest[0] == "list":
+			err = accountListCmd(ctx, rest[1:], stdout, stderr)
+		default:
+			fmt.Fprint(stderr, "usage: barberd account create --name NAME | barberd account list\n")
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "barberd: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -95,15 +116,37 @@ type dbFlags struct {
 	logLevel string
 }
 
-func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
+// newFlagSet makes the flag set of subcommand name; its --help prints
+// synopsis and about, the flags, and the environment variables it reads
+// (those named in its flags' usage, and extraEnv).
+func newFlagSet(name, synopsis, about string, stderr io.Writer, extraEnv ...string) (*flag.FlagSet, *dbFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(fs, synopsis, about, extraEnv) }
 	f := &dbFlags{}
 	fs.StringVar(&f.url, "database-url", envOr("DATABASE_URL", store.DefaultURL),
 		"database: postgres://... or sqlite:PATH (env DATABASE_URL)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("BARBERD_LOG_LEVEL", "info"),
 		"log level: debug, info, warn, error (env BARBERD_LOG_LEVEL)")
 	return fs, f
+}
+
+var envInUsage = regexp.MustCompile(`\(env ([A-Z0-9_]+)\)`)
+
+func printUsage(fs *flag.FlagSet, synopsis, about string, extraEnv []string) {
+	w := fs.Output()
+	fmt.Fprintf(w, "Usage: barberd %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(about))
+	fs.PrintDefaults()
+	env := extraEnv
+	fs.VisitAll(func(f *flag.Flag) {
+		for _, m := range envInUsage.FindAllStringSubmatch(f.Usage, -1) {
+			env = append(env, m[1]+"\t(--"+f.Name+")")
+		}
+	})
+	fmt.Fprintf(w, "\nEnvironment variables:\n")
+	for _, e := range env {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
 }
 
 func envOr(key, def string) string {
@@ -124,9 +167,15 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*slog.Logger, *st
 	if err != nil {
 		return nil, nil, err
 	}
+	// Errors name the database (its password hidden): an SQLite file that
+	// cannot be opened says which one.
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("database %s: %w", store.Redact(f.url), err)
+	}
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("database %s: %w", store.Redact(f.url), err)
 	}
 	return log, db, nil
 }
@@ -145,7 +194,8 @@ func (f *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []str
 }
 
 func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, f := newFlagSet("migrate", stderr)
+	fs, f := newFlagSet("migrate", "migrate [flags]",
+		"Brings the database schema up to date and exits. serve and demo do it too when they start.", stderr)
 	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
 	if err != nil {
 		return err
@@ -156,7 +206,9 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, f := newFlagSet("seed-demo", stderr)
+	fs, f := newFlagSet("seed-demo", "seed-demo [flags]",
+		`Creates a new demo account (two shops with barbers, services and hours) and prints
+{"account_id","api_key","admin_api_key"} as one JSON line: a booking key and an admin key.`, stderr)
 	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
 	if err != nil {
 		return err
@@ -170,7 +222,8 @@ func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, f := newFlagSet("apikey create", stderr)
+	fs, f := newFlagSet("apikey create", "apikey create --account ID --name NAME [--scopes a,b,c]",
+		"Creates an API key of an account and prints its secret alone: barberd keeps only a hash, so it is shown only once.", stderr)
 	account := fs.String("account", "", "account id (required)")
 	name := fs.String("name", "", "a name telling what the key is for (required)")
 	scopes := fs.String("scopes", strings.Join(graph.BookingScopes, ","), "comma-separated scopes: "+strings.Join(graph.AllScopes, ", "))
@@ -204,7 +257,10 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 // so logs go to stderr alone) as the key in BARBERD_API_KEY, until the
 // client closes in.
 func mcpCmd(ctx context.Context, args []string, in io.Reader, out, stderr io.Writer) error {
-	fs, f := newFlagSet("mcp", stderr)
+	fs, f := newFlagSet("mcp", "mcp [flags]",
+		`Serves barberd's MCP tools over stdin and stdout, for desktop LLM agents that start it,
+acting as the API key in BARBERD_API_KEY (required). Logs go to stderr.`, stderr,
+		"BARBERD_API_KEY\t(required) the API key the tools act as")
 	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
 	if err != nil {
 		return err
@@ -239,4 +295,78 @@ func describe(err error) error {
 		return errors.New(msg)
 	}
 	return err
+}
+
+func accountCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newFlagSet("account create", "account create --name NAME [flags]",
+		`Creates an account (a shop or a chain of shops) and a first API key with every scope, for its
+dashboard, and prints {"account_id","admin_api_key"} as one JSON line. The key is shown only
+this once; make booking keys for chatbots with it (GraphQL createApiKey) or with apikey create.`, stderr)
+	name := fs.String("name", "", "the account's name, which GET /context tells chatbots (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *name == "" {
+		return errors.New("--name is required")
+	}
+	log, db, err := f.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	acc, secret, err := graph.New(graph.Settings{DB: db, Log: log}).CreateAccount(ctx, *name)
+	if err != nil {
+		return describe(err)
+	}
+	return json.NewEncoder(stdout).Encode(map[string]string{"account_id": acc.ID, "admin_api_key": secret})
+}
+
+func accountListCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newFlagSet("account list", "account list [flags]",
+		"Lists every account, oldest first, one a line: id, creation time (UTC), name, separated by tabs.", stderr)
+	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	accs, err := res.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range accs {
+		if _, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", a.ID, graph.UTC(a.CreatedAt), a.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// version is the module version and the commit barberd was built from, as
+// the Go toolchain recorded them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "barberd (no build information)"
+	}
+	v := "barberd " + info.Main.Version
+	var rev, at, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = " (modified)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev + dirty
+		if at != "" {
+			v += " " + at
+		}
+	}
+	return v + " " + info.GoVersion
 }

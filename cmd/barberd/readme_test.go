@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,7 @@ go() {
   echo "the walk may run only go run ./cmd/barberd, not go $*" >&2
   return 1
 }
+barberd() { "$WALK_BARBERD" "$@"; }
 WALK_FAIL=--fail-with-body
 command curl --fail-with-body --version >/dev/null 2>&1 || WALK_FAIL=--fail
 curl() {
@@ -49,7 +52,7 @@ curl() {
 
 // walkEpilogue hands the test what the walk made, for it to check.
 const walkEpilogue = `
-printf 'walk-result %s %s %s %s %s\n' "$KEY" "$ADMIN" "$APT" "$SHOP" "$DAY"
+printf 'walk-result %s %s %s %s %s %s\n' "$KEY" "$ADMIN" "$APT" "$SHOP" "$DAY" "$UNIT"
 `
 
 // walkSteps are what the walks must show a newcomer; dropping one from the
@@ -61,18 +64,28 @@ var walkSteps = []string{
 	"/appointments/$APT\"", "/reschedule", "/cancel",
 	"/notifications/pending?peek=true", "/notifications/ack",
 	"/graphql", "createUnit", "createService", "createBarber", "setWorkingHours", "agenda(",
+	"select(.id == $apt)",
 }
 
-var walkResult = regexp.MustCompile(`(?m)^walk-result (\S+) (\S+) (\S+) (\S+) (\S+)$`)
+var walkResult = regexp.MustCompile(`(?m)^walk-result (\S+) (\S+) (\S+) (\S+) (\S+) (\S+)$`)
 
 // readmeWalk returns the README's walk blocks, in order, as one script.
 func readmeWalk(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	return docWalk(t, "../../README.md", walkSteps)
+}
+
+// docWalk returns the walk blocks of the markdown file at path, in order,
+// as one script, and checks that it calls walkBase and contains every one of
+// steps.
+func docWalk(t *testing.T, path string, steps []string) string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	name := filepath.Base(path)
 	var script strings.Builder
 	blocks, line, state := 0, 0, "text" // text, mark (after walkMark), block
 	sc := bufio.NewScanner(f)
@@ -86,7 +99,7 @@ func readmeWalk(t *testing.T) string {
 			state = "block"
 			blocks++
 		case state == "mark":
-			t.Fatalf("README.md:%d: %s is not followed by a ```sh block", line, walkMark)
+			t.Fatalf("%s:%d: %s is not followed by a ```sh block", name, line, walkMark)
 		case state == "block" && l == "```":
 			state = "text"
 		case state == "block":
@@ -97,21 +110,55 @@ func readmeWalk(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if state != "text" {
-		t.Fatalf("README.md: the last walk block is not closed")
+		t.Fatalf("%s: the last walk block is not closed", name)
 	}
 	s := script.String()
 	if blocks == 0 {
-		t.Fatalf("README.md has no %s block", walkMark)
+		t.Fatalf("%s has no %s block", name, walkMark)
 	}
 	if !strings.Contains(s, walkBase) {
-		t.Fatalf("the README's walk does not call %s", walkBase)
+		t.Fatalf("the walk of %s does not call %s", name, walkBase)
 	}
-	for _, step := range walkSteps {
+	for _, step := range steps {
 		if !strings.Contains(s, step) {
-			t.Errorf("the README's walk lacks %q", step)
+			t.Errorf("the walk of %s lacks %q", name, step)
 		}
 	}
 	return s
+}
+
+// runWalk pastes script (ending with its own epilogue) into bash, strict (walkPrelude), against the server
+// s on the database dbURL, in dir, and returns what it printed; a failing
+// command fails the test.
+func runWalk(t *testing.T, s *server, dir, dbURL, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	body := strings.ReplaceAll(script, walkBase, s.URL)
+	cmd := exec.CommandContext(ctx, "bash", "-c", walkPrelude+body)
+	cmd.Dir, cmd.WaitDelay = dir, 10*time.Second
+	cmd.Env = append(childEnv(), "DATABASE_URL="+dbURL, "WALK_BARBERD="+barberd(t))
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the walk failed: %v\n%s\nserver log:\n%s", err, out.String(), s.stderr)
+	}
+	t.Logf("walk ran in %v", time.Since(began))
+	return out.String()
+}
+
+// needWalkTools skips the test (fails it under CI) without bash, curl or jq.
+func needWalkTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is needed to run the documents' walks: %v", tool, err)
+			}
+			t.Skipf("%s is needed to run the documents' walks: %v", tool, err)
+		}
+	}
 }
 
 // TestReadmeWalk pastes the README's walks into bash against a demo server,
@@ -120,14 +167,7 @@ func readmeWalk(t *testing.T) string {
 func TestReadmeWalk(t *testing.T) {
 	t.Parallel()
 	script := readmeWalk(t)
-	for _, tool := range []string{"bash", "curl", "jq"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is needed to run the README's walk: %v", tool, err)
-			}
-			t.Skipf("%s is needed to run the README's walk: %v", tool, err)
-		}
-	}
+	needWalkTools(t)
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
@@ -135,26 +175,13 @@ func TestReadmeWalk(t *testing.T) {
 			dir := t.TempDir()
 			s := startServer(t, dir, "demo", "--addr", "127.0.0.1:0", "--database-url", dbURL)
 			s.waitStdout("playground")
+			out := runWalk(t, s, dir, dbURL, script+walkEpilogue)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			body := strings.ReplaceAll(script, walkBase, s.URL)
-			cmd := exec.CommandContext(ctx, "bash", "-c", walkPrelude+body+walkEpilogue)
-			cmd.Dir, cmd.WaitDelay = dir, 10*time.Second
-			cmd.Env = append(childEnv(), "DATABASE_URL="+dbURL, "WALK_BARBERD="+barberd(t))
-			var out syncBuffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			began := time.Now()
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("the README's walk failed: %v\n%s\nserver log:\n%s", err, out.String(), s.stderr)
-			}
-			t.Logf("walk ran in %v", time.Since(began))
-
-			m := walkResult.FindStringSubmatch(out.String())
+			m := walkResult.FindStringSubmatch(out)
 			if m == nil {
-				t.Fatalf("the walk's result line is missing:\n%s", out.String())
+				t.Fatalf("the walk's result line is missing:\n%s", out)
 			}
-			key, admin, apt, shop, day := m[1], m[2], m[3], m[4], m[5]
+			key, admin, apt, shop, day, unit := m[1], m[2], m[3], m[4], m[5], m[6]
 			api := s.URL + "/api/integrations/v1"
 			if got := call(t, "GET", api+"/appointments/"+apt, key, nil, 200).JSON(t); got["status"] != "cancelled" ||
 				got["starts_at"] != day+"T11:00:00" || got["external_reference"] != "chat-42" {
@@ -175,19 +202,38 @@ func TestReadmeWalk(t *testing.T) {
 					t.Errorf("a notification of %s is still pending after the walk's ack", apt)
 				}
 			}
-			var agenda struct {
-				Data struct {
-					Agenda struct{ TotalCount int }
-				}
-				Errors []any
+			if ids := agendaIDs(t, s.URL, admin, shop, day); len(ids) != 1 {
+				t.Errorf("the walk's new shop's agenda on %s: %v", day, ids)
 			}
-			r := call(t, "POST", s.URL+"/graphql", admin, map[string]any{
-				"query":     `query($u: ID!, $d: String!) { agenda(unitId: $u, date: $d) { totalCount } }`,
-				"variables": map[string]any{"u": shop, "d": day},
-			}, 200)
-			if err := json.Unmarshal(r.Body, &agenda); err != nil || agenda.Errors != nil || agenda.Data.Agenda.TotalCount != 1 {
-				t.Errorf("the walk's new shop's agenda on %s: %s", day, r.Body)
+			if ids := agendaIDs(t, s.URL, admin, unit, day); !slices.Contains(ids, apt) {
+				t.Errorf("the chatbot's appointment %s is not in its unit's agenda on %s: %v", apt, day, ids)
 			}
 		})
 	}
+}
+
+// agendaIDs reads the ids of the appointments in a unit's agenda on day
+// through GraphQL with the admin key.
+func agendaIDs(t *testing.T, base, admin, unit, day string) []string {
+	t.Helper()
+	var agenda struct {
+		Data struct {
+			Agenda struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+		Errors []any
+	}
+	r := call(t, "POST", base+"/graphql", admin, map[string]any{
+		"query":     `query($u: ID!, $d: String!) { agenda(unitId: $u, date: $d, first: 500) { edges { node { id } } } }`,
+		"variables": map[string]any{"u": unit, "d": day},
+	}, 200)
+	if err := json.Unmarshal(r.Body, &agenda); err != nil || agenda.Errors != nil {
+		t.Fatalf("agenda of %s on %s: %v %s", unit, day, err, r.Body)
+	}
+	var ids []string
+	for _, e := range agenda.Data.Agenda.Edges {
+		ids = append(ids, e.Node.ID)
+	}
+	return ids
 }

@@ -56,6 +56,10 @@ type serverConfig struct {
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
 	webhooks        webhook.Settings // Resolver, Log and Metrics are set by serve
+	redisURL        string           // "": limits per replica
+	redisPrefix     string
+	redisTimeout    time.Duration
+	shared          *rest.SharedLimits // set by serveCmd from redisURL
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo bool) error {
@@ -63,7 +67,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	if demo {
 		name = "demo"
 	}
-	fs, f := newFlagSet(name, stderr)
+	about := `Runs the server: REST v1 for chatbots under /api/integrations/v1, GraphQL for dashboards at
+/graphql (playground at /playground), MCP at /mcp, signed webhooks, background jobs.
+It migrates the database first.`
+	if demo {
+		about = `Runs the server (as serve) on a demo account: seeds one when the database has none, prints a
+booking key and an admin key (fresh ones at every start), and a first command to try.`
+	}
+	fs, f := newFlagSet(name, name+" [flags]", about, stderr)
 	var c serverConfig
 	fs.StringVar(&c.addr, "addr", envOr("BARBERD_ADDR", ":8080"), "listen address (env BARBERD_ADDR)")
 	for _, d := range []struct {
@@ -79,6 +90,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		{&c.drainDelay, "drain-delay", "BARBERD_DRAIN_DELAY", time.Second, "on SIGTERM, how long open keep-alive connections may still bring a request (answered with Connection: close) while /readyz says 503, before the server stops; new connections are refused at once"},
 		{&c.webhooks.Timeout, "webhook-timeout", "BARBERD_WEBHOOK_TIMEOUT", 10 * time.Second, "longest time a webhook request may take, from connecting to the end of the answer; after it the delivery is retried"},
 		{&c.webhooks.Lease, "webhook-lease", "BARBERD_WEBHOOK_LEASE", 30 * time.Second, "how long a replica's claim on a webhook endpoint lasts unless renewed: a replica that dies mid-delivery delays that endpoint's deliveries by up to this long"},
+		{&c.redisTimeout, "redis-timeout", "BARBERD_REDIS_TIMEOUT", rest.DefaultRedisTimeout, "how long a rate limit check waits for Redis (--redis-url) before this replica decides alone"},
 		{&c.freshness, "freshness-window", "BARBERD_FRESHNESS_WINDOW", graph.DefaultFreshnessWindow, "how long a check of the database's change versions answers for cached keys, catalogs and availability; writes through barberd wait this long before they answer, so every replica's next answer shows them; changes written straight to SQL show within it; 0: every cached answer is checked after its request arrived, and writes do not wait (at most 1s)"},
 	} {
 		def, err := envDuration(d.env, d.def)
@@ -151,6 +163,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	fs.IntVar(&c.webhooks.Endpoints, "webhook-senders", senders, "how many webhook endpoints each replica sends to at once (env BARBERD_WEBHOOK_SENDERS)")
 	fs.IntVar(&c.webhooks.PerAccount, "webhook-senders-per-account", perAccount, "how many of those senders one account's endpoints may hold at once, so that one account's slow or failing receivers cannot delay the others' (env BARBERD_WEBHOOK_SENDERS_PER_ACCOUNT)")
+	fs.StringVar(&c.redisURL, "redis-url", os.Getenv("BARBERD_REDIS_URL"), "share the per-key rate limits and the per-address limits with every replica through this Redis, e.g. redis://127.0.0.1:6379/0 (redis://[:password@]host:port/db, rediss:// for TLS); while it does not answer, each replica limits alone; empty: each replica limits alone (env BARBERD_REDIS_URL)")
+	fs.StringVar(&c.redisPrefix, "redis-prefix", envOr("BARBERD_REDIS_PREFIX", "barberd:ratelimit:"), "prefix of barberd's keys in Redis: replicas sharing limits need the same one, other deployments on the same Redis another (env BARBERD_REDIS_PREFIX)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", os.Getenv("BARBERD_PPROF_ADDR"), "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; empty: off (env BARBERD_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -190,7 +204,29 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 		return err
 	}
 	defer db.Close()
+	metricsAt := c.metricsAddr
+	if metricsAt == "" {
+		metricsAt = "/metrics on --addr"
+	}
+	redisAt := "none: limits per replica"
+	if c.redisURL != "" {
+		redisAt = store.Redact(c.redisURL)
+	}
+	log.Info("starting", "version", version(), "database", store.Redact(f.url), "addr", c.addr,
+		"metrics", metricsAt, "pprof", c.pprofAddr, "rate_limit", c.rateLimit, "rate_burst", c.rateBurst,
+		"redis", redisAt, "jobs_interval", c.jobsInterval.String())
+	if c.webhooks.AllowPrivate {
+		log.Warn("--webhook-allow-private is on: webhook endpoints may be plain http and private or loopback addresses; never in production")
+	}
 	metrics := rest.NewMetrics(db.SQL)
+	if c.redisURL != "" {
+		if c.shared, err = rest.NewSharedLimits(c.redisURL, c.redisPrefix, c.redisTimeout, log); err != nil {
+			return fmt.Errorf("--redis-url: %w", err)
+		}
+		defer c.shared.Close()
+		c.shared.OnChange, c.shared.OnError = metrics.RateLimitsShared, metrics.RedisError
+		_ = c.shared.Check(ctx) // unreachable: logged, and retried by the requests
+	}
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
 	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
@@ -447,6 +483,11 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 			l.OnLimited = metrics.RateLimited
 		}
 	}
+	if c.shared != nil {
+		limiter.Share(c.shared, "key:")
+		limits.Anonymous.Share(c.shared, "anonymous:")
+		limits.Failures.Share(c.shared, "auth-failure:")
+	}
 	maxBody := c.maxBody
 	if maxBody <= 0 {
 		maxBody = rest.DefaultMaxBody
@@ -457,6 +498,15 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	r.Use(rest.Deadline(c.writeTimeout))
 	v1 := rest.New(res, rest.WithRateLimiter(limiter), rest.WithAddrLimits(limits), rest.WithMaxBody(maxBody))
 	r.NotFound(v1.ServeHTTP) // unknown routes get a problem+json 404
+	// A browser opening the server's address lands on the playground;
+	// programs still get the problem+json 404.
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Accept"), "text/html") {
+			http.Redirect(w, r, "/playground", http.StatusSeeOther)
+			return
+		}
+		v1.ServeHTTP(w, r)
+	})
 	if c.metricsAddr == "" {
 		r.Handle("/metrics", metrics.Handler())
 	}

@@ -225,6 +225,12 @@ type Slot struct {
 	BarberID    string    `json:"barberId"`
 }
 
+// Changes to the caller's account; omitted fields stay as they are.
+type UpdateAccountInput struct {
+	// 1 to 200 characters: the shop's name, which GET /context tells chatbots.
+	Name *string `json:"name,omitempty"`
+}
+
 // Changes to a barber; omitted fields stay. unitIds and serviceIds, when given, replace the sets.
 type UpdateBarberInput struct {
 	Name       *string  `json:"name,omitempty"`

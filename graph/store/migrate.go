@@ -29,19 +29,19 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if db.Dialect == dialect.Postgres {
 		conn, err := db.SQL.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
+			return fmt.Errorf("schema: %w", err)
 		}
 		defer conn.Close()
 		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
-			return fmt.Errorf("migrate: lock: %w", err)
+			return fmt.Errorf("schema: lock: %w", err)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck // released with the session anyway
 	}
 	if err := db.recordClients(ctx); err != nil {
-		return fmt.Errorf("migrate: appointments' clients: %w", err)
+		return fmt.Errorf("schema: appointments' clients: %w", err)
 	}
 	if err := db.createSchema(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("schema: %w", err)
 	}
 	stmts := append(sqliteNoOverlap, sqliteVersions()...)
 	if db.Dialect == dialect.Postgres {
@@ -49,7 +49,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	for _, s := range stmts {
 		if _, err := db.SQL.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("migrate: triggers and constraints: %w", err)
+			return fmt.Errorf("schema: triggers and constraints: %w", err)
 		}
 	}
 	return nil

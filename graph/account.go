@@ -1,0 +1,78 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"barberd/ent"
+	"barberd/ent/account"
+	"barberd/ent/schema/tenant"
+	"barberd/graph/fresh"
+	"barberd/graph/model"
+)
+
+// checkAccountName checks an account's name: 1 to 200 characters of text.
+func checkAccountName(name string) error {
+	var p Problems
+	if checkText(&p, "name", name) {
+		checkLength(&p, "name", name, 1, 200)
+	}
+	return p.Err()
+}
+
+// CreateAccount makes a new account (a shop or chain) and a first key with
+// every scope for its dashboard, and returns the account and the key's
+// secret, shown only this once. For operators (barberd account create), not
+// for any API. Errors: validation_failed.
+func (r *Resolver) CreateAccount(ctx context.Context, name string) (*ent.Account, string, error) {
+	if err := checkAccountName(name); err != nil {
+		return nil, "", err
+	}
+	acc, err := r.cfg.DB.Account.Create().SetName(strings.TrimSpace(name)).Save(tenant.System(ctx))
+	if err != nil {
+		return nil, "", err
+	}
+	secret, _, err := r.CreateAPIKey(ctx, acc.ID, "Admin", AllScopes)
+	if err != nil {
+		return nil, "", err
+	}
+	return acc, secret, nil
+}
+
+// Accounts lists every account, oldest first. For operators (barberd
+// account list), not for any API.
+func (r *Resolver) Accounts(ctx context.Context) ([]*ent.Account, error) {
+	return r.cfg.DB.Account.Query().Order(account.ByCreatedAt(), account.ByID()).All(tenant.System(ctx))
+}
+
+// ownAccount returns the caller's account (scope admin).
+func (r *Resolver) ownAccount(ctx context.Context) (*ent.Account, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	return r.cfg.DB.Account.Get(ctx, v.AccountID)
+}
+
+// updateAccount changes the caller's account's settings (scope admin);
+// GET /context shows the new name from the next request.
+// Errors: validation_failed.
+func (r *Resolver) updateAccount(ctx context.Context, in model.UpdateAccountInput) (*ent.Account, error) {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	upd := r.cfg.DB.Account.UpdateOneID(v.AccountID)
+	if in.Name != nil {
+		if err := checkAccountName(*in.Name); err != nil {
+			return nil, err
+		}
+		upd.SetName(strings.TrimSpace(*in.Name))
+	}
+	acc, err := upd.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fresh.Committed(ctx)
+	return acc, nil
+}
