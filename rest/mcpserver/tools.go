@@ -289,7 +289,21 @@ func (m *MCP) barbers(ctx context.Context, in *barbersArgs) (rest.List[rest.Barb
 	}), nil
 }
 
+// MaxAnswerBytes bounds the answer of get_availability: plenty for a
+// model, and 16 such calls at once stay within a few tens of MB.
+const MaxAnswerBytes = 1 << 20
+
+// slotBytes bounds what one slot takes in a tool answer: its JSON in the
+// structured content, and again, escaped, in the text content.
+const slotBytes = 400
+
+// maxAnswerSlots is the slot budget of get_availability (graph.WithSlotBudget):
+// a request that could list more is refused before it runs, naming what
+// to narrow (fewer days, one barber).
+const maxAnswerSlots = MaxAnswerBytes / slotBytes
+
 func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.AvailabilityRange, string, error) {
+	ctx = graph.WithSlotBudget(ctx, maxAnswerSlots)
 	var days []*graph.Day
 	var err error
 	var from, to string
@@ -322,6 +336,15 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		a := rest.AvailabilityOf(d.Availability(in.BarberID))
 		v.Days[i] = rest.AvailabilityDay{Date: a.Date, Slots: a.Slots, Reason: a.Reason}
 		all = append(all, a.Slots...)
+	}
+	if len(all) > maxAnswerSlots { // the budget bounds them by the hours; a daylight saving change adds an hour
+		field := "to"
+		if from == to {
+			field = "barber_id"
+		}
+		var p graph.Problems
+		p.Add(field, "must be narrower: the answer would list %d slots, more than %d", len(all), maxAnswerSlots)
+		return rest.AvailabilityRange{}, "", p.Err()
 	}
 	when := "on " + from
 	if from != to {
