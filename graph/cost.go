@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"barberd/ent/workinghours"
@@ -33,16 +34,56 @@ func WithSlotBudget(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, slotBudgetKey{}, n)
 }
 
+// Slots is l.MaxSlots, or its default.
+func (l Limits) Slots() int {
+	if l.MaxSlots <= 0 {
+		return DefaultMaxSlots
+	}
+	return l.MaxSlots
+}
+
+type slotPoolKey struct{}
+
+// slotPool is a budget of slots shared by the answers of one request.
+type slotPool struct{ left atomic.Int64 }
+
+// WithSlotPool makes every availability answer made with ctx draw on one
+// budget of n slots: for a request that holds several answers, as a
+// GraphQL operation's root fields, which may run at once.
+func WithSlotPool(ctx context.Context, n int) context.Context {
+	p := &slotPool{}
+	p.left.Store(int64(n))
+	return context.WithValue(ctx, slotPoolKey{}, p)
+}
+
 // slotBudget is the most slots a request made with ctx may list or compute.
 func (r *Resolver) slotBudget(ctx context.Context) int {
-	n := r.cfg.Limits.MaxSlots
-	if n <= 0 {
-		n = DefaultMaxSlots
-	}
+	n := r.cfg.Limits.Slots()
 	if b, ok := ctx.Value(slotBudgetKey{}).(int); ok && b < n {
 		n = max(b, 1)
 	}
+	if p, ok := ctx.Value(slotPoolKey{}).(*slotPool); ok {
+		n = min(n, max(int(p.left.Load()), 0))
+	}
 	return n
+}
+
+// reserve takes n slots from ctx's pool, if it has one; false when fewer
+// are left.
+func reserve(ctx context.Context, n int) bool {
+	p, ok := ctx.Value(slotPoolKey{}).(*slotPool)
+	if !ok {
+		return true
+	}
+	for {
+		left := p.left.Load()
+		if left < int64(n) {
+			return false
+		}
+		if p.left.CompareAndSwap(left, left-int64(n)) {
+			return true
+		}
+	}
 }
 
 // weekHours is the working hours of a unit's eligible barbers, by
@@ -122,23 +163,22 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 	return w, nil
 }
 
-// slotsFor is about how many slots the days of a unit's service hold for
-// barberID (nil: every eligible barber): at most budget+1, as soon as
-// it knows there are more. It first bounds them by the slot step alone,
-// from the catalog cache when it can, and reads the barbers' hours only
-// when that bound is over budget.
+// slotsFor bounds the slots the days of a unit's service hold for
+// barberID (nil: every eligible barber), stopping past budget. It first
+// bounds them by the slot step alone, from the catalog cache when it can,
+// and reads the barbers' hours only when that bound is over budget.
 func (r *Resolver) slotsFor(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) (int, error) {
 	if e, ok := r.cache.catalogs.Get(newCatalogKey(v.AccountID, unitID, serviceID, nil)); ok && v.versioned && e.config == v.configVersion {
-		if dayBound(&e.offer, barberID)*len(dates) <= budget {
-			return 0, nil // within budget, and nothing allocated
+		if n := dayBound(&e.offer, barberID) * len(dates); n <= budget {
+			return n, nil // nothing allocated
 		}
 	}
 	o, err := r.resolveCatalog(ctx, unitID, serviceID, nil)
 	if err != nil {
 		return 0, err
 	}
-	if dayBound(o, barberID)*len(dates) <= budget {
-		return 0, nil
+	if n := dayBound(o, barberID) * len(dates); n <= budget {
+		return n, nil
 	}
 	w, err := r.weekHoursOf(ctx, v, o)
 	if err != nil {
@@ -175,10 +215,10 @@ func dayBound(o *offer, barberID *string) int {
 func (r *Resolver) checkSlots(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) error {
 	budget := r.slotBudget(ctx)
 	n, err := r.slotsFor(ctx, v, unitID, serviceID, barberID, dates, budget)
-	if err != nil || n <= budget {
+	if err != nil || n <= budget && reserve(ctx, n) {
 		return err
 	}
-	return tooManySlots(budget, barberID, len(dates))
+	return tooManySlots(r.slotBudget(ctx), barberID, len(dates)) // less, when the request's other answers took some
 }
 
 // tooManySlots is the refusal of an answer of days that would hold more

@@ -234,7 +234,7 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 			return nil, err
 		}
 		var dates []slots.Date
-		left := budget - spent
+		left, start := budget-spent, date
 		for ; date.Compare(last) <= 0 && len(dates) < batch; date = date.AddDays(1) {
 			wd := int(date.Weekday())
 			if !s.weekdays[isoWeekday(date)] || week.starts(q.BarberID, wd, from, to, true) == 0 {
@@ -253,6 +253,10 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		}
 		if len(dates) == 0 {
 			continue
+		}
+		if !reserve(ctx, left-(budget-spent)) {
+			exhausted, date = true, start // the request's other answers took the rest
+			break
 		}
 		days, err := r.availabilityDays(ctx, v, q.UnitID, q.ServiceID, q.BarberID, dates, left)
 		if err != nil {
