@@ -91,11 +91,9 @@ func reserve(ctx context.Context, n int) bool {
 // slots can be at most.
 type weekHours struct {
 	step, duration time.Duration
-	barbers        map[string]*[7]dayHours
-	all            [7]int // every eligible barber's starts, each weekday
+	barbers        map[string]*[7][]slots.Span // working spans (slots.WorkingSpans)
+	all            [7]int                      // every eligible barber's starts, each weekday
 }
-
-type dayHours struct{ hours, breaks []slots.Span }
 
 // starts is how many slots barberID (nil: every eligible barber) can be
 // offered on a weekday with a start in [from, to) local time. slack
@@ -107,11 +105,14 @@ func (w *weekHours) starts(barberID *string, weekday int, from, to slots.Clock, 
 		d = max(d-time.Hour, time.Second)
 	}
 	n := 0
-	for id, week := range w.barbers {
-		if barberID == nil || *barberID == id {
-			h := week[weekday]
-			n += slots.CountStarts(h.hours, h.breaks, w.step, d, from, to)
+	if barberID != nil {
+		if week, ok := w.barbers[*barberID]; ok {
+			return slots.CountStarts(week[weekday], w.step, d, from, to)
 		}
+		return 0
+	}
+	for _, week := range w.barbers {
+		n += slots.CountStarts(week[weekday], w.step, d, from, to)
 	}
 	return n
 }
@@ -135,11 +136,12 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 			return nil, err
 		}
 	}
-	w := &weekHours{step: o.policy().Step, duration: o.duration(), barbers: make(map[string]*[7]dayHours, len(barbers))}
+	w := &weekHours{step: o.policy().Step, duration: o.duration(), barbers: make(map[string]*[7][]slots.Span, len(barbers))}
 	ids := make([]string, len(barbers))
+	hours, breaks := make(map[string]*[7][]slots.Span, len(barbers)), make(map[string]*[7][]slots.Span, len(barbers))
 	for i, b := range barbers {
 		ids[i] = b.ID
-		w.barbers[b.ID] = new([7]dayHours)
+		w.barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
 	}
 	rows, err := r.cfg.DB.WorkingHours.Query().
 		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
@@ -147,12 +149,17 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 		return nil, err
 	}
 	for _, h := range rows {
-		work, breaks, err := spansOf(h)
+		work, b, err := spansOf(h)
 		if err != nil {
 			return nil, err
 		}
-		d := &w.barbers[h.BarberID][h.Weekday]
-		d.hours, d.breaks = append(d.hours, work), append(d.breaks, breaks...)
+		hours[h.BarberID][h.Weekday] = append(hours[h.BarberID][h.Weekday], work)
+		breaks[h.BarberID][h.Weekday] = append(breaks[h.BarberID][h.Weekday], b...)
+	}
+	for id, week := range w.barbers {
+		for wd := range week {
+			week[wd] = slots.WorkingSpans(hours[id][wd], breaks[id][wd])
+		}
 	}
 	for wd := range w.all {
 		w.all[wd] = w.starts(nil, wd, 0, slots.EndOfDay, false)

@@ -225,6 +225,14 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 	}
 	budget, spent, exhausted := r.slotBudget(ctx), 0, false
 	from, to := slots.Clock(s.from/60), slots.Clock((s.to+59)/60)
+	var fits [7]bool // by weekday: a start can fall in the window
+	cost := week.all // by weekday: the slots a day read computes
+	for wd := range fits {
+		fits[wd] = week.starts(q.BarberID, wd, from, to, true) > 0
+		if q.BarberID != nil {
+			cost[wd] = week.starts(q.BarberID, wd, 0, slots.EndOfDay, false)
+		}
+	}
 	// The days are read in growing batches: most searches end in the
 	// first few days, and a long one costs a batch per month.
 	batch := 4
@@ -236,19 +244,15 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		var dates []slots.Date
 		left, start := budget-spent, date
 		for ; date.Compare(last) <= 0 && len(dates) < batch; date = date.AddDays(1) {
-			wd := int(date.Weekday())
-			if !s.weekdays[isoWeekday(date)] || week.starts(q.BarberID, wd, from, to, true) == 0 {
+			wd := date.Weekday()
+			if !s.weekdays[isoWeekday(date)] || !fits[wd] {
 				continue
 			}
-			cost := week.all[wd]
-			if q.BarberID != nil {
-				cost = week.starts(q.BarberID, wd, 0, slots.EndOfDay, false)
-			}
-			if spent+cost > budget {
+			if spent+cost[wd] > budget {
 				exhausted = true
 				break
 			}
-			spent += cost
+			spent += cost[wd]
 			dates = append(dates, date)
 		}
 		if len(dates) == 0 {

@@ -43,7 +43,7 @@ func TestCountStarts(t *testing.T) {
 				want++
 			}
 		}
-		if got := slots.CountStarts(hours, breaks, step, duration, w.From, w.To); got != want {
+		if got := slots.CountStarts(slots.WorkingSpans(hours, breaks), step, duration, w.From, w.To); got != want {
 			t.Fatalf("case %d: hours %v breaks %v step %v duration %v window %v: %d starts, FreeSlots offers %d", i, hours, breaks, step, duration, w, got, want)
 		}
 	}
