@@ -169,7 +169,7 @@ func (m *MCP) catalog() []tool {
 			"Lists the active barbers, optionally only those working at a unit and/or performing a service, with the units and services of each.",
 			readOnly, m.barbers),
 		define(m, graph.ScopeAvailabilityRead, "get_availability", "Free times on given days",
-			"Lists every free start time of a service at a unit on one day (date), or on each day of a range (from, to; up to 31 days). Each day says why it is empty (reason: closed, fully_booked, time_off, outside_booking_window). To find the next free times, use find_next_slots instead.",
+			"Lists every free start time of a service at a unit on one day (date), or on each day of a range (from, to; up to 31 days). Each day says why it is empty (reason: closed, fully_booked, time_off, outside_booking_window). An answer holds at most about 2,600 slots (1 MiB): on a large unit, ask for fewer days or one barber (barber_id), as a refusal will say. To find the next free times, use find_next_slots instead.",
 			readOnly, m.availability),
 		define(m, graph.ScopeAvailabilityRead, "find_next_slots", "Next free times",
 			"Finds the next free start times of a service at a unit, from now (or after) through the booking horizon, optionally within a daily time window (time_from, time_to) and on some weekdays only: what to offer when a person asks 'when is the next free time?'. Each slot names the barber a booking would get.",
