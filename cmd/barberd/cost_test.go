@@ -129,7 +129,9 @@ func TestLargeUnitMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest := func(path string, q url.Values, status int) func() {
-		return func() { call(t, "GET", e.srv.URL+"/api/integrations/v1"+path+"?"+q.Encode(), e.keys.APIKey, nil, status) }
+		return func() {
+			call(t, "GET", e.srv.URL+"/api/integrations/v1"+path+"?"+q.Encode(), e.keys.APIKey, nil, status)
+		}
 	}
 	one := func(b int, from, to string) url.Values {
 		return url.Values{"unit_id": {l.UnitID}, "service_id": {l.ServiceID}, "barber_id": {l.BarberIDs[b]}, "from": {from}, "to": {to}}
