@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -224,5 +225,12 @@ func TestMCPLargeUnitConcurrent(t *testing.T) {
 		float64(grew)/(1<<20), len(latencies), latencies[len(latencies)/2], latencies[len(latencies)-1])
 	if grew > 512<<20 {
 		t.Errorf("heap peak %d MB above idle", grew>>20)
+	}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range strings.Lines(string(status)) {
+			if strings.HasPrefix(line, "VmHWM:") {
+				t.Logf("peak RSS of the whole test process (seeding and clients included): %s", strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")))
+			}
+		}
 	}
 }
