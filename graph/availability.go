@@ -166,7 +166,11 @@ func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string
 		return nil, err
 	}
 	d, _ := slots.ParseDate(date)
-	days, err := r.availabilityDays(ctx, v, unitID, serviceID, barberID, []slots.Date{d})
+	dates := []slots.Date{d}
+	if err := r.checkSlots(ctx, v, unitID, serviceID, barberID, dates); err != nil {
+		return nil, err
+	}
+	days, err := r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates, r.slotBudget(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +190,9 @@ func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID stri
 // and service, for every eligible barber (or, rarely, for barberID alone).
 // Each comes from the availability cache while it is still what the
 // database says (cache.go); the others are read from the database in one
-// statement, then cached.
-func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) ([]*Day, error) {
+// statement, then cached. When every barber's missing days would compute
+// more than budget slots, a barber's days are computed alone, not cached.
+func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) ([]*Day, error) {
 	keys := make([]availabilityKey, len(dates))
 	for i, d := range dates {
 		keys[i] = newAvailabilityKey(v.AccountID, unitID, serviceID, d.String())
@@ -214,6 +219,20 @@ func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serv
 		// come before the days are read.
 		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
 			return nil, err
+		}
+		n, err := r.slotsFor(ctx, v, unitID, serviceID, nil, missing, budget)
+		if err != nil {
+			return nil, err
+		}
+		if n > budget {
+			a, err := r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false)
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range at {
+				out[i] = a.days[j]
+			}
+			return out, nil
 		}
 	}
 	a, err := r.computeDays(ctx, v, unitID, serviceID, nil, missing, v.versioned)
@@ -281,6 +300,11 @@ func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID
 	}
 	a.days, a.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
 	for i, in := range inputs {
+		// A day of a large unit takes a good part of a second: stop
+		// between days once nobody waits for the answer.
+		if err := canceled(ctx); err != nil {
+			return nil, err
+		}
 		free := slots.FreeSlots(in.Day)
 		inWindow := in.InWindow()
 		var empty []slots.BarberStage

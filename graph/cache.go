@@ -72,6 +72,9 @@ func newCatalogKey(account, unitID, serviceID string, barberID *string) catalogK
 type catalogEntry struct {
 	config int64
 	offer  offer // unit, loc, service, barber and eligible barbers
+	// week is the eligible barbers' hours, once weekHoursOf read them
+	// (entries of every barber only).
+	week atomic.Pointer[weekHours]
 }
 
 // cachedCatalog returns the catalog entry of k when the viewer's config

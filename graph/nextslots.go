@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"barberd/graph/model"
@@ -70,7 +71,10 @@ func (r *Resolver) AvailabilityRange(ctx context.Context, unitID, serviceID stri
 	for d := f; d.Compare(t) <= 0; d = d.AddDays(1) {
 		dates = append(dates, d)
 	}
-	return r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates)
+	if err := r.checkSlots(ctx, v, unitID, serviceID, barberID, dates); err != nil {
+		return nil, err
+	}
+	return r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates, r.slotBudget(ctx))
 }
 
 // availabilityRange is AvailabilityRange for GraphQL.
@@ -178,8 +182,10 @@ func isoWeekday(d slots.Date) int { return (int(d.Weekday())+6)%7 + 1 }
 // weekdays: up to q.Limit of them, by time. Without a barber it gives one
 // per distinct start, with the barber a create without one would get
 // then. It reads the days it looks at as availability does, a few at a
-// time (from the cache, mostly), and stops at the limit.
-// Errors: validation_failed, unit_not_found, service_not_found,
+// time (from the cache, mostly), and stops at the limit, or when the days
+// it read hold the request's budget of slots: it answers what it found,
+// and refuses when that is nothing.
+// Errors: validation_failed (also: nothing found within the budget), unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.NextFreeSlots, error) {
 	v, err := require(ctx, ScopeAvailabilityRead)
@@ -206,26 +212,66 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		UnitID: q.UnitID, ServiceID: q.ServiceID, BarberID: q.BarberID,
 		Timezone: o.unit.Timezone, Slots: []*model.Slot{},
 	}
+	// Hours tell which days can hold a start in the daily window: the
+	// others are skipped unread, and each day read counts its slots
+	// against the request's budget.
+	all, err := r.resolveCatalog(ctx, q.UnitID, q.ServiceID, nil)
+	if err != nil {
+		return nil, err
+	}
+	week, err := r.weekHoursOf(ctx, v, all)
+	if err != nil {
+		return nil, err
+	}
+	budget, spent, exhausted := r.slotBudget(ctx), 0, false
+	from, to := slots.Clock(s.from/60), slots.Clock((s.to+59)/60)
+	var fits [7]bool // by weekday: a start can fall in the window
+	cost := week.all // by weekday: the slots a day read computes
+	for wd := range fits {
+		fits[wd] = week.starts(q.BarberID, wd, from, to, true) > 0
+		if q.BarberID != nil {
+			cost[wd] = week.starts(q.BarberID, wd, 0, slots.EndOfDay, false)
+		}
+	}
 	// The days are read in growing batches: most searches end in the
 	// first few days, and a long one costs a batch per month.
 	batch := 4
-	for date := first; date.Compare(last) <= 0 && len(out.Slots) < s.limit; batch = min(2*batch, MaxRangeDays) {
+	date := first
+	for ; date.Compare(last) <= 0 && len(out.Slots) < s.limit && !exhausted; batch = min(2*batch, MaxRangeDays) {
+		if err := canceled(ctx); err != nil {
+			return nil, err
+		}
 		var dates []slots.Date
+		left, start := budget-spent, date
 		for ; date.Compare(last) <= 0 && len(dates) < batch; date = date.AddDays(1) {
-			if s.weekdays[isoWeekday(date)] {
-				dates = append(dates, date)
+			wd := date.Weekday()
+			if !s.weekdays[isoWeekday(date)] || !fits[wd] {
+				continue
 			}
+			if spent+cost[wd] > budget {
+				exhausted = true
+				break
+			}
+			spent += cost[wd]
+			dates = append(dates, date)
 		}
 		if len(dates) == 0 {
 			continue
 		}
-		days, err := r.availabilityDays(ctx, v, q.UnitID, q.ServiceID, q.BarberID, dates)
+		if !reserve(ctx, left-(budget-spent)) {
+			exhausted, date = true, start // the request's other answers took the rest
+			break
+		}
+		days, err := r.availabilityDays(ctx, v, q.UnitID, q.ServiceID, q.BarberID, dates, left)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range days {
 			out.Slots = d.appendNext(out.Slots, q.BarberID, after, s)
 		}
+	}
+	if len(out.Slots) == 0 && exhausted {
+		return nil, searchExhausted(budget, date, q.BarberID)
 	}
 	if len(out.Slots) == 0 {
 		reason := ReasonNoneWithinHorizon
@@ -262,4 +308,19 @@ func (d *Day) appendNext(dst []*model.Slot, barberID *string, after time.Time, s
 		dst = append(dst, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: d.barbers[f.barber]}, d.loc))
 	}
 	return dst
+}
+
+// searchExhausted refuses a search for the next free times that found
+// nothing in as many slots as it may look at, up to date (excluded).
+func searchExhausted(budget int, date slots.Date, barberID *string) error {
+	var p Problems
+	p.Add("after", "nothing is free before %s in the %d slots one search may look at: search again with after %sT00:00:00", date, budget, date)
+	what := "a later after"
+	if barberID == nil {
+		p.Add("barber_id", "one barber's search looks further")
+		what += ", one barber (barber_id)"
+	}
+	e, _ := AsError(p.Err())
+	e.Message = fmt.Sprintf("Nothing is free before %s within the %d slots one search may look at. Search again from %s (after), or narrow it: %s or fewer weekdays.", date, budget, date, what)
+	return e
 }

@@ -75,6 +75,10 @@ type Limits struct {
 	// ActiveHoldsPerKey caps the holds one API key may have active at
 	// once, so no key can hold a barber's whole day; 0: no cap.
 	ActiveHoldsPerKey int
+	// MaxSlots bounds the slots one availability answer may list and one
+	// search for the next free times may compute (cost.go); 0:
+	// DefaultMaxSlots.
+	MaxSlots int
 }
 
 // DefaultLimits are the limits of rest-v1.md.
@@ -85,6 +89,7 @@ var DefaultLimits = Limits{
 	NotificationsDefault: 50,
 	NotificationsMax:     200,
 	ActiveHoldsPerKey:    10,
+	MaxSlots:             DefaultMaxSlots,
 }
 
 // DefaultFreshnessWindow is the freshness window servers use (flag

@@ -316,6 +316,12 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 	// answer is sent as it is made, so it never sits whole in memory.
 	streaming := false
 	for i, day := range days {
+		if err := r.Context().Err(); err != nil { // the caller left, or its time ran out
+			if !streaming {
+				WriteError(w, r, graph.DomainError(err))
+			}
+			return
+		}
 		if len(body) >= rangeChunk {
 			if !streaming {
 				w.Header().Set("Content-Type", "application/json")

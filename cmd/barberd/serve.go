@@ -52,6 +52,7 @@ type serverConfig struct {
 	failBurst       int
 	trustedProxies  string
 	holdsPerKey     int
+	maxSlots        int // slots one availability answer or next search may list or compute
 	cacheMB         int // availability cache
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
 	freshness       time.Duration
@@ -119,6 +120,11 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if err != nil {
 		return err
 	}
+	maxSlots, err := envInt("BARBERD_MAX_SLOTS", graph.DefaultMaxSlots)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&c.maxSlots, "max-slots", maxSlots, "most slots one availability answer may list, and one search for the next free times may compute (about a second of CPU per 100,000 on a large unit); larger requests get 400 validation_failed naming what to narrow (fewer days, one barber); MCP's get_availability answers stay under 1 MiB whatever this says (env BARBERD_MAX_SLOTS)")
 	fs.IntVar(&c.holdsPerKey, "max-holds-per-key", holdsPerKey, "most holds one API key may have active at once; past it a hold gets 429 too_many_holds; 0: no cap (env BARBERD_MAX_HOLDS_PER_KEY)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("BARBERD_METRICS_ADDR"), "serve /metrics on this separate address (e.g. 127.0.0.1:9090) instead of on --addr; empty: /metrics is on --addr (env BARBERD_METRICS_ADDR)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
@@ -181,6 +187,9 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if c.maxBody < 1024 || c.drainDelay < 0 || c.holdsPerKey < 0 {
 		return errors.New("--max-body-bytes must be at least 1024, and --drain-delay and --max-holds-per-key not negative")
 	}
+	if c.maxSlots < 1000 {
+		return errors.New("--max-slots must be at least 1000")
+	}
 	if _, err := rest.NewClientAddr(c.trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -229,6 +238,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	}
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
+	limits.MaxSlots = c.maxSlots
 	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
 		AvailabilityCacheBytes: c.cacheMB << 20, FreshnessWindow: c.freshness,
 		WebhookAllowPrivate: c.webhooks.AllowPrivate})

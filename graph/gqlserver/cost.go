@@ -69,7 +69,10 @@ const (
 	// barbershop's unit has fewer barbers, a barber fewer services.
 	listItems = 20
 	// daySlots is how many slots a day's availability counts as: two
-	// barbers' full day of 15-minute slots is about 130.
+	// barbers' full day of 15-minute slots is about 130. What a day really
+	// holds is bounded by the unit's size in graph (cost.go), where an
+	// operation's answers share a quarter of --max-slots
+	// (slotsPerOperation).
 	daySlots = 200
 	// maxDepth bounds how deeply the fields of one operation nest: the
 	// schema's edges go round (unit → barbers → units → ...). Introspection

@@ -73,3 +73,34 @@ func (s Span) bounds(d Date, loc *time.Location) Interval {
 		End:   wallAt(d, s.To).atOrAfterGap(loc),
 	}
 }
+
+// WorkingSpans is hours minus breaks, merged and sorted: the spans whose
+// wall-clock grids FreeSlots offers starts on.
+func WorkingSpans(hours, breaks []Span) []Span { return workingSpans(hours, breaks) }
+
+// CountStarts is how many slot starts working spans (WorkingSpans) hold
+// with a start at a wall-clock time of day in [from, to) and a service of
+// duration ending within its span, on the wall clock: what FreeSlots can
+// offer one barber on a day without time off, bookings or daylight saving
+// change (such a change moves it by an hour's worth).
+func CountStarts(spans []Span, step, duration time.Duration, from, to Clock) int {
+	st, dur := int(step/time.Second), int(duration/time.Second)
+	if st <= 0 || dur <= 0 {
+		return 0
+	}
+	n := 0
+	for _, s := range spans {
+		first, last := int(s.From)*60, int(s.To)*60-dur // seconds since midnight
+		lo, hi := max(first, int(from)*60), min(last, int(to)*60-1)
+		if lo > hi {
+			continue
+		}
+		// Starts are first + k*st; count k with lo <= first + k*st <= hi.
+		kLo := (lo - first + st - 1) / st
+		kHi := (hi - first) / st
+		if kHi >= kLo {
+			n += kHi - kLo + 1
+		}
+	}
+	return n
+}

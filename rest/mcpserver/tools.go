@@ -169,7 +169,7 @@ func (m *MCP) catalog() []tool {
 			"Lists the active barbers, optionally only those working at a unit and/or performing a service, with the units and services of each.",
 			readOnly, m.barbers),
 		define(m, graph.ScopeAvailabilityRead, "get_availability", "Free times on given days",
-			"Lists every free start time of a service at a unit on one day (date), or on each day of a range (from, to; up to 31 days). Each day says why it is empty (reason: closed, fully_booked, time_off, outside_booking_window). To find the next free times, use find_next_slots instead.",
+			"Lists every free start time of a service at a unit on one day (date), or on each day of a range (from, to; up to 31 days). Each day says why it is empty (reason: closed, fully_booked, time_off, outside_booking_window). An answer holds at most about 2,600 slots (1 MiB): on a large unit, ask for fewer days or one barber (barber_id), as a refusal will say. To find the next free times, use find_next_slots instead.",
 			readOnly, m.availability),
 		define(m, graph.ScopeAvailabilityRead, "find_next_slots", "Next free times",
 			"Finds the next free start times of a service at a unit, from now (or after) through the booking horizon, optionally within a daily time window (time_from, time_to) and on some weekdays only: what to offer when a person asks 'when is the next free time?'. Each slot names the barber a booking would get.",
@@ -289,7 +289,21 @@ func (m *MCP) barbers(ctx context.Context, in *barbersArgs) (rest.List[rest.Barb
 	}), nil
 }
 
+// MaxAnswerBytes bounds the answer of get_availability: plenty for a
+// model, and 16 such calls at once stay within a few tens of MB.
+const MaxAnswerBytes = 1 << 20
+
+// slotBytes bounds what one slot takes in a tool answer: its JSON in the
+// structured content, and again, escaped, in the text content.
+const slotBytes = 400
+
+// maxAnswerSlots is the slot budget of get_availability (graph.WithSlotBudget):
+// a request that could list more is refused before it runs, naming what
+// to narrow (fewer days, one barber).
+const maxAnswerSlots = MaxAnswerBytes / slotBytes
+
 func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.AvailabilityRange, string, error) {
+	ctx = graph.WithSlotBudget(ctx, maxAnswerSlots)
 	var days []*graph.Day
 	var err error
 	var from, to string
@@ -322,6 +336,15 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		a := rest.AvailabilityOf(d.Availability(in.BarberID))
 		v.Days[i] = rest.AvailabilityDay{Date: a.Date, Slots: a.Slots, Reason: a.Reason}
 		all = append(all, a.Slots...)
+	}
+	if len(all) > maxAnswerSlots { // the budget bounds them by the hours; a daylight saving change adds an hour
+		field := "to"
+		if from == to {
+			field = "barber_id"
+		}
+		var p graph.Problems
+		p.Add(field, "must be narrower: the answer would list %d slots, more than %d", len(all), maxAnswerSlots)
+		return rest.AvailabilityRange{}, "", p.Err()
 	}
 	when := "on " + from
 	if from != to {

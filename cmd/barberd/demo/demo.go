@@ -178,3 +178,66 @@ func seedUnits(ctx context.Context, c *ent.Client, accountID string) error {
 	}
 	return nil
 }
+
+// Large is a unit as large as the documented caps allow, for tests and
+// benchmarks of the cost bounds: LargeBarbers barbers, open around the
+// clock every day, at 5-minute slot steps (57,600 slots a day), with one
+// 30-minute service.
+type Large struct {
+	UnitID, ServiceID string
+	BarberIDs         []string
+}
+
+// LargeBarbers is how many barbers SeedLarge gives its unit.
+const LargeBarbers = 200
+
+// SeedLarge adds a Large unit to the account, written straight to the
+// database as an admin would make it through GraphQL.
+func SeedLarge(ctx context.Context, db *store.DB, accountID string) (*Large, error) {
+	ctx = tenant.WithAccount(ctx, accountID)
+	tx, err := db.Tx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("large unit: %w", err)
+	}
+	l, err := seedLarge(ctx, tx.Client(), accountID)
+	if err == nil {
+		err = tx.Commit()
+	} else {
+		_ = tx.Rollback()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("large unit: %w", err)
+	}
+	return l, nil
+}
+
+func seedLarge(ctx context.Context, c *ent.Client, accountID string) (*Large, error) {
+	u, err := c.Unit.Create().SetAccountID(accountID).SetName("Barbearia 24 horas").SetTimezone("Europe/Lisbon").
+		SetSlotStepMinutes(5).SetMinLeadMinutes(0).SetHorizonDays(365).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.Service.Create().SetAccountID(accountID).SetName("Quick cut").SetDurationMinutes(30).
+		SetPriceAmount(1000).SetPriceCurrency("EUR").AddUnits(u).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &Large{UnitID: u.ID, ServiceID: s.ID}
+	for i := range LargeBarbers {
+		b, err := c.Barber.Create().SetAccountID(accountID).SetName(fmt.Sprintf("Barber %03d", i+1)).
+			AddUnits(u).AddServices(s).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		hours := make([]*ent.WorkingHoursCreate, 7)
+		for d := range hours {
+			hours[d] = c.WorkingHours.Create().SetAccountID(accountID).SetBarberID(b.ID).SetUnitID(u.ID).
+				SetWeekday(d).SetOpensAt("00:00").SetClosesAt("24:00")
+		}
+		if err := c.WorkingHours.CreateBulk(hours...).Exec(ctx); err != nil {
+			return nil, err
+		}
+		l.BarberIDs = append(l.BarberIDs, b.ID)
+	}
+	return l, nil
+}

@@ -1,0 +1,266 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"barberd/ent/workinghours"
+	"barberd/graph/slots"
+)
+
+// What one availability request may cost, from the real size of its unit:
+// every answer that lists slots (a day, a range, the next free times) and
+// every adapter (REST, GraphQL, MCP) goes through slotsFor, so a request
+// that would list or compute more than its budget of slots is refused
+// before any day is computed, naming what to narrow. A slot computed costs
+// about 2-5 µs of CPU and an answer about 100-150 bytes per slot listed,
+// so DefaultMaxSlots keeps one request near a second of CPU and a few tens
+// of MB.
+
+// DefaultMaxSlots is the default of Limits.MaxSlots (flag --max-slots):
+// a whole day of the largest unit the caps allow (200 barbers open 24 h at
+// 5-minute steps, 57,600 slots) fits; a week of it does not.
+const DefaultMaxSlots = 100_000
+
+type slotBudgetKey struct{}
+
+// WithSlotBudget lowers the slot budget of requests made with ctx to n
+// slots (never above Limits.MaxSlots): for a surface whose answers must be
+// smaller, as MCP's.
+func WithSlotBudget(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, slotBudgetKey{}, n)
+}
+
+// Slots is l.MaxSlots, or its default.
+func (l Limits) Slots() int {
+	if l.MaxSlots <= 0 {
+		return DefaultMaxSlots
+	}
+	return l.MaxSlots
+}
+
+type slotPoolKey struct{}
+
+// slotPool is a budget of slots shared by the answers of one request.
+type slotPool struct{ left atomic.Int64 }
+
+// WithSlotPool makes every availability answer made with ctx draw on one
+// budget of n slots: for a request that holds several answers, as a
+// GraphQL operation's root fields, which may run at once.
+func WithSlotPool(ctx context.Context, n int) context.Context {
+	p := &slotPool{}
+	p.left.Store(int64(n))
+	return context.WithValue(ctx, slotPoolKey{}, p)
+}
+
+// slotBudget is the most slots a request made with ctx may list or compute.
+func (r *Resolver) slotBudget(ctx context.Context) int {
+	n := r.cfg.Limits.Slots()
+	if b, ok := ctx.Value(slotBudgetKey{}).(int); ok && b < n {
+		n = max(b, 1)
+	}
+	if p, ok := ctx.Value(slotPoolKey{}).(*slotPool); ok {
+		n = min(n, max(int(p.left.Load()), 0))
+	}
+	return n
+}
+
+// reserve takes n slots from ctx's pool, if it has one; false when fewer
+// are left.
+func reserve(ctx context.Context, n int) bool {
+	p, ok := ctx.Value(slotPoolKey{}).(*slotPool)
+	if !ok {
+		return true
+	}
+	for {
+		left := p.left.Load()
+		if left < int64(n) {
+			return false
+		}
+		if p.left.CompareAndSwap(left, left-int64(n)) {
+			return true
+		}
+	}
+}
+
+// weekHours is the working hours of a unit's eligible barbers, by
+// weekday (Sunday 0), with the service's step and duration: what a day's
+// slots can be at most.
+type weekHours struct {
+	step, duration time.Duration
+	barbers        map[string]*[7][]slots.Span // working spans (slots.WorkingSpans)
+	all            [7]int                      // every eligible barber's starts, each weekday
+}
+
+// starts is how many slots barberID (nil: every eligible barber) can be
+// offered on a weekday with a start in [from, to) local time. slack
+// counts starts whose service would end up to an hour past their span,
+// which a day that falls back an hour may offer.
+func (w *weekHours) starts(barberID *string, weekday int, from, to slots.Clock, slack bool) int {
+	d := w.duration
+	if slack {
+		d = max(d-time.Hour, time.Second)
+	}
+	n := 0
+	if barberID != nil {
+		if week, ok := w.barbers[*barberID]; ok {
+			return slots.CountStarts(week[weekday], w.step, d, from, to)
+		}
+		return 0
+	}
+	for _, week := range w.barbers {
+		n += slots.CountStarts(week[weekday], w.step, d, from, to)
+	}
+	return n
+}
+
+// weekHoursOf reads the working hours of the offer's eligible barbers, or
+// takes them from the account's catalog cache entry of the unit and
+// service while it is current.
+func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekHours, error) {
+	key := newCatalogKey(v.AccountID, o.unit.ID, o.service.ID, nil)
+	e, cached := r.cache.catalogs.Get(key)
+	cached = cached && v.versioned && e.config == v.configVersion
+	if cached {
+		if w := e.week.Load(); w != nil {
+			return w, nil
+		}
+	}
+	barbers := o.eligible
+	if o.barber != nil || barbers == nil {
+		var err error
+		if barbers, err = (&offer{unit: o.unit, service: o.service}).candidates(ctx, r.cfg.DB.Client); err != nil {
+			return nil, err
+		}
+	}
+	w := &weekHours{step: o.policy().Step, duration: o.duration(), barbers: make(map[string]*[7][]slots.Span, len(barbers))}
+	ids := make([]string, len(barbers))
+	hours, breaks := make(map[string]*[7][]slots.Span, len(barbers)), make(map[string]*[7][]slots.Span, len(barbers))
+	for i, b := range barbers {
+		ids[i] = b.ID
+		w.barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
+	}
+	rows, err := r.cfg.DB.WorkingHours.Query().
+		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range rows {
+		work, b, err := spansOf(h)
+		if err != nil {
+			return nil, err
+		}
+		hours[h.BarberID][h.Weekday] = append(hours[h.BarberID][h.Weekday], work)
+		breaks[h.BarberID][h.Weekday] = append(breaks[h.BarberID][h.Weekday], b...)
+	}
+	for id, week := range w.barbers {
+		for wd := range week {
+			week[wd] = slots.WorkingSpans(hours[id][wd], breaks[id][wd])
+		}
+	}
+	for wd := range w.all {
+		w.all[wd] = w.starts(nil, wd, 0, slots.EndOfDay, false)
+	}
+	if cached {
+		e.week.Store(w)
+	}
+	return w, nil
+}
+
+// slotsFor bounds the slots the days of a unit's service hold for
+// barberID (nil: every eligible barber), stopping past budget. It first
+// bounds them by the slot step alone, from the catalog cache when it can,
+// and reads the barbers' hours only when that bound is over budget.
+func (r *Resolver) slotsFor(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) (int, error) {
+	if e, ok := r.cache.catalogs.Get(newCatalogKey(v.AccountID, unitID, serviceID, nil)); ok && v.versioned && e.config == v.configVersion {
+		if n := dayBound(&e.offer, barberID) * len(dates); n <= budget {
+			return n, nil // nothing allocated
+		}
+	}
+	o, err := r.resolveCatalog(ctx, unitID, serviceID, nil)
+	if err != nil {
+		return 0, err
+	}
+	if n := dayBound(o, barberID) * len(dates); n <= budget {
+		return n, nil
+	}
+	w, err := r.weekHoursOf(ctx, v, o)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range dates {
+		if barberID == nil {
+			n += w.all[d.Weekday()]
+		} else {
+			n += w.starts(barberID, int(d.Weekday()), 0, slots.EndOfDay, false)
+		}
+		if n > budget {
+			break
+		}
+	}
+	return n, nil
+}
+
+// dayBound bounds the slots of a day of the offer's unit and service by
+// its step alone: a slot every step, around the clock, for each barber.
+func dayBound(o *offer, barberID *string) int {
+	n := len(o.eligible)
+	if barberID != nil {
+		n = 1
+	}
+	step := max(o.unit.SlotStepMinutes, 1)
+	return n * ((24*60 + step - 1) / step)
+}
+
+// checkSlots refuses an availability request over dates that could list
+// more slots than the request's budget, before any day is computed.
+// Errors: validation_failed, and those of resolveCatalog.
+func (r *Resolver) checkSlots(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) error {
+	budget := r.slotBudget(ctx)
+	n, err := r.slotsFor(ctx, v, unitID, serviceID, barberID, dates, budget)
+	if err != nil || n <= budget && reserve(ctx, n) {
+		return err
+	}
+	return tooManySlots(r.slotBudget(ctx), barberID, len(dates)) // less, when the request's other answers took some
+}
+
+// tooManySlots is the refusal of an answer of days that would hold more
+// than budget slots, naming what to narrow.
+func tooManySlots(budget int, barberID *string, days int) error {
+	var p Problems
+	what := "one barber (barber_id)"
+	if days > 1 {
+		p.Add("to", "must leave fewer days: the answer would list more than %d slots", budget)
+		what = "fewer days"
+		if barberID == nil {
+			what += " or one barber (barber_id)"
+		}
+	}
+	if barberID == nil {
+		p.Add("barber_id", "name one barber: every barber's slots would be more than %d", budget)
+	}
+	if len(p) == 0 {
+		p.Add("date", "the day has more than %d slots for this barber", budget)
+		what = "another day"
+	}
+	e, _ := AsError(p.Err())
+	e.Message = fmt.Sprintf("This unit has too many slots for one answer: %d day(s) would list more than %d. Ask for %s.", days, budget, what)
+	return e
+}
+
+// canceled is the error of a request whose context is done: its caller
+// went away, or its time ran out.
+func canceled(ctx context.Context) error {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
+	default:
+		return DomainError(err)
+	}
+}
