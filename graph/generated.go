@@ -2836,7 +2836,7 @@ type Limits {
   server's default for keys without one; null: no cap.
   """
   activeHoldsMax: Int
-  "How many holds the calling key has active now (held, not yet used, released or expired)."
+  "How many holds the calling key has active now: neither used, released nor expired."
   activeHolds: Int!
 }
 

@@ -192,7 +192,7 @@ type Limits struct {
 	// too_many_holds): the key's own cap (APIKey.maxActiveHolds), or the
 	// server's default for keys without one; null: no cap.
 	ActiveHoldsMax *int `json:"activeHoldsMax,omitempty"`
-	// How many holds the calling key has active now (held, not yet used, released or expired).
+	// How many holds the calling key has active now: neither used, released nor expired.
 	ActiveHolds int `json:"activeHolds"`
 }
 
