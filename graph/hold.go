@@ -68,7 +68,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
-		if err := r.checkHoldCap(ctx, tx, v.KeyID, now); err != nil {
+		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
 			return err
 		}
 		b, _, err := r.pickBarber(ctx, tx, o, now)
@@ -86,6 +86,9 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(created.ExpiresAt).
 			SetHoldID(created.ID).Exec(ctx)
 		if err != nil {
+			return err
+		}
+		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
 			return err
 		}
 		h = created
@@ -121,12 +124,20 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 }
 
 // checkHoldCap refuses another hold when the key has the most active holds
-// it may. On PostgreSQL reading the key's cap locks its row, and the count,
-// a statement of its own, sees in READ COMMITTED what was committed while
-// it waited (as capped does). Errors: too_many_holds.
-func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
+// it may: before the hold is written (written false), unlocked, so a key at
+// its cap is refused at once; on PostgreSQL again once it is written, under
+// the lock of the key's row, where the count (a statement of its own, which
+// in READ COMMITTED sees what was committed while it waited) includes it.
+// Locking last keeps the key's holds from queueing behind one another's
+// barber work. SQLite writes one transaction at a time: the first check is
+// exact there. Errors: too_many_holds.
+func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) error {
+	pg := r.cfg.DB.Dialect == dialect.Postgres
+	if written && !pg {
+		return nil
+	}
 	q := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID, apikey.FieldMaxActiveHolds)
-	if r.cfg.DB.Dialect == dialect.Postgres {
+	if written {
 		q.Modify(noKeyUpdate)
 	}
 	k, err := q.Only(ctx)
@@ -138,6 +149,9 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 		return nil
 	}
 	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
+	if written {
+		n-- // this hold
+	}
 	if err != nil || n < most {
 		return err
 	}
