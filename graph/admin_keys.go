@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"entgo.io/contrib/entgql"
-
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
