@@ -37,6 +37,8 @@ type APIKey struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// MaxActiveHolds holds the value of the "max_active_holds" field.
+	MaxActiveHolds *int `json:"max_active_holds,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the APIKeyQuery when eager-loading is set.
 	Edges        APIKeyEdges `json:"edges"`
@@ -70,6 +72,8 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case apikey.FieldScopes:
 			values[i] = new([]byte)
+		case apikey.FieldMaxActiveHolds:
+			values[i] = new(sql.NullInt64)
 		case apikey.FieldID, apikey.FieldAccountID, apikey.FieldName, apikey.FieldPrefix, apikey.FieldSecretHash:
 			values[i] = new(sql.NullString)
 		case apikey.FieldCreatedAt, apikey.FieldUpdatedAt, apikey.FieldLastUsedAt, apikey.FieldRevokedAt:
@@ -153,6 +157,13 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
 			}
+		case apikey.FieldMaxActiveHolds:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field max_active_holds", values[i])
+			} else if value.Valid {
+				_m.MaxActiveHolds = new(int)
+				*_m.MaxActiveHolds = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -222,6 +233,11 @@ func (_m *APIKey) String() string {
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.MaxActiveHolds; v != nil {
+		builder.WriteString("max_active_holds=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')
 	return builder.String()

@@ -110,6 +110,20 @@ func (_c *APIKeyCreate) SetNillableRevokedAt(v *time.Time) *APIKeyCreate {
 	return _c
 }
 
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (_c *APIKeyCreate) SetMaxActiveHolds(v int) *APIKeyCreate {
+	_c.mutation.SetMaxActiveHolds(v)
+	return _c
+}
+
+// SetNillableMaxActiveHolds sets the "max_active_holds" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableMaxActiveHolds(v *int) *APIKeyCreate {
+	if v != nil {
+		_c.SetMaxActiveHolds(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *APIKeyCreate) SetID(v string) *APIKeyCreate {
 	_c.mutation.SetID(v)
@@ -211,6 +225,11 @@ func (_c *APIKeyCreate) check() error {
 	if _, ok := _c.mutation.Scopes(); !ok {
 		return &ValidationError{Name: "scopes", err: errors.New(`ent: missing required field "APIKey.scopes"`)}
 	}
+	if v, ok := _c.mutation.MaxActiveHolds(); ok {
+		if err := apikey.MaxActiveHoldsValidator(v); err != nil {
+			return &ValidationError{Name: "max_active_holds", err: fmt.Errorf(`ent: validator failed for field "APIKey.max_active_holds": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := apikey.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "APIKey.id": %w`, err)}
@@ -286,6 +305,10 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.MaxActiveHolds(); ok {
+		_spec.SetField(apikey.FieldMaxActiveHolds, field.TypeInt, value)
+		_node.MaxActiveHolds = &value
 	}
 	if nodes := _c.mutation.AccountIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -425,6 +448,30 @@ func (u *APIKeyUpsert) UpdateRevokedAt() *APIKeyUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *APIKeyUpsert) ClearRevokedAt() *APIKeyUpsert {
 	u.SetNull(apikey.FieldRevokedAt)
+	return u
+}
+
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (u *APIKeyUpsert) SetMaxActiveHolds(v int) *APIKeyUpsert {
+	u.Set(apikey.FieldMaxActiveHolds, v)
+	return u
+}
+
+// UpdateMaxActiveHolds sets the "max_active_holds" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateMaxActiveHolds() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldMaxActiveHolds)
+	return u
+}
+
+// AddMaxActiveHolds adds v to the "max_active_holds" field.
+func (u *APIKeyUpsert) AddMaxActiveHolds(v int) *APIKeyUpsert {
+	u.Add(apikey.FieldMaxActiveHolds, v)
+	return u
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (u *APIKeyUpsert) ClearMaxActiveHolds() *APIKeyUpsert {
+	u.SetNull(apikey.FieldMaxActiveHolds)
 	return u
 }
 
@@ -569,6 +616,34 @@ func (u *APIKeyUpsertOne) UpdateRevokedAt() *APIKeyUpsertOne {
 func (u *APIKeyUpsertOne) ClearRevokedAt() *APIKeyUpsertOne {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (u *APIKeyUpsertOne) SetMaxActiveHolds(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetMaxActiveHolds(v)
+	})
+}
+
+// AddMaxActiveHolds adds v to the "max_active_holds" field.
+func (u *APIKeyUpsertOne) AddMaxActiveHolds(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddMaxActiveHolds(v)
+	})
+}
+
+// UpdateMaxActiveHolds sets the "max_active_holds" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateMaxActiveHolds() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateMaxActiveHolds()
+	})
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (u *APIKeyUpsertOne) ClearMaxActiveHolds() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearMaxActiveHolds()
 	})
 }
 
@@ -880,6 +955,34 @@ func (u *APIKeyUpsertBulk) UpdateRevokedAt() *APIKeyUpsertBulk {
 func (u *APIKeyUpsertBulk) ClearRevokedAt() *APIKeyUpsertBulk {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (u *APIKeyUpsertBulk) SetMaxActiveHolds(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetMaxActiveHolds(v)
+	})
+}
+
+// AddMaxActiveHolds adds v to the "max_active_holds" field.
+func (u *APIKeyUpsertBulk) AddMaxActiveHolds(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddMaxActiveHolds(v)
+	})
+}
+
+// UpdateMaxActiveHolds sets the "max_active_holds" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateMaxActiveHolds() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateMaxActiveHolds()
+	})
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (u *APIKeyUpsertBulk) ClearMaxActiveHolds() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearMaxActiveHolds()
 	})
 }
 

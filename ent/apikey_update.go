@@ -102,6 +102,33 @@ func (_u *APIKeyUpdate) ClearRevokedAt() *APIKeyUpdate {
 	return _u
 }
 
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (_u *APIKeyUpdate) SetMaxActiveHolds(v int) *APIKeyUpdate {
+	_u.mutation.ResetMaxActiveHolds()
+	_u.mutation.SetMaxActiveHolds(v)
+	return _u
+}
+
+// SetNillableMaxActiveHolds sets the "max_active_holds" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableMaxActiveHolds(v *int) *APIKeyUpdate {
+	if v != nil {
+		_u.SetMaxActiveHolds(*v)
+	}
+	return _u
+}
+
+// AddMaxActiveHolds adds value to the "max_active_holds" field.
+func (_u *APIKeyUpdate) AddMaxActiveHolds(v int) *APIKeyUpdate {
+	_u.mutation.AddMaxActiveHolds(v)
+	return _u
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (_u *APIKeyUpdate) ClearMaxActiveHolds() *APIKeyUpdate {
+	_u.mutation.ClearMaxActiveHolds()
+	return _u
+}
+
 // Mutation returns the APIKeyMutation object of the builder.
 func (_u *APIKeyUpdate) Mutation() *APIKeyMutation {
 	return _u.mutation
@@ -148,6 +175,11 @@ func (_u *APIKeyUpdate) check() error {
 	if v, ok := _u.mutation.Name(); ok {
 		if err := apikey.NameValidator(v); err != nil {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "APIKey.name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.MaxActiveHolds(); ok {
+		if err := apikey.MaxActiveHoldsValidator(v); err != nil {
+			return &ValidationError{Name: "max_active_holds", err: fmt.Errorf(`ent: validator failed for field "APIKey.max_active_holds": %w`, err)}
 		}
 	}
 	if _u.mutation.AccountCleared() && len(_u.mutation.AccountIDs()) > 0 {
@@ -199,6 +231,15 @@ func (_u *APIKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.MaxActiveHolds(); ok {
+		_spec.SetField(apikey.FieldMaxActiveHolds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMaxActiveHolds(); ok {
+		_spec.AddField(apikey.FieldMaxActiveHolds, field.TypeInt, value)
+	}
+	if _u.mutation.MaxActiveHoldsCleared() {
+		_spec.ClearField(apikey.FieldMaxActiveHolds, field.TypeInt)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -294,6 +335,33 @@ func (_u *APIKeyUpdateOne) ClearRevokedAt() *APIKeyUpdateOne {
 	return _u
 }
 
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (_u *APIKeyUpdateOne) SetMaxActiveHolds(v int) *APIKeyUpdateOne {
+	_u.mutation.ResetMaxActiveHolds()
+	_u.mutation.SetMaxActiveHolds(v)
+	return _u
+}
+
+// SetNillableMaxActiveHolds sets the "max_active_holds" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableMaxActiveHolds(v *int) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetMaxActiveHolds(*v)
+	}
+	return _u
+}
+
+// AddMaxActiveHolds adds value to the "max_active_holds" field.
+func (_u *APIKeyUpdateOne) AddMaxActiveHolds(v int) *APIKeyUpdateOne {
+	_u.mutation.AddMaxActiveHolds(v)
+	return _u
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (_u *APIKeyUpdateOne) ClearMaxActiveHolds() *APIKeyUpdateOne {
+	_u.mutation.ClearMaxActiveHolds()
+	return _u
+}
+
 // Mutation returns the APIKeyMutation object of the builder.
 func (_u *APIKeyUpdateOne) Mutation() *APIKeyMutation {
 	return _u.mutation
@@ -353,6 +421,11 @@ func (_u *APIKeyUpdateOne) check() error {
 	if v, ok := _u.mutation.Name(); ok {
 		if err := apikey.NameValidator(v); err != nil {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "APIKey.name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.MaxActiveHolds(); ok {
+		if err := apikey.MaxActiveHoldsValidator(v); err != nil {
+			return &ValidationError{Name: "max_active_holds", err: fmt.Errorf(`ent: validator failed for field "APIKey.max_active_holds": %w`, err)}
 		}
 	}
 	if _u.mutation.AccountCleared() && len(_u.mutation.AccountIDs()) > 0 {
@@ -421,6 +494,15 @@ func (_u *APIKeyUpdateOne) sqlSave(ctx context.Context) (_node *APIKey, err erro
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.MaxActiveHolds(); ok {
+		_spec.SetField(apikey.FieldMaxActiveHolds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMaxActiveHolds(); ok {
+		_spec.AddField(apikey.FieldMaxActiveHolds, field.TypeInt, value)
+	}
+	if _u.mutation.MaxActiveHoldsCleared() {
+		_spec.ClearField(apikey.FieldMaxActiveHolds, field.TypeInt)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &APIKey{config: _u.config}

@@ -79,6 +79,11 @@ func (_q *APIKeyQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, apikey.FieldRevokedAt)
 				fieldSeen[apikey.FieldRevokedAt] = struct{}{}
 			}
+		case "maxActiveHolds":
+			if _, ok := fieldSeen[apikey.FieldMaxActiveHolds]; !ok {
+				selectedFields = append(selectedFields, apikey.FieldMaxActiveHolds)
+				fieldSeen[apikey.FieldMaxActiveHolds] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

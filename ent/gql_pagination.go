@@ -1886,6 +1886,20 @@ var (
 			}
 		},
 	}
+	// HoldOrderFieldStartsAt orders Hold by starts_at.
+	HoldOrderFieldStartsAt = &HoldOrderField{
+		Value: func(_m *Hold) (ent.Value, error) {
+			return _m.StartsAt, nil
+		},
+		column: hold.FieldStartsAt,
+		toTerm: hold.ByStartsAt,
+		toCursor: func(_m *Hold) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.StartsAt,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -1894,6 +1908,8 @@ func (f HoldOrderField) String() string {
 	switch f.column {
 	case HoldOrderFieldCreatedAt.column:
 		str = "CREATED_AT"
+	case HoldOrderFieldStartsAt.column:
+		str = "STARTS_AT"
 	}
 	return str
 }
@@ -1912,6 +1928,8 @@ func (f *HoldOrderField) UnmarshalGQL(v interface{}) error {
 	switch str {
 	case "CREATED_AT":
 		*f = *HoldOrderFieldCreatedAt
+	case "STARTS_AT":
+		*f = *HoldOrderFieldStartsAt
 	default:
 		return fmt.Errorf("%s is not a valid HoldOrderField", str)
 	}

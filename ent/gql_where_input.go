@@ -112,6 +112,18 @@ type APIKeyWhereInput struct {
 	RevokedAtLTE    *time.Time  `json:"revokedAtLTE,omitempty"`
 	RevokedAtIsNil  bool        `json:"revokedAtIsNil,omitempty"`
 	RevokedAtNotNil bool        `json:"revokedAtNotNil,omitempty"`
+
+	// "max_active_holds" field predicates.
+	MaxActiveHolds       *int  `json:"maxActiveHolds,omitempty"`
+	MaxActiveHoldsNEQ    *int  `json:"maxActiveHoldsNEQ,omitempty"`
+	MaxActiveHoldsIn     []int `json:"maxActiveHoldsIn,omitempty"`
+	MaxActiveHoldsNotIn  []int `json:"maxActiveHoldsNotIn,omitempty"`
+	MaxActiveHoldsGT     *int  `json:"maxActiveHoldsGT,omitempty"`
+	MaxActiveHoldsGTE    *int  `json:"maxActiveHoldsGTE,omitempty"`
+	MaxActiveHoldsLT     *int  `json:"maxActiveHoldsLT,omitempty"`
+	MaxActiveHoldsLTE    *int  `json:"maxActiveHoldsLTE,omitempty"`
+	MaxActiveHoldsIsNil  bool  `json:"maxActiveHoldsIsNil,omitempty"`
+	MaxActiveHoldsNotNil bool  `json:"maxActiveHoldsNotNil,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -400,6 +412,36 @@ func (i *APIKeyWhereInput) P() (predicate.APIKey, error) {
 	}
 	if i.RevokedAtNotNil {
 		predicates = append(predicates, apikey.RevokedAtNotNil())
+	}
+	if i.MaxActiveHolds != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsEQ(*i.MaxActiveHolds))
+	}
+	if i.MaxActiveHoldsNEQ != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsNEQ(*i.MaxActiveHoldsNEQ))
+	}
+	if len(i.MaxActiveHoldsIn) > 0 {
+		predicates = append(predicates, apikey.MaxActiveHoldsIn(i.MaxActiveHoldsIn...))
+	}
+	if len(i.MaxActiveHoldsNotIn) > 0 {
+		predicates = append(predicates, apikey.MaxActiveHoldsNotIn(i.MaxActiveHoldsNotIn...))
+	}
+	if i.MaxActiveHoldsGT != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsGT(*i.MaxActiveHoldsGT))
+	}
+	if i.MaxActiveHoldsGTE != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsGTE(*i.MaxActiveHoldsGTE))
+	}
+	if i.MaxActiveHoldsLT != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsLT(*i.MaxActiveHoldsLT))
+	}
+	if i.MaxActiveHoldsLTE != nil {
+		predicates = append(predicates, apikey.MaxActiveHoldsLTE(*i.MaxActiveHoldsLTE))
+	}
+	if i.MaxActiveHoldsIsNil {
+		predicates = append(predicates, apikey.MaxActiveHoldsIsNil())
+	}
+	if i.MaxActiveHoldsNotNil {
+		predicates = append(predicates, apikey.MaxActiveHoldsNotNil())
 	}
 
 	switch len(predicates) {

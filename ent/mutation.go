@@ -60,24 +60,26 @@ const (
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
 type APIKeyMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *string
-	created_at     *time.Time
-	updated_at     *time.Time
-	name           *string
-	prefix         *string
-	secret_hash    *string
-	scopes         *[]string
-	appendscopes   []string
-	last_used_at   *time.Time
-	revoked_at     *time.Time
-	clearedFields  map[string]struct{}
-	account        *string
-	clearedaccount bool
-	done           bool
-	oldValue       func(context.Context) (*APIKey, error)
-	predicates     []predicate.APIKey
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	updated_at          *time.Time
+	name                *string
+	prefix              *string
+	secret_hash         *string
+	scopes              *[]string
+	appendscopes        []string
+	last_used_at        *time.Time
+	revoked_at          *time.Time
+	max_active_holds    *int
+	addmax_active_holds *int
+	clearedFields       map[string]struct{}
+	account             *string
+	clearedaccount      bool
+	done                bool
+	oldValue            func(context.Context) (*APIKey, error)
+	predicates          []predicate.APIKey
 }
 
 var _ ent.Mutation = (*APIKeyMutation)(nil)
@@ -549,6 +551,76 @@ func (m *APIKeyMutation) ResetRevokedAt() {
 	delete(m.clearedFields, apikey.FieldRevokedAt)
 }
 
+// SetMaxActiveHolds sets the "max_active_holds" field.
+func (m *APIKeyMutation) SetMaxActiveHolds(i int) {
+	m.max_active_holds = &i
+	m.addmax_active_holds = nil
+}
+
+// MaxActiveHolds returns the value of the "max_active_holds" field in the mutation.
+func (m *APIKeyMutation) MaxActiveHolds() (r int, exists bool) {
+	v := m.max_active_holds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxActiveHolds returns the old "max_active_holds" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldMaxActiveHolds(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxActiveHolds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxActiveHolds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxActiveHolds: %w", err)
+	}
+	return oldValue.MaxActiveHolds, nil
+}
+
+// AddMaxActiveHolds adds i to the "max_active_holds" field.
+func (m *APIKeyMutation) AddMaxActiveHolds(i int) {
+	if m.addmax_active_holds != nil {
+		*m.addmax_active_holds += i
+	} else {
+		m.addmax_active_holds = &i
+	}
+}
+
+// AddedMaxActiveHolds returns the value that was added to the "max_active_holds" field in this mutation.
+func (m *APIKeyMutation) AddedMaxActiveHolds() (r int, exists bool) {
+	v := m.addmax_active_holds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMaxActiveHolds clears the value of the "max_active_holds" field.
+func (m *APIKeyMutation) ClearMaxActiveHolds() {
+	m.max_active_holds = nil
+	m.addmax_active_holds = nil
+	m.clearedFields[apikey.FieldMaxActiveHolds] = struct{}{}
+}
+
+// MaxActiveHoldsCleared returns if the "max_active_holds" field was cleared in this mutation.
+func (m *APIKeyMutation) MaxActiveHoldsCleared() bool {
+	_, ok := m.clearedFields[apikey.FieldMaxActiveHolds]
+	return ok
+}
+
+// ResetMaxActiveHolds resets all changes to the "max_active_holds" field.
+func (m *APIKeyMutation) ResetMaxActiveHolds() {
+	m.max_active_holds = nil
+	m.addmax_active_holds = nil
+	delete(m.clearedFields, apikey.FieldMaxActiveHolds)
+}
+
 // ClearAccount clears the "account" edge to the Account entity.
 func (m *APIKeyMutation) ClearAccount() {
 	m.clearedaccount = true
@@ -610,7 +682,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.account != nil {
 		fields = append(fields, apikey.FieldAccountID)
 	}
@@ -638,6 +710,9 @@ func (m *APIKeyMutation) Fields() []string {
 	if m.revoked_at != nil {
 		fields = append(fields, apikey.FieldRevokedAt)
 	}
+	if m.max_active_holds != nil {
+		fields = append(fields, apikey.FieldMaxActiveHolds)
+	}
 	return fields
 }
 
@@ -664,6 +739,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case apikey.FieldRevokedAt:
 		return m.RevokedAt()
+	case apikey.FieldMaxActiveHolds:
+		return m.MaxActiveHolds()
 	}
 	return nil, false
 }
@@ -691,6 +768,8 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldLastUsedAt(ctx)
 	case apikey.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apikey.FieldMaxActiveHolds:
+		return m.OldMaxActiveHolds(ctx)
 	}
 	return nil, fmt.Errorf("unknown APIKey field %s", name)
 }
@@ -763,6 +842,13 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case apikey.FieldMaxActiveHolds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxActiveHolds(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)
 }
@@ -770,13 +856,21 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *APIKeyMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addmax_active_holds != nil {
+		fields = append(fields, apikey.FieldMaxActiveHolds)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case apikey.FieldMaxActiveHolds:
+		return m.AddedMaxActiveHolds()
+	}
 	return nil, false
 }
 
@@ -785,6 +879,13 @@ func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *APIKeyMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case apikey.FieldMaxActiveHolds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxActiveHolds(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey numeric field %s", name)
 }
@@ -798,6 +899,9 @@ func (m *APIKeyMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(apikey.FieldRevokedAt) {
 		fields = append(fields, apikey.FieldRevokedAt)
+	}
+	if m.FieldCleared(apikey.FieldMaxActiveHolds) {
+		fields = append(fields, apikey.FieldMaxActiveHolds)
 	}
 	return fields
 }
@@ -818,6 +922,9 @@ func (m *APIKeyMutation) ClearField(name string) error {
 		return nil
 	case apikey.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case apikey.FieldMaxActiveHolds:
+		m.ClearMaxActiveHolds()
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey nullable field %s", name)
@@ -853,6 +960,9 @@ func (m *APIKeyMutation) ResetField(name string) error {
 		return nil
 	case apikey.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case apikey.FieldMaxActiveHolds:
+		m.ResetMaxActiveHolds()
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)

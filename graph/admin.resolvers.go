@@ -84,6 +84,11 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 	return r.issueAPIKey(ctx, input)
 }
 
+// UpdateAPIKey is the resolver for the updateApiKey field.
+func (r *mutationResolver) UpdateAPIKey(ctx context.Context, id string, input model.UpdateAPIKeyInput) (*ent.APIKey, error) {
+	return r.updateAPIKey(ctx, id, input)
+}
+
 // RevokeAPIKey is the resolver for the revokeApiKey field.
 func (r *mutationResolver) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
 	return r.revokeAPIKey(ctx, id)
@@ -119,6 +124,11 @@ func (r *queryResolver) APIKeys(ctx context.Context, first *int) ([]*ent.APIKey,
 	return r.apiKeys(ctx, first)
 }
 
+// APIKeysConnection is the resolver for the apiKeysConnection field.
+func (r *queryResolver) APIKeysConnection(ctx context.Context, first *int, after *entgql.Cursor[string]) (*ent.APIKeyConnection, error) {
+	return r.apiKeysConnection(ctx, first, after)
+}
+
 // Agenda is the resolver for the agenda field.
 func (r *queryResolver) Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
 	return r.agenda(ctx, unitID, date, after, first, before, last, where)
@@ -127,4 +137,9 @@ func (r *queryResolver) Agenda(ctx context.Context, unitID string, date string, 
 // ActiveHolds is the resolver for the activeHolds field.
 func (r *queryResolver) ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error) {
 	return r.activeHolds(ctx, unitID, barberID, first)
+}
+
+// ActiveHoldsConnection is the resolver for the activeHoldsConnection field.
+func (r *queryResolver) ActiveHoldsConnection(ctx context.Context, unitID *string, barberID *string, first *int, after *entgql.Cursor[string]) (*ent.HoldConnection, error) {
+	return r.activeHoldsConnection(ctx, unitID, barberID, first, after)
 }

@@ -58,15 +58,7 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 	if err != nil {
 		return nil, err
 	}
-	// effectiveStatus(h, now) == active, in SQL.
-	q := r.cfg.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
-	if unitID != nil {
-		q.Where(hold.UnitID(*unitID))
-	}
-	if barberID != nil {
-		q.Where(hold.BarberID(*barberID))
-	}
-	q, err = q.CollectFields(ctx)
+	q, err := r.activeHoldsQuery(unitID, barberID).CollectFields(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,4 +66,27 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 	// only the selected columns.
 	hs, err := q.Order(hold.ByStartsAt(), hold.ByID()).Limit(n).All(ctx)
 	return hs, err
+}
+
+// activeHoldsQuery queries the holds that block a slot now
+// (effectiveStatus(h, now) == active, in SQL), of a unit or barber.
+func (r *Resolver) activeHoldsQuery(unitID, barberID *string) *ent.HoldQuery {
+	q := r.cfg.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
+	if unitID != nil {
+		q.Where(hold.UnitID(*unitID))
+	}
+	if barberID != nil {
+		q.Where(hold.BarberID(*barberID))
+	}
+	return q
+}
+
+// activeHoldsConnection pages activeHolds. Errors: validation_failed.
+func (r *Resolver) activeHoldsConnection(ctx context.Context, unitID, barberID *string, first *int, after *ent.Cursor) (*ent.HoldConnection, error) {
+	first, err := adminPage(ctx, first, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.activeHoldsQuery(unitID, barberID).Paginate(ctx, after, first, nil, nil,
+		ent.WithHoldOrder(&ent.HoldOrder{Field: ent.HoldOrderFieldStartsAt, Direction: entgql.OrderDirectionAsc}))
 }

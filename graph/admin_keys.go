@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+	"strings"
 
+	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
@@ -17,7 +19,7 @@ func (r *Resolver) issueAPIKey(ctx context.Context, in model.CreateAPIKeyInput) 
 	if err != nil {
 		return nil, err
 	}
-	secret, k, err := r.CreateAPIKey(ctx, v.AccountID, in.Name, in.Scopes)
+	secret, k, err := r.CreateAPIKeyWithCap(ctx, v.AccountID, in.Name, in.Scopes, in.MaxActiveHolds)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +39,60 @@ func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, erro
 	ks, err := r.cfg.DB.APIKey.Query().
 		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).Limit(n).All(ctx)
 	return ks, err
+}
+
+// updateAPIKey changes a key's name or hold cap. The cap is read by every
+// hold, so the next hold obeys it.
+// Errors: not_found, validation_failed.
+func (r *Resolver) updateAPIKey(ctx context.Context, id string, in model.UpdateAPIKeyInput) (*ent.APIKey, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	var p Problems
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		in.Name = &name
+	}
+	checkKeyFields(&p, in.Name, in.MaxActiveHolds)
+	clear := in.ClearMaxActiveHolds != nil && *in.ClearMaxActiveHolds
+	if clear && in.MaxActiveHolds != nil {
+		p.Add("clearMaxActiveHolds", "must not be true when maxActiveHolds is given")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	var k *ent.APIKey
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		k, err = tx.APIKey.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return Errorf(CodeNotFound, "No API key %q.", id)
+		}
+		if err != nil {
+			return err
+		}
+		u := tx.APIKey.UpdateOne(k).SetNillableName(in.Name).SetNillableMaxActiveHolds(in.MaxActiveHolds)
+		if clear {
+			u.ClearMaxActiveHolds()
+		}
+		k, err = u.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k.Unwrap(), nil
+}
+
+// apiKeysConnection pages the account's keys as apiKeys lists them.
+// Errors: validation_failed.
+func (r *Resolver) apiKeysConnection(ctx context.Context, first *int, after *ent.Cursor) (*ent.APIKeyConnection, error) {
+	first, err := adminPage(ctx, first, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.cfg.DB.APIKey.Query().Paginate(ctx, after, first, nil, nil,
+		ent.WithAPIKeyOrder(&ent.APIKeyOrder{Field: ent.APIKeyOrderFieldCreatedAt, Direction: entgql.OrderDirectionDesc}))
 }
 
 // revokeAPIKey revokes a key of the caller's account; Authenticate refuses

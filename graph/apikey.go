@@ -177,15 +177,33 @@ func asInt64(v any) (int64, bool) {
 	return i, err == nil
 }
 
-// CreateAPIKey makes a new key for an account and returns its secret, which
-// is stored only as a hash and never shown again.
-// Errors: validation_failed (name, scopes), not_found (account).
+// CreateAPIKey makes a new key for an account, with the server's default
+// hold cap, and returns its secret, which is stored only as a hash and never
+// shown again. Errors: validation_failed (name, scopes), not_found (account).
 func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, scopes []string) (string, *ent.APIKey, error) {
-	var p Problems
-	name = strings.TrimSpace(name)
-	if name == "" || len([]rune(name)) > 200 {
+	return r.CreateAPIKeyWithCap(ctx, accountID, name, scopes, nil)
+}
+
+// MaxHoldCap bounds a key's own hold cap (max_active_holds).
+const MaxHoldCap = 100_000
+
+// checkKeyFields reports a bad key name or hold cap (nil: not given).
+func checkKeyFields(p *Problems, name *string, maxHolds *int) {
+	if name != nil && (*name == "" || len([]rune(*name)) > 200) {
 		p.Add("name", "must be 1 to 200 characters")
 	}
+	if maxHolds != nil && (*maxHolds < 0 || *maxHolds > MaxHoldCap) {
+		p.Add("maxActiveHolds", "must be between 0 (no cap) and %d", MaxHoldCap)
+	}
+}
+
+// CreateAPIKeyWithCap is CreateAPIKey with the key's own hold cap
+// (maxHolds; nil: the server's default, 0: no cap).
+// Errors: validation_failed (name, scopes, maxActiveHolds), not_found (account).
+func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name string, scopes []string, maxHolds *int) (string, *ent.APIKey, error) {
+	var p Problems
+	name = strings.TrimSpace(name)
+	checkKeyFields(&p, &name, maxHolds)
 	if len(scopes) == 0 {
 		p.Add("scopes", "must name at least one scope of: %s", strings.Join(AllScopes, ", "))
 	}
@@ -211,6 +229,7 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 		SetPrefix(secret[:shownPrefixLen]).
 		SetSecretHash(hashSecret(secret)).
 		SetScopes(slices.Compact(slices.Sorted(slices.Values(scopes)))).
+		SetNillableMaxActiveHolds(maxHolds).
 		Save(ctx)
 	if err != nil {
 		return "", nil, err

@@ -55,40 +55,57 @@ func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, err
 // bookableUnits lists the first active units, by name.
 // Errors: validation_failed.
 func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
-		return nil, err
-	}
-	n, err := listPage(first)
+	q, n, err := r.bookableUnitsQuery(ctx, first)
 	if err != nil {
 		return nil, err
 	}
-	us, err := r.cfg.DB.Unit.Query().Where(unit.Active(true)).Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
-	return us, err
+	return q.Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
+}
+
+// bookableUnitsQuery queries what bookableUnits lists, and the page size.
+func (r *Resolver) bookableUnitsQuery(ctx context.Context, first *int) (*ent.UnitQuery, int, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, 0, err
+	}
+	n, err := listPage(first)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r.cfg.DB.Unit.Query().Where(unit.Active(true)), n, nil
 }
 
 // bookableServices lists the first active, online-bookable services, by
 // name; with unitID only those offered at that unit, with their active unit
 // ids loaded. Errors: validation_failed, unit_not_found.
 func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+	q, n, err := r.bookableServicesQuery(ctx, unitID, first)
+	if err != nil {
 		return nil, err
 	}
+	return q.Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
+}
+
+// bookableServicesQuery queries what bookableServices lists, and the page
+// size.
+func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, first *int) (*ent.ServiceQuery, int, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, 0, err
+	}
 	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	n, err := listPage(first)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	q := r.cfg.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
 	if unitID != nil {
 		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
 	}
-	ss, err := q.WithUnits(withBookableUnits).Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
-	return ss, err
+	return q.WithUnits(withBookableUnits), n, nil
 }
 
 // bookableBarbers lists the first active barbers, by name; with unitID
@@ -96,30 +113,38 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 // unit ids and bookable service ids are loaded.
 // Errors: validation_failed, unit_not_found, service_not_found.
 func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string, first *int) ([]*ent.Barber, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+	q, n, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+	if err != nil {
 		return nil, err
 	}
+	return q.Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
+}
+
+// bookableBarbersQuery queries what bookableBarbers lists, and the page
+// size.
+func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *string, first *int) (*ent.BarberQuery, int, error) {
+	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+		return nil, 0, err
+	}
 	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	n, err := listPage(first)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	q := r.cfg.DB.Barber.Query().Where(barber.Active(true))
 	if unitID != nil {
 		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
 	}
 	if serviceID != nil {
 		if _, err := findService(ctx, r.cfg.DB.Client, *serviceID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
 	}
-	bs, err := q.WithUnits(withBookableUnits).WithServices(withBookableServices).
-		Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
-	return bs, err
+	return q.WithUnits(withBookableUnits).WithServices(withBookableServices), n, nil
 }

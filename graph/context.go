@@ -20,10 +20,14 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 	if err != nil {
 		return nil, err
 	}
+	active, err := activeHoldsOf(r.cfg.DB.Hold, v.KeyID, r.now()).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
 	l := r.cfg.Limits
 	var holdsMax *int
-	if l.ActiveHoldsPerKey > 0 {
-		holdsMax = &l.ActiveHoldsPerKey
+	if most := r.holdCap(key); most > 0 {
+		holdsMax = &most
 	}
 	return &model.BookingContext{
 		Account:    acc,
@@ -36,6 +40,7 @@ func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, e
 			NotificationsLimitDefault: l.NotificationsDefault,
 			NotificationsLimitMax:     l.NotificationsMax,
 			ActiveHoldsMax:            holdsMax,
+			ActiveHolds:               active,
 		},
 	}, nil
 }

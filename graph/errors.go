@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"barberd/graph/model"
 	"barberd/graph/store"
@@ -37,7 +38,8 @@ const (
 	CodeOutsideWindow        = "outside_booking_window"
 	CodeInvalidLocalTime     = "invalid_local_time"
 	// CodeTooManyHolds refuses a hold when its key already has as many
-	// active holds as it may (Limits.ActiveHoldsPerKey).
+	// active holds as it may (its max_active_holds, or
+	// Limits.ActiveHoldsPerKey).
 	CodeTooManyHolds = "too_many_holds"
 	// CodeCatalogFull refuses a unit, service, barber or time off entry
 	// past MaxCatalog.
@@ -60,8 +62,18 @@ type Error struct {
 	Fields []FieldError
 	// Alternatives are the nearest free slots of a slot_unavailable error.
 	Alternatives []*model.Slot
+	// HoldCap tells a too_many_holds error's key where it stands.
+	HoldCap *HoldCap
 	// Err is the cause, for logs only.
 	Err error
+}
+
+// HoldCap is a key's active holds, its cap, and its oldest active hold:
+// the one to release first, or to wait for.
+type HoldCap struct {
+	Active, Max     int
+	OldestHoldID    string
+	OldestExpiresAt time.Time
 }
 
 // FieldError names one bad input field.

@@ -47,14 +47,26 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	APIKey struct {
-		CreatedAt  func(childComplexity int) int
-		ID         func(childComplexity int) int
-		LastUsedAt func(childComplexity int) int
-		Name       func(childComplexity int) int
-		Prefix     func(childComplexity int) int
-		RevokedAt  func(childComplexity int) int
-		Scopes     func(childComplexity int) int
-		UpdatedAt  func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LastUsedAt     func(childComplexity int) int
+		MaxActiveHolds func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Prefix         func(childComplexity int) int
+		RevokedAt      func(childComplexity int) int
+		Scopes         func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	APIKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	APIKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Account struct {
@@ -207,7 +219,19 @@ type ComplexityRoot struct {
 		UpdatedAt func(childComplexity int) int
 	}
 
+	HoldConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	HoldEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Limits struct {
+		ActiveHolds               func(childComplexity int) int
 		ActiveHoldsMax            func(childComplexity int) int
 		HoldTTLDefaultSeconds     func(childComplexity int) int
 		HoldTTLMaxSeconds         func(childComplexity int) int
@@ -236,6 +260,7 @@ type ComplexityRoot struct {
 		MarkAppointmentCompleted   func(childComplexity int, id string) int
 		MarkAppointmentNoShow      func(childComplexity int, id string) int
 		RedeliverWebhook           func(childComplexity int, deliveryID string) int
+		ReleaseAllHolds            func(childComplexity int) int
 		ReleaseHold                func(childComplexity int, id string) int
 		RemoveTimeOff              func(childComplexity int, id string) int
 		RescheduleAppointment      func(childComplexity int, id string, input model.RescheduleAppointmentInput) int
@@ -243,6 +268,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret        func(childComplexity int, id string) int
 		SetWorkingHours            func(childComplexity int, input model.SetWorkingHoursInput) int
 		TakeNotifications          func(childComplexity int, limit *int) int
+		UpdateAPIKey               func(childComplexity int, id string, input model.UpdateAPIKeyInput) int
 		UpdateAccount              func(childComplexity int, input model.UpdateAccountInput) int
 		UpdateBarber               func(childComplexity int, id string, input model.UpdateBarberInput) int
 		UpdateService              func(childComplexity int, id string, input model.UpdateServiceInput) int
@@ -278,29 +304,38 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys              func(childComplexity int, first *int) int
-		Account              func(childComplexity int) int
-		ActiveHolds          func(childComplexity int, unitID *string, barberID *string, first *int) int
-		Agenda               func(childComplexity int, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) int
-		Appointment          func(childComplexity int, id string) int
-		Appointments         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) int
-		AppointmentsByClient func(childComplexity int, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) int
-		Availability         func(childComplexity int, unitID string, serviceID string, barberID *string, date string) int
-		AvailabilityRange    func(childComplexity int, unitID string, serviceID string, barberID *string, from string, to string) int
-		Barbers              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) int
-		BookableBarbers      func(childComplexity int, unitID *string, serviceID *string, first *int) int
-		BookableServices     func(childComplexity int, unitID *string, first *int) int
-		BookableUnits        func(childComplexity int, first *int) int
-		Context              func(childComplexity int) int
-		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		NextFreeSlots        func(childComplexity int, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) int
-		Node                 func(childComplexity int, id string) int
-		Nodes                func(childComplexity int, ids []string) int
-		PendingNotifications func(childComplexity int, limit *int) int
-		Services             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) int
-		Units                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) int
-		WebhookDeliveries    func(childComplexity int, endpointID string, after *entgql.Cursor[string], first *int) int
-		WebhookEndpoints     func(childComplexity int) int
+		APIKeys                    func(childComplexity int, first *int) int
+		APIKeysConnection          func(childComplexity int, first *int, after *entgql.Cursor[string]) int
+		Account                    func(childComplexity int) int
+		ActiveHolds                func(childComplexity int, unitID *string, barberID *string, first *int) int
+		ActiveHoldsConnection      func(childComplexity int, unitID *string, barberID *string, first *int, after *entgql.Cursor[string]) int
+		Agenda                     func(childComplexity int, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) int
+		Appointment                func(childComplexity int, id string) int
+		Appointments               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AppointmentOrder, where *ent.AppointmentWhereInput) int
+		AppointmentsByClient       func(childComplexity int, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) int
+		Availability               func(childComplexity int, unitID string, serviceID string, barberID *string, date string) int
+		AvailabilityRange          func(childComplexity int, unitID string, serviceID string, barberID *string, from string, to string) int
+		Barbers                    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BarberOrder, where *ent.BarberWhereInput) int
+		BookableBarbers            func(childComplexity int, unitID *string, serviceID *string, first *int) int
+		BookableBarbersConnection  func(childComplexity int, unitID *string, serviceID *string, first *int, after *entgql.Cursor[string]) int
+		BookableServices           func(childComplexity int, unitID *string, first *int) int
+		BookableServicesConnection func(childComplexity int, unitID *string, first *int, after *entgql.Cursor[string]) int
+		BookableUnits              func(childComplexity int, first *int) int
+		BookableUnitsConnection    func(childComplexity int, first *int, after *entgql.Cursor[string]) int
+		Context                    func(childComplexity int) int
+		Customers                  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		NextFreeSlots              func(childComplexity int, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) int
+		Node                       func(childComplexity int, id string) int
+		Nodes                      func(childComplexity int, ids []string) int
+		PendingNotifications       func(childComplexity int, limit *int) int
+		Services                   func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) int
+		Units                      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) int
+		WebhookDeliveries          func(childComplexity int, endpointID string, after *entgql.Cursor[string], first *int) int
+		WebhookEndpoints           func(childComplexity int) int
+	}
+
+	ReleaseHoldsPayload struct {
+		Released func(childComplexity int) int
 	}
 
 	Service struct {
@@ -456,6 +491,7 @@ type AppointmentResolver interface {
 type MutationResolver interface {
 	HoldSlot(ctx context.Context, input model.HoldSlotInput) (*ent.Hold, error)
 	ReleaseHold(ctx context.Context, id string) (*ent.Hold, error)
+	ReleaseAllHolds(ctx context.Context) (*model.ReleaseHoldsPayload, error)
 	CreateAppointment(ctx context.Context, input model.CreateAppointmentInput) (*model.CreateAppointmentPayload, error)
 	CancelAppointment(ctx context.Context, id string, reason string) (*ent.Appointment, error)
 	RescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error)
@@ -475,6 +511,7 @@ type MutationResolver interface {
 	AddTimeOff(ctx context.Context, input model.AddTimeOffInput) (*ent.TimeOff, error)
 	RemoveTimeOff(ctx context.Context, id string) (string, error)
 	CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreateAPIKeyPayload, error)
+	UpdateAPIKey(ctx context.Context, id string, input model.UpdateAPIKeyInput) (*ent.APIKey, error)
 	RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error)
 	AdminCancelAppointment(ctx context.Context, id string, reason string) (*ent.Appointment, error)
 	AdminRescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error)
@@ -496,8 +533,11 @@ type QueryResolver interface {
 	Units(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) (*ent.UnitConnection, error)
 	Context(ctx context.Context) (*model.BookingContext, error)
 	BookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error)
+	BookableUnitsConnection(ctx context.Context, first *int, after *entgql.Cursor[string]) (*ent.UnitConnection, error)
 	BookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error)
+	BookableServicesConnection(ctx context.Context, unitID *string, first *int, after *entgql.Cursor[string]) (*ent.ServiceConnection, error)
 	BookableBarbers(ctx context.Context, unitID *string, serviceID *string, first *int) ([]*ent.Barber, error)
+	BookableBarbersConnection(ctx context.Context, unitID *string, serviceID *string, first *int, after *entgql.Cursor[string]) (*ent.BarberConnection, error)
 	Availability(ctx context.Context, unitID string, serviceID string, barberID *string, date string) (*model.Availability, error)
 	AvailabilityRange(ctx context.Context, unitID string, serviceID string, barberID *string, from string, to string) (*model.AvailabilityRange, error)
 	NextFreeSlots(ctx context.Context, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) (*model.NextFreeSlots, error)
@@ -505,8 +545,10 @@ type QueryResolver interface {
 	PendingNotifications(ctx context.Context, limit *int) ([]*ent.Notification, error)
 	Account(ctx context.Context) (*ent.Account, error)
 	APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error)
+	APIKeysConnection(ctx context.Context, first *int, after *entgql.Cursor[string]) (*ent.APIKeyConnection, error)
 	Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error)
 	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
+	ActiveHoldsConnection(ctx context.Context, unitID *string, barberID *string, first *int, after *entgql.Cursor[string]) (*ent.HoldConnection, error)
 	AppointmentsByClient(ctx context.Context, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) ([]*ent.Appointment, error)
 	WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error)
@@ -551,6 +593,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKey.LastUsedAt(childComplexity), true
+	case "APIKey.maxActiveHolds":
+		if e.ComplexityRoot.APIKey.MaxActiveHolds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.MaxActiveHolds(childComplexity), true
 	case "APIKey.name":
 		if e.ComplexityRoot.APIKey.Name == nil {
 			break
@@ -581,6 +629,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKey.UpdatedAt(childComplexity), true
+
+	case "APIKeyConnection.edges":
+		if e.ComplexityRoot.APIKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.Edges(childComplexity), true
+	case "APIKeyConnection.pageInfo":
+		if e.ComplexityRoot.APIKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.PageInfo(childComplexity), true
+	case "APIKeyConnection.totalCount":
+		if e.ComplexityRoot.APIKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.TotalCount(childComplexity), true
+
+	case "APIKeyEdge.cursor":
+		if e.ComplexityRoot.APIKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Cursor(childComplexity), true
+	case "APIKeyEdge.node":
+		if e.ComplexityRoot.APIKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Node(childComplexity), true
 
 	case "Account.createdAt":
 		if e.ComplexityRoot.Account.CreatedAt == nil {
@@ -1193,6 +1273,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Hold.UpdatedAt(childComplexity), true
 
+	case "HoldConnection.edges":
+		if e.ComplexityRoot.HoldConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HoldConnection.Edges(childComplexity), true
+	case "HoldConnection.pageInfo":
+		if e.ComplexityRoot.HoldConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HoldConnection.PageInfo(childComplexity), true
+	case "HoldConnection.totalCount":
+		if e.ComplexityRoot.HoldConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HoldConnection.TotalCount(childComplexity), true
+
+	case "HoldEdge.cursor":
+		if e.ComplexityRoot.HoldEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HoldEdge.Cursor(childComplexity), true
+	case "HoldEdge.node":
+		if e.ComplexityRoot.HoldEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HoldEdge.Node(childComplexity), true
+
+	case "Limits.activeHolds":
+		if e.ComplexityRoot.Limits.ActiveHolds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limits.ActiveHolds(childComplexity), true
 	case "Limits.activeHoldsMax":
 		if e.ComplexityRoot.Limits.ActiveHoldsMax == nil {
 			break
@@ -1439,6 +1557,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeliverWebhook(childComplexity, args["deliveryId"].(string)), true
+	case "Mutation.releaseAllHolds":
+		if e.ComplexityRoot.Mutation.ReleaseAllHolds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.ReleaseAllHolds(childComplexity), true
 	case "Mutation.releaseHold":
 		if e.ComplexityRoot.Mutation.ReleaseHold == nil {
 			break
@@ -1516,6 +1640,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TakeNotifications(childComplexity, args["limit"].(*int)), true
+	case "Mutation.updateApiKey":
+		if e.ComplexityRoot.Mutation.UpdateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateApiKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAPIKey(childComplexity, args["id"].(string), args["input"].(model.UpdateAPIKeyInput)), true
 	case "Mutation.updateAccount":
 		if e.ComplexityRoot.Mutation.UpdateAccount == nil {
 			break
@@ -1694,6 +1829,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int)), true
+	case "Query.apiKeysConnection":
+		if e.ComplexityRoot.Query.APIKeysConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKeysConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKeysConnection(childComplexity, args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
 	case "Query.account":
 		if e.ComplexityRoot.Query.Account == nil {
 			break
@@ -1711,6 +1857,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ActiveHolds(childComplexity, args["unitId"].(*string), args["barberId"].(*string), args["first"].(*int)), true
+	case "Query.activeHoldsConnection":
+		if e.ComplexityRoot.Query.ActiveHoldsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_activeHoldsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ActiveHoldsConnection(childComplexity, args["unitId"].(*string), args["barberId"].(*string), args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
 	case "Query.agenda":
 		if e.ComplexityRoot.Query.Agenda == nil {
 			break
@@ -1799,6 +1956,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BookableBarbers(childComplexity, args["unitId"].(*string), args["serviceId"].(*string), args["first"].(*int)), true
+	case "Query.bookableBarbersConnection":
+		if e.ComplexityRoot.Query.BookableBarbersConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bookableBarbersConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BookableBarbersConnection(childComplexity, args["unitId"].(*string), args["serviceId"].(*string), args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
 	case "Query.bookableServices":
 		if e.ComplexityRoot.Query.BookableServices == nil {
 			break
@@ -1810,6 +1978,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BookableServices(childComplexity, args["unitId"].(*string), args["first"].(*int)), true
+	case "Query.bookableServicesConnection":
+		if e.ComplexityRoot.Query.BookableServicesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bookableServicesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BookableServicesConnection(childComplexity, args["unitId"].(*string), args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
 	case "Query.bookableUnits":
 		if e.ComplexityRoot.Query.BookableUnits == nil {
 			break
@@ -1821,6 +2000,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BookableUnits(childComplexity, args["first"].(*int)), true
+	case "Query.bookableUnitsConnection":
+		if e.ComplexityRoot.Query.BookableUnitsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bookableUnitsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BookableUnitsConnection(childComplexity, args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
 	case "Query.context":
 		if e.ComplexityRoot.Query.Context == nil {
 			break
@@ -1922,6 +2112,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity), true
+
+	case "ReleaseHoldsPayload.released":
+		if e.ComplexityRoot.ReleaseHoldsPayload.Released == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseHoldsPayload.Released(childComplexity), true
 
 	case "Service.active":
 		if e.ComplexityRoot.Service.Active == nil {
@@ -2536,6 +2733,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUnitOrder,
 		ec.unmarshalInputUnitWhereInput,
 		ec.unmarshalInputUpdateAccountInput,
+		ec.unmarshalInputUpdateApiKeyInput,
 		ec.unmarshalInputUpdateBarberInput,
 		ec.unmarshalInputUpdateServiceInput,
 		ec.unmarshalInputUpdateUnitInput,
@@ -2654,8 +2852,14 @@ type Limits {
   holdTtlMaxSeconds: Int!
   notificationsLimitDefault: Int!
   notificationsLimitMax: Int!
-  "The most holds the calling key may have active at once (more: too_many_holds); null: no cap."
+  """
+  The most holds the calling key may have active at once (more:
+  too_many_holds): the key's own cap (APIKey.maxActiveHolds), or the
+  server's default for keys without one; null: no cap.
+  """
   activeHoldsMax: Int
+  "How many holds the calling key has active now: neither used, released nor expired."
+  activeHolds: Int!
 }
 
 "A free time at which a service can be booked with a barber."
@@ -2760,6 +2964,11 @@ input RescheduleAppointmentInput {
   holdId: ID
 }
 
+type ReleaseHoldsPayload {
+  "How many active holds of the calling key this released."
+  released: Int!
+}
+
 type AckNotificationsPayload {
   "How many notifications this acknowledgement consumed."
   acknowledged: Int!
@@ -2769,22 +2978,32 @@ extend type Query {
   "The calling key, its account and limits. Scope context:read."
   context: BookingContext!
   """
-  Active units, by name: the first 50, or first (at most 500; an account
-  has at most 500 units, so that is all of them). Scope catalog:read.
+  Active units, by name. May cut: without first only the first 50; give
+  first: 500 for all of them (an account has at most 500 units), or use
+  bookableUnitsConnection, whose totalCount and pageInfo tell whether more
+  exist. Scope catalog:read.
   """
   bookableUnits(first: Int): [Unit!]!
+  "bookableUnits as a connection: pages of first (default 50, at most 500) after a cursor, with totalCount and pageInfo. Scope catalog:read."
+  bookableUnitsConnection(first: Int, after: Cursor): UnitConnection!
   """
   Active services that may be booked online, by name, optionally only those
-  offered at a unit: the first 50, or first (at most 500, all of them).
-  Scope catalog:read.
+  offered at a unit. May cut: without first only the first 50; give first:
+  500 for all of them, or use bookableServicesConnection, whose totalCount
+  and pageInfo tell whether more exist. Scope catalog:read.
   """
   bookableServices(unitId: ID, first: Int): [Service!]!
+  "bookableServices as a connection: pages of first (default 50, at most 500) after a cursor, with totalCount and pageInfo. Scope catalog:read."
+  bookableServicesConnection(unitId: ID, first: Int, after: Cursor): ServiceConnection!
   """
   Active barbers, by name, optionally only those at a unit and/or performing
-  a service: the first 50, or first (at most 500, all of them). Scope
-  catalog:read.
+  a service. May cut: without first only the first 50; give first: 500 for
+  all of them, or use bookableBarbersConnection, whose totalCount and
+  pageInfo tell whether more exist. Scope catalog:read.
   """
   bookableBarbers(unitId: ID, serviceId: ID, first: Int): [Barber!]!
+  "bookableBarbers as a connection: pages of first (default 50, at most 500) after a cursor, with totalCount and pageInfo. Scope catalog:read."
+  bookableBarbersConnection(unitId: ID, serviceId: ID, first: Int, after: Cursor): BarberConnection!
   "Free slots of one day. Scope availability:read."
   availability(unitId: ID!, serviceId: ID!, barberId: ID, date: String!): Availability!
   """
@@ -2811,6 +3030,11 @@ extend type Mutation {
   holdSlot(input: HoldSlotInput!): Hold!
   "Release an active hold at once. Scope holds:write."
   releaseHold(id: ID!): Hold!
+  """
+  Release every active hold of the calling key at once, e.g. when a chatbot
+  restarts and has lost its conversations. Scope holds:write.
+  """
+  releaseAllHolds: ReleaseHoldsPayload!
   "Book an appointment. Scope appointments:write."
   createAppointment(input: CreateAppointmentInput!): CreateAppointmentPayload!
   "Cancel an appointment with a reason; cancelling twice changes nothing. Scope appointments:write."
@@ -2839,6 +3063,37 @@ type APIKey implements Node {
   scopes: [String!]!
   lastUsedAt: Time
   revokedAt: Time
+  maxActiveHolds: Int
+}
+"""
+A connection to a list of items.
+"""
+type APIKeyConnection {
+  """
+  A list of edges.
+  """
+  edges: [APIKeyEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type APIKeyEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: APIKey
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
 }
 """
 Ordering options for APIKey connections
@@ -2960,6 +3215,19 @@ input APIKeyWhereInput {
   revokedAtLTE: Time
   revokedAtIsNil: Boolean
   revokedAtNotNil: Boolean
+  """
+  max_active_holds field predicates
+  """
+  maxActiveHolds: Int
+  maxActiveHoldsNEQ: Int
+  maxActiveHoldsIn: [Int!]
+  maxActiveHoldsNotIn: [Int!]
+  maxActiveHoldsGT: Int
+  maxActiveHoldsGTE: Int
+  maxActiveHoldsLT: Int
+  maxActiveHoldsLTE: Int
+  maxActiveHoldsIsNil: Boolean
+  maxActiveHoldsNotNil: Boolean
 }
 type Account implements Node {
   id: ID!
@@ -3782,6 +4050,36 @@ type Hold implements Node {
   barber: Barber!
 }
 """
+A connection to a list of items.
+"""
+type HoldConnection {
+  """
+  A list of edges.
+  """
+  edges: [HoldEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type HoldEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Hold
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
 Ordering options for Hold connections
 """
 input HoldOrder {
@@ -3799,6 +4097,7 @@ Properties by which Hold connections can be ordered.
 """
 enum HoldOrderField {
   CREATED_AT
+  STARTS_AT
 }
 """
 HoldStatus is enum for the field status
@@ -5141,8 +5440,32 @@ func (ec *executionContext) childFields_APIKey(ctx context.Context, field graphq
 		return ec.fieldContext_APIKey_lastUsedAt(ctx, field)
 	case "revokedAt":
 		return ec.fieldContext_APIKey_revokedAt(ctx, field)
+	case "maxActiveHolds":
+		return ec.fieldContext_APIKey_maxActiveHolds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type APIKey", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_APIKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_APIKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_APIKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_APIKeyEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5445,6 +5768,28 @@ func (ec *executionContext) childFields_Hold(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Hold", field.Name)
 }
 
+func (ec *executionContext) childFields_HoldConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_HoldConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_HoldConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_HoldConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HoldConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_HoldEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_HoldEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_HoldEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HoldEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Limits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "holdTtlDefaultSeconds":
@@ -5459,6 +5804,8 @@ func (ec *executionContext) childFields_Limits(ctx context.Context, field graphq
 		return ec.fieldContext_Limits_notificationsLimitMax(ctx, field)
 	case "activeHoldsMax":
 		return ec.fieldContext_Limits_activeHoldsMax(ctx, field)
+	case "activeHolds":
+		return ec.fieldContext_Limits_activeHolds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Limits", field.Name)
 }
@@ -5515,6 +5862,14 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseHoldsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "released":
+		return ec.fieldContext_ReleaseHoldsPayload_released(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseHoldsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6319,6 +6674,28 @@ func (ec *executionContext) field_Mutation_updateAccount_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateAPIKeyInput, error) {
+			return ec.unmarshalNUpdateApiKeyInput2barberdᚋgraphᚋmodelᚐUpdateAPIKeyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateBarber_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6421,6 +6798,44 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_activeHoldsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "barberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["barberId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_activeHolds_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6510,6 +6925,28 @@ func (ec *executionContext) field_Query_agenda_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["where"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_apiKeysConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -6787,6 +7224,44 @@ func (ec *executionContext) field_Query_barbers_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_bookableBarbersConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_bookableBarbers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6817,6 +7292,36 @@ func (ec *executionContext) field_Query_bookableBarbers_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_bookableServicesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_bookableServices_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6836,6 +7341,28 @@ func (ec *executionContext) field_Query_bookableServices_args(ctx context.Contex
 		return nil, err
 	}
 	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bookableUnitsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -7399,6 +7926,171 @@ func (ec *executionContext) _APIKey_revokedAt(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_APIKey_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIKey", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _APIKey_maxActiveHolds(ctx context.Context, field graphql.CollectedField, obj *ent.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKey_maxActiveHolds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxActiveHolds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_APIKey_maxActiveHolds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("APIKey", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _APIKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.APIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKeyConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.APIKeyEdge) graphql.Marshaler {
+			return ec.marshalOAPIKeyEdge2ᚕᚖbarberdᚋentᚐAPIKeyEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_APIKeyConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "APIKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIKeyEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _APIKeyConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.APIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKeyConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_APIKeyConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "APIKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _APIKeyConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.APIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKeyConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_APIKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("APIKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _APIKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.APIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKeyEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIKey) graphql.Marshaler {
+			return ec.marshalOAPIKey2ᚖbarberdᚋentᚐAPIKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_APIKeyEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "APIKeyEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _APIKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.APIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_APIKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("APIKeyEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *ent.Account) (ret graphql.Marshaler) {
@@ -9930,6 +10622,148 @@ func (ec *executionContext) fieldContext_Hold_barber(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _HoldConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.HoldConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HoldConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.HoldEdge) graphql.Marshaler {
+			return ec.marshalOHoldEdge2ᚕᚖbarberdᚋentᚐHoldEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HoldConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HoldConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HoldEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HoldConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.HoldConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HoldConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HoldConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HoldConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HoldConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.HoldConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HoldConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HoldConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HoldConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HoldEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.HoldEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HoldEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Hold) graphql.Marshaler {
+			return ec.marshalOHold2ᚖbarberdᚋentᚐHold(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HoldEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HoldEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Hold(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HoldEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.HoldEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HoldEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HoldEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HoldEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
 func (ec *executionContext) _Limits_holdTtlDefaultSeconds(ctx context.Context, field graphql.CollectedField, obj *model.Limits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10068,6 +10902,29 @@ func (ec *executionContext) fieldContext_Limits_activeHoldsMax(_ context.Context
 	return graphql.NewScalarFieldContext("Limits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Limits_activeHolds(ctx context.Context, field graphql.CollectedField, obj *model.Limits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limits_activeHolds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveHolds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limits_activeHolds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_holdSlot(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10152,6 +11009,38 @@ func (ec *executionContext) fieldContext_Mutation_releaseHold(ctx context.Contex
 	if fc.Args, err = ec.field_Mutation_releaseHold_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_releaseAllHolds(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_releaseAllHolds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().ReleaseAllHolds(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReleaseHoldsPayload) graphql.Marshaler {
+			return ec.marshalNReleaseHoldsPayload2ᚖbarberdᚋgraphᚋmodelᚐReleaseHoldsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_releaseAllHolds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseHoldsPayload(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10986,6 +11875,50 @@ func (ec *executionContext) fieldContext_Mutation_createApiKey(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createApiKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateApiKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateApiKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateAPIKey(ctx, fc.Args["id"].(string), fc.Args["input"].(model.UpdateAPIKeyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIKey) graphql.Marshaler {
+			return ec.marshalNAPIKey2ᚖbarberdᚋentᚐAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateApiKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateApiKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12248,6 +13181,50 @@ func (ec *executionContext) fieldContext_Query_bookableUnits(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_bookableUnitsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bookableUnitsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BookableUnitsConnection(ctx, fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.UnitConnection) graphql.Marshaler {
+			return ec.marshalNUnitConnection2ᚖbarberdᚋentᚐUnitConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bookableUnitsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnitConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bookableUnitsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_bookableServices(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12292,6 +13269,50 @@ func (ec *executionContext) fieldContext_Query_bookableServices(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_bookableServicesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bookableServicesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BookableServicesConnection(ctx, fc.Args["unitId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ServiceConnection) graphql.Marshaler {
+			return ec.marshalNServiceConnection2ᚖbarberdᚋentᚐServiceConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bookableServicesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ServiceConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bookableServicesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_bookableBarbers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12330,6 +13351,50 @@ func (ec *executionContext) fieldContext_Query_bookableBarbers(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_bookableBarbers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bookableBarbersConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bookableBarbersConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BookableBarbersConnection(ctx, fc.Args["unitId"].(*string), fc.Args["serviceId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.BarberConnection) graphql.Marshaler {
+			return ec.marshalNBarberConnection2ᚖbarberdᚋentᚐBarberConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bookableBarbersConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BarberConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bookableBarbersConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12632,6 +13697,50 @@ func (ec *executionContext) fieldContext_Query_apiKeys(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_apiKeysConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_apiKeysConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().APIKeysConnection(ctx, fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIKeyConnection) graphql.Marshaler {
+			return ec.marshalNAPIKeyConnection2ᚖbarberdᚋentᚐAPIKeyConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_apiKeysConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIKeyConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_apiKeysConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_agenda(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12714,6 +13823,50 @@ func (ec *executionContext) fieldContext_Query_activeHolds(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_activeHolds_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_activeHoldsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_activeHoldsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ActiveHoldsConnection(ctx, fc.Args["unitId"].(*string), fc.Args["barberId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.HoldConnection) graphql.Marshaler {
+			return ec.marshalNHoldConnection2ᚖbarberdᚋentᚐHoldConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_activeHoldsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HoldConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_activeHoldsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12914,6 +14067,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseHoldsPayload_released(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseHoldsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseHoldsPayload_released(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Released, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseHoldsPayload_released(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseHoldsPayload", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Service_id(ctx context.Context, field graphql.CollectedField, obj *ent.Service) (ret graphql.Marshaler) {
@@ -16355,7 +17531,7 @@ func (ec *executionContext) unmarshalInputAPIKeyWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "prefix", "prefixNEQ", "prefixIn", "prefixNotIn", "prefixGT", "prefixGTE", "prefixLT", "prefixLTE", "prefixContains", "prefixHasPrefix", "prefixHasSuffix", "prefixEqualFold", "prefixContainsFold", "lastUsedAt", "lastUsedAtNEQ", "lastUsedAtIn", "lastUsedAtNotIn", "lastUsedAtGT", "lastUsedAtGTE", "lastUsedAtLT", "lastUsedAtLTE", "lastUsedAtIsNil", "lastUsedAtNotNil", "revokedAt", "revokedAtNEQ", "revokedAtIn", "revokedAtNotIn", "revokedAtGT", "revokedAtGTE", "revokedAtLT", "revokedAtLTE", "revokedAtIsNil", "revokedAtNotNil"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "prefix", "prefixNEQ", "prefixIn", "prefixNotIn", "prefixGT", "prefixGTE", "prefixLT", "prefixLTE", "prefixContains", "prefixHasPrefix", "prefixHasSuffix", "prefixEqualFold", "prefixContainsFold", "lastUsedAt", "lastUsedAtNEQ", "lastUsedAtIn", "lastUsedAtNotIn", "lastUsedAtGT", "lastUsedAtGTE", "lastUsedAtLT", "lastUsedAtLTE", "lastUsedAtIsNil", "lastUsedAtNotNil", "revokedAt", "revokedAtNEQ", "revokedAtIn", "revokedAtNotIn", "revokedAtGT", "revokedAtGTE", "revokedAtLT", "revokedAtLTE", "revokedAtIsNil", "revokedAtNotNil", "maxActiveHolds", "maxActiveHoldsNEQ", "maxActiveHoldsIn", "maxActiveHoldsNotIn", "maxActiveHoldsGT", "maxActiveHoldsGTE", "maxActiveHoldsLT", "maxActiveHoldsLTE", "maxActiveHoldsIsNil", "maxActiveHoldsNotNil"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16887,6 +18063,76 @@ func (ec *executionContext) unmarshalInputAPIKeyWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.RevokedAtNotNil = data
+		case "maxActiveHolds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHolds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHolds = data
+		case "maxActiveHoldsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsNEQ = data
+		case "maxActiveHoldsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsIn = data
+		case "maxActiveHoldsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsNotIn = data
+		case "maxActiveHoldsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsGT = data
+		case "maxActiveHoldsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsGTE = data
+		case "maxActiveHoldsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsLT = data
+		case "maxActiveHoldsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsLTE = data
+		case "maxActiveHoldsIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsIsNil = data
+		case "maxActiveHoldsNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHoldsNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHoldsNotNil = data
 		}
 	}
 	return it, nil
@@ -19488,7 +20734,7 @@ func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "scopes"}
+	fieldsInOrder := [...]string{"name", "scopes", "maxActiveHolds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19509,6 +20755,13 @@ func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context,
 				return it, err
 			}
 			it.Scopes = data
+		case "maxActiveHolds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHolds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHolds = data
 		}
 	}
 	return it, nil
@@ -24082,6 +25335,50 @@ func (ec *executionContext) unmarshalInputUpdateAccountInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateApiKeyInput(ctx context.Context, obj any) (model.UpdateAPIKeyInput, error) {
+	var it model.UpdateAPIKeyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "maxActiveHolds", "clearMaxActiveHolds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "maxActiveHolds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActiveHolds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActiveHolds = data
+		case "clearMaxActiveHolds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearMaxActiveHolds"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearMaxActiveHolds = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateBarberInput(ctx context.Context, obj any) (model.UpdateBarberInput, error) {
 	var it model.UpdateBarberInput
 	if obj == nil {
@@ -25297,6 +26594,102 @@ func (ec *executionContext) _APIKey(ctx context.Context, sel ast.SelectionSet, o
 		case "revokedAt":
 			out.Values[i] = ec._APIKey_revokedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxActiveHolds":
+			out.Values[i] = ec._APIKey_maxActiveHolds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aPIKeyConnectionImplementors = []string{"APIKeyConnection"}
+
+func (ec *executionContext) _APIKeyConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.APIKeyConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aPIKeyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("APIKeyConnection")
+		case "edges":
+			out.Values[i] = ec._APIKeyConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._APIKeyConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._APIKeyConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aPIKeyEdgeImplementors = []string{"APIKeyEdge"}
+
+func (ec *executionContext) _APIKeyEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.APIKeyEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aPIKeyEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("APIKeyEdge")
+		case "node":
+			out.Values[i] = ec._APIKeyEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._APIKeyEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -26871,6 +28264,97 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var holdConnectionImplementors = []string{"HoldConnection"}
+
+func (ec *executionContext) _HoldConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.HoldConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, holdConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HoldConnection")
+		case "edges":
+			out.Values[i] = ec._HoldConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._HoldConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._HoldConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var holdEdgeImplementors = []string{"HoldEdge"}
+
+func (ec *executionContext) _HoldEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.HoldEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, holdEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HoldEdge")
+		case "node":
+			out.Values[i] = ec._HoldEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._HoldEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var limitsImplementors = []string{"Limits"}
 
 func (ec *executionContext) _Limits(ctx context.Context, sel ast.SelectionSet, obj *model.Limits) graphql.Marshaler {
@@ -26911,6 +28395,11 @@ func (ec *executionContext) _Limits(ctx context.Context, sel ast.SelectionSet, o
 		case "activeHoldsMax":
 			out.Values[i] = ec._Limits_activeHoldsMax(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "activeHolds":
+			out.Values[i] = ec._Limits_activeHolds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -26964,6 +28453,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "releaseHold":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_releaseHold(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "releaseAllHolds":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_releaseAllHolds(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -27097,6 +28593,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createApiKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createApiKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateApiKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateApiKey(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -27632,6 +29135,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bookableUnitsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bookableUnitsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "bookableServices":
 			field := field
 
@@ -27654,6 +29179,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bookableServicesConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bookableServicesConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "bookableBarbers":
 			field := field
 
@@ -27664,6 +29211,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_bookableBarbers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bookableBarbersConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bookableBarbersConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -27830,6 +29399,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "apiKeysConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_apiKeysConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "agenda":
 			field := field
 
@@ -27862,6 +29453,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_activeHolds(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "activeHoldsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_activeHoldsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -27953,6 +29566,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var releaseHoldsPayloadImplementors = []string{"ReleaseHoldsPayload"}
+
+func (ec *executionContext) _ReleaseHoldsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReleaseHoldsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseHoldsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseHoldsPayload")
+		case "released":
+			out.Values[i] = ec._ReleaseHoldsPayload_released(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -29716,6 +31367,16 @@ func (ec *executionContext) marshalNAPIKey2ᚖbarberdᚋentᚐAPIKey(ctx context
 	return ec._APIKey(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAPIKeyConnection2ᚖbarberdᚋentᚐAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *ent.APIKeyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._APIKeyConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAPIKeyOrderField2ᚖbarberdᚋentᚐAPIKeyOrderField(ctx context.Context, v any) (*ent.APIKeyOrderField, error) {
 	var res = new(ent.APIKeyOrderField)
 	err := res.UnmarshalGQL(v)
@@ -30116,6 +31777,16 @@ func (ec *executionContext) marshalNHold2ᚖbarberdᚋentᚐHold(ctx context.Con
 	return ec._Hold(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNHoldConnection2ᚖbarberdᚋentᚐHoldConnection(ctx context.Context, sel ast.SelectionSet, v *ent.HoldConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HoldConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNHoldOrderField2ᚖbarberdᚋentᚐHoldOrderField(ctx context.Context, v any) (*ent.HoldOrderField, error) {
 	var res = new(ent.HoldOrderField)
 	err := res.UnmarshalGQL(v)
@@ -30334,6 +32005,16 @@ func (ec *executionContext) marshalNOrderDirection2entgoᚗioᚋcontribᚋentgql
 
 func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReleaseHoldsPayload2ᚖbarberdᚋgraphᚋmodelᚐReleaseHoldsPayload(ctx context.Context, sel ast.SelectionSet, v *model.ReleaseHoldsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReleaseHoldsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRescheduleAppointmentInput2barberdᚋgraphᚋmodelᚐRescheduleAppointmentInput(ctx context.Context, v any) (model.RescheduleAppointmentInput, error) {
@@ -30580,6 +32261,11 @@ func (ec *executionContext) unmarshalNUnitWhereInput2ᚖbarberdᚋentᚐUnitWher
 
 func (ec *executionContext) unmarshalNUpdateAccountInput2barberdᚋgraphᚋmodelᚐUpdateAccountInput(ctx context.Context, v any) (model.UpdateAccountInput, error) {
 	res, err := ec.unmarshalInputUpdateAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateApiKeyInput2barberdᚋgraphᚋmodelᚐUpdateAPIKeyInput(ctx context.Context, v any) (model.UpdateAPIKeyInput, error) {
+	res, err := ec.unmarshalInputUpdateApiKeyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -30915,6 +32601,33 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAPIKey2ᚖbarberdᚋentᚐAPIKey(ctx context.Context, sel ast.SelectionSet, v *ent.APIKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._APIKey(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAPIKeyEdge2ᚕᚖbarberdᚋentᚐAPIKeyEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.APIKeyEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAPIKeyEdge2ᚖbarberdᚋentᚐAPIKeyEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAPIKeyEdge2ᚖbarberdᚋentᚐAPIKeyEdge(ctx context.Context, sel ast.SelectionSet, v *ent.APIKeyEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._APIKeyEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOAPIKeyWhereInput2ᚕᚖbarberdᚋentᚐAPIKeyWhereInputᚄ(ctx context.Context, v any) ([]*ent.APIKeyWhereInput, error) {
@@ -31338,6 +33051,26 @@ func (ec *executionContext) marshalOHold2ᚖbarberdᚋentᚐHold(ctx context.Con
 		return graphql.Null
 	}
 	return ec._Hold(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOHoldEdge2ᚕᚖbarberdᚋentᚐHoldEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.HoldEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOHoldEdge2ᚖbarberdᚋentᚐHoldEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOHoldEdge2ᚖbarberdᚋentᚐHoldEdge(ctx context.Context, sel ast.SelectionSet, v *ent.HoldEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._HoldEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOHoldStatus2ᚕbarberdᚋentᚋholdᚐStatusᚄ(ctx context.Context, v any) ([]hold.Status, error) {

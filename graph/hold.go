@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/hold"
@@ -66,7 +68,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
-		if err := r.checkHoldCap(ctx, tx, v.KeyID, now); err != nil {
+		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
 			return err
 		}
 		b, _, err := r.pickBarber(ctx, tx, o, now)
@@ -84,6 +86,9 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(created.ExpiresAt).
 			SetHoldID(created.ID).Exec(ctx)
 		if err != nil {
+			return err
+		}
+		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
 			return err
 		}
 		h = created
@@ -104,18 +109,60 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	return h, nil
 }
 
+// holdCap is the most active holds key may have: its own cap, or the
+// server's default without one; 0: no cap.
+func (r *Resolver) holdCap(k *ent.APIKey) int {
+	if k.MaxActiveHolds != nil {
+		return *k.MaxActiveHolds
+	}
+	return r.cfg.Limits.ActiveHoldsPerKey
+}
+
+// activeHoldsOf queries the holds of a key that are active at now.
+func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuery {
+	return c.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now))
+}
+
 // checkHoldCap refuses another hold when the key has the most active holds
-// it may (capped says how the count is exact). Errors: too_many_holds.
-func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
-	most := r.cfg.Limits.ActiveHoldsPerKey
-	return r.capped(func() error {
-		_, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID).Modify(noKeyUpdate).Strings(ctx)
+// it may: before the hold is written (written false), unlocked, so a key at
+// its cap is refused at once; on PostgreSQL again once it is written, under
+// the lock of the key's row, where the count (a statement of its own, which
+// in READ COMMITTED sees what was committed while it waited) includes it.
+// Locking last keeps the key's holds from queueing behind one another's
+// barber work. SQLite writes one transaction at a time: the first check is
+// exact there. Errors: too_many_holds.
+func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) error {
+	pg := r.cfg.DB.Dialect == dialect.Postgres
+	if written && !pg {
+		return nil
+	}
+	q := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID, apikey.FieldMaxActiveHolds)
+	if written {
+		q.Modify(noKeyUpdate)
+	}
+	k, err := q.Only(ctx)
+	if err != nil {
 		return err
-	}, func() (int, error) {
-		return tx.Hold.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now)).Count(ctx)
-	}, most, func() error {
-		return Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold or use one in a booking, then hold again.", most)
-	})
+	}
+	most := r.holdCap(k)
+	if most <= 0 {
+		return nil
+	}
+	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
+	if written {
+		n-- // this hold
+	}
+	if err != nil || n < most {
+		return err
+	}
+	oldest, err := activeHoldsOf(tx.Hold, keyID, now).Order(hold.ByCreatedAt(), hold.ByID()).First(ctx)
+	if err != nil {
+		return err
+	}
+	e := Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
+		n, oldest.ID, UTC(oldest.ExpiresAt))
+	e.HoldCap = &HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
+	return e
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again
@@ -139,16 +186,55 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 		case hold.StatusExpired:
 			return Errorf(CodeHoldExpired, "The hold has expired.")
 		}
-		if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusReleased).Exec(ctx); err != nil {
-			return err
-		}
-		_, err = tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx)
-		return err
+		return release(ctx, tx, h)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return r.loadHold(ctx, id)
+}
+
+// release marks an active hold released and frees its slot; the caller
+// holds its barber's lock.
+func release(ctx context.Context, tx *ent.Tx, h *ent.Hold) error {
+	if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusReleased).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx)
+	return err
+}
+
+// releaseAllHolds frees every active hold of the calling key in one
+// transaction, locking their barbers in one order, and says how many.
+func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
+	v, err := require(ctx, ScopeHoldsWrite)
+	if err != nil {
+		return 0, err
+	}
+	now := r.now()
+	released := 0
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		released = 0
+		hs, err := activeHoldsOf(tx.Hold, v.KeyID, now).Order(hold.ByBarberID(), hold.ByID()).
+			Select(hold.FieldID).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			if h, err = r.lockHold(ctx, tx, h.ID); err != nil {
+				return err
+			}
+			if effectiveStatus(h, now) != hold.StatusActive {
+				continue // used or released meanwhile
+			}
+			if err := release(ctx, tx, h); err != nil {
+				return err
+			}
+			released++
+		}
+		return nil
+	})
+	return released, err
 }
 
 // lockHold reads a hold after locking its barber, under whose lock every

@@ -72,8 +72,9 @@ func (r *Resolver) Settings() Settings { return r.cfg }
 type Limits struct {
 	HoldTTLDefault, HoldTTLMin, HoldTTLMax time.Duration
 	NotificationsDefault, NotificationsMax int
-	// ActiveHoldsPerKey caps the holds one API key may have active at
-	// once, so no key can hold a barber's whole day; 0: no cap.
+	// ActiveHoldsPerKey caps the holds an API key without a cap of its own
+	// (max_active_holds) may have active at once, so no key can hold a
+	// shop's free time; 0: no cap. See docs/operations.md.
 	ActiveHoldsPerKey int
 	// MaxSlots bounds the slots one availability answer may list and one
 	// search for the next free times may compute (cost.go); 0:
@@ -88,9 +89,16 @@ var DefaultLimits = Limits{
 	HoldTTLMax:           1800 * time.Second,
 	NotificationsDefault: 50,
 	NotificationsMax:     200,
-	ActiveHoldsPerKey:    10,
+	ActiveHoldsPerKey:    DefaultActiveHoldsPerKey,
 	MaxSlots:             DefaultMaxSlots,
 }
+
+// DefaultActiveHoldsPerKey is the hold cap of keys without their own: a
+// chatbot serving a chain keeps about 100 conversations, a third of them
+// between hold and booking and some abandoned with their holds for a TTL,
+// well under it, while one key cannot hold more than about two days of a
+// three-barber shop's half-hour slots.
+const DefaultActiveHoldsPerKey = 100
 
 // DefaultFreshnessWindow is the freshness window servers use (flag
 // --freshness-window).

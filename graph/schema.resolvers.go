@@ -10,6 +10,8 @@ import (
 	"barberd/ent/appointment"
 	"barberd/graph/model"
 	"context"
+
+	"entgo.io/contrib/entgql"
 )
 
 // HoldSlot is the resolver for the holdSlot field.
@@ -20,6 +22,15 @@ func (r *mutationResolver) HoldSlot(ctx context.Context, input model.HoldSlotInp
 // ReleaseHold is the resolver for the releaseHold field.
 func (r *mutationResolver) ReleaseHold(ctx context.Context, id string) (*ent.Hold, error) {
 	return r.releaseHold(ctx, id)
+}
+
+// ReleaseAllHolds is the resolver for the releaseAllHolds field.
+func (r *mutationResolver) ReleaseAllHolds(ctx context.Context) (*model.ReleaseHoldsPayload, error) {
+	n, err := r.releaseAllHolds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ReleaseHoldsPayload{Released: n}, nil
 }
 
 // CreateAppointment is the resolver for the createAppointment field.
@@ -57,14 +68,29 @@ func (r *queryResolver) BookableUnits(ctx context.Context, first *int) ([]*ent.U
 	return r.bookableUnits(ctx, first)
 }
 
+// BookableUnitsConnection is the resolver for the bookableUnitsConnection field.
+func (r *queryResolver) BookableUnitsConnection(ctx context.Context, first *int, after *entgql.Cursor[string]) (*ent.UnitConnection, error) {
+	return r.bookableUnitsConnection(ctx, first, after)
+}
+
 // BookableServices is the resolver for the bookableServices field.
 func (r *queryResolver) BookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
 	return r.bookableServices(ctx, unitID, first)
 }
 
+// BookableServicesConnection is the resolver for the bookableServicesConnection field.
+func (r *queryResolver) BookableServicesConnection(ctx context.Context, unitID *string, first *int, after *entgql.Cursor[string]) (*ent.ServiceConnection, error) {
+	return r.bookableServicesConnection(ctx, unitID, first, after)
+}
+
 // BookableBarbers is the resolver for the bookableBarbers field.
 func (r *queryResolver) BookableBarbers(ctx context.Context, unitID *string, serviceID *string, first *int) ([]*ent.Barber, error) {
 	return r.bookableBarbers(ctx, unitID, serviceID, first)
+}
+
+// BookableBarbersConnection is the resolver for the bookableBarbersConnection field.
+func (r *queryResolver) BookableBarbersConnection(ctx context.Context, unitID *string, serviceID *string, first *int, after *entgql.Cursor[string]) (*ent.BarberConnection, error) {
+	return r.bookableBarbersConnection(ctx, unitID, serviceID, first, after)
 }
 
 // Availability is the resolver for the availability field.

@@ -76,6 +76,12 @@ type Problem struct {
 	RequestID    string             `json:"request_id"`
 	Errors       []graph.FieldError `json:"errors,omitempty"`
 	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable
+	// For too_many_holds: the key's active holds, its cap, and its oldest
+	// active hold with its expiry.
+	ActiveHolds         *int   `json:"active_holds,omitempty"`
+	ActiveHoldsMax      *int   `json:"active_holds_max,omitempty"`
+	OldestHoldID        string `json:"oldest_hold_id,omitempty"`
+	OldestHoldExpiresAt string `json:"oldest_hold_expires_at,omitempty"`
 }
 
 // WriteError renders err as problem+json (ProblemOf), as every v1 error
@@ -125,6 +131,10 @@ func ProblemOf(ctx context.Context, err error) Problem {
 	}
 	for _, s := range e.Alternatives {
 		p.Alternatives = append(p.Alternatives, SlotOf(s))
+	}
+	if c := e.HoldCap; c != nil {
+		p.ActiveHolds, p.ActiveHoldsMax = &c.Active, &c.Max
+		p.OldestHoldID, p.OldestHoldExpiresAt = c.OldestHoldID, graph.UTC(c.OldestExpiresAt)
 	}
 	return p
 }

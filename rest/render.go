@@ -45,7 +45,13 @@ type Context struct {
 		HoldTTLSeconds     limit `json:"hold_ttl_seconds"`
 		NotificationsLimit limit `json:"notifications_limit"`
 		ActiveHoldsMax     *int  `json:"active_holds_max"` // null: no cap
+		ActiveHolds        int   `json:"active_holds"`
 	} `json:"limits"`
+}
+
+// ReleasedHolds is the answer of POST /slots/hold/release-all.
+type ReleasedHolds struct {
+	Released int `json:"released"`
 }
 
 type limit struct {
@@ -64,6 +70,7 @@ func ContextOf(c *model.BookingContext) Context {
 	out.Limits.HoldTTLSeconds = limit{Default: l.HoldTTLDefaultSeconds, Min: &l.HoldTTLMinSeconds, Max: l.HoldTTLMaxSeconds}
 	out.Limits.NotificationsLimit = limit{Default: l.NotificationsLimitDefault, Max: l.NotificationsLimitMax}
 	out.Limits.ActiveHoldsMax = l.ActiveHoldsMax
+	out.Limits.ActiveHolds = l.ActiveHolds
 	return out
 }
 

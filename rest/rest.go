@@ -100,6 +100,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		r.Get("/availability/range", a.availabilityRange)
 		r.Get("/availability/next", a.availabilityNext)
 		r.Post("/slots/hold", a.holdSlot)
+		r.Post("/slots/hold/release-all", a.releaseAllHolds)
 		r.With(pathID(graph.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
 		r.Get("/appointments", a.clientAppointments)
 		r.Post("/appointments", a.createAppointment)
@@ -207,6 +208,18 @@ func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
 	}
 	h, err := a.m.ReleaseHold(r.Context(), chi.URLParam(r, "id"))
 	respondHold(w, r, http.StatusOK, h, err)
+}
+
+// releaseAllHolds releases every active hold of the key (a v1 extension).
+func (a *api) releaseAllHolds(w http.ResponseWriter, r *http.Request) {
+	if _, err := decodeBody(w, r, true); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	p, err := a.m.ReleaseAllHolds(r.Context())
+	respond(w, r, http.StatusOK, p, err, func(p *model.ReleaseHoldsPayload) ReleasedHolds {
+		return ReleasedHolds{Released: p.Released}
+	})
 }
 
 func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {

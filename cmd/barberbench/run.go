@@ -153,6 +153,7 @@ type bench struct {
 	floor    *dbFloor
 	pace     *pacer           // --rate
 	receiver *webhookReceiver // --webhook
+	released atomic.Int64     // holds of cut-off conversations released
 	logOut   io.Writer
 }
 
@@ -360,6 +361,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		if rep.Webhook, err = receiver.stats(created, webhookDrain); err != nil {
 			return nil, err
 		}
+	}
+	if n := b.released.Load(); n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d holds of conversations cut off before their booking (warm-up and scenario) were released, unmeasured", n))
 	}
 	if limited > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were rate limited (429): start barberd with --rate-limit 0 to measure it", limited))
@@ -576,8 +580,12 @@ func (w *worker) conversation(ctx context.Context) error {
 		}
 	}
 	var a apiAppointment
+	w.b.receiver.sending(book["external_reference"].(string))
 	ex, err = w.do(ctx, "POST /appointments", http.MethodPost, "/appointments", book, &a)
 	if err != nil || ex.status != http.StatusCreated {
+		if id, held := book["hold_id"].(string); held {
+			w.releaseHold(ctx, id)
+		}
 		return stopOr(err)
 	}
 	if w.rng.IntN(10) == 0 {
@@ -613,6 +621,19 @@ func (w *worker) conversation(ctx context.Context) error {
 	}
 	_, err = w.do(ctx, "GET /notifications/pending", http.MethodGet, "/notifications/pending?limit=50", nil, nil)
 	return stopOr(err)
+}
+
+// releaseHold frees, unmeasured, the hold of a conversation cut off before
+// its booking (the phase ended, or the create failed), as a chatbot whose
+// user walked away should: left active, it would count against the key's
+// hold cap in the phases after this one until it expired.
+func (w *worker) releaseHold(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ex, err := w.b.cl.send(ctx, newRecorder(), "release", http.MethodPost, "/slots/hold/"+id+"/release", nil, nil)
+	if err == nil && ex.status == http.StatusOK {
+		w.b.released.Add(1)
+	}
 }
 
 // stopOr passes errStop on and drops other errors: they are recorded, and
@@ -705,7 +726,9 @@ func (b *bench) hotSlot(ctx context.Context, rep *Report) (*recorder, time.Durat
 		var wg sync.WaitGroup
 		for _, w := range workers {
 			wg.Go(func() {
-				ex, _ := w.do(ctx, "POST /appointments (hot slot)", http.MethodPost, "/appointments", w.bookBody(sl), nil)
+				body := w.bookBody(sl)
+				b.receiver.sending(body["external_reference"].(string))
+				ex, _ := w.do(ctx, "POST /appointments (hot slot)", http.MethodPost, "/appointments", body, nil)
 				if ex.status == http.StatusCreated {
 					won.Add(1)
 				}

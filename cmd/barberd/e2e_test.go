@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"barberd/graph"
 	"barberd/graph/storetest"
 )
 
@@ -45,6 +46,16 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatalf("apikey create printed %q, want the key alone on one line", stdout)
 			}
 			catalogKey := strings.TrimSpace(stdout)
+			stdout, stderr, code = runCLI(t, dir, "apikey", "create", "--account", keys.AccountID,
+				"--name", "small bot", "--scopes", "context:read,holds:write", "--max-holds", "7", "--database-url", dbURL)
+			if code != 0 {
+				t.Fatalf("apikey create --max-holds 7: exit %d: %s", code, stderr)
+			}
+			cappedKey := strings.TrimSpace(stdout)
+			if _, stderr, code := runCLI(t, dir, "apikey", "create", "--account", keys.AccountID, "--name", "x",
+				"--max-holds", "-2", "--database-url", dbURL); code == 0 || !strings.Contains(stderr, "maxActiveHolds") {
+				t.Errorf("apikey create --max-holds -2: exit %d: %s", code, stderr)
+			}
 			if _, _, code := runCLI(t, dir, "apikey", "create", "--account", "acc_nope", "--name", "x",
 				"--scopes", "catalog:read", "--database-url", dbURL); code == 0 {
 				t.Error("apikey create for an unknown account exited 0")
@@ -66,6 +77,16 @@ func TestEndToEnd(t *testing.T) {
 			call(t, "GET", api+"/units", catalogKey, nil, 200)
 			if r := call(t, "GET", api+"/context", catalogKey, nil, 403); r.Code() != "insufficient_scope" {
 				t.Errorf("catalog-only key on /context: %s", r.Body)
+			}
+			limits := func(key string) map[string]any {
+				l, _ := call(t, "GET", api+"/context", key, nil, 200).JSON(t)["limits"].(map[string]any)
+				return l
+			}
+			if l := limits(cappedKey); l["active_holds_max"] != 7.0 || l["active_holds"] != 0.0 {
+				t.Errorf("a key made with --max-holds 7: limits %v", l)
+			}
+			if l := limits(keys.APIKey); l["active_holds_max"] != float64(graph.DefaultActiveHoldsPerKey) {
+				t.Errorf("a key without a cap of its own: limits %v, want the default %d", l, graph.DefaultActiveHoldsPerKey)
 			}
 			if r := call(t, "GET", api+"/units", "", nil, 401); r.Code() != "missing_api_key" {
 				t.Errorf("no key: %s", r.Body)

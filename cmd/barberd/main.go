@@ -37,7 +37,7 @@ Usage:
                                     create an account; print its id and an admin key as one JSON line
   barberd account list              list the accounts: id, created, name
   barberd seed-demo                 create a new demo account; print its keys as one JSON line
-  barberd apikey create --account ID --name NAME --scopes a,b,c
+  barberd apikey create --account ID --name NAME --scopes a,b,c [--max-holds N]
                                     create an API key; print the key alone
   barberd mcp                       serve MCP tools over stdin/stdout as the key
                                     in BARBERD_API_KEY (for desktop LLM agents)
@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = mcpCmd(ctx, rest, os.Stdin, stdout, stderr)
 	case "apikey":
 		if len(rest) == 0 || rest[0] != "create" {
-			fmt.Fprint(stderr, "usage: barberd apikey create --account ID --name NAME --scopes a,b,c\n")
+			fmt.Fprint(stderr, "usage: barberd apikey create --account ID --name NAME --scopes a,b,c [--max-holds N]\n")
 			return 2
 		}
 		err = apikeyCreateCmd(ctx, rest[1:], stdout, stderr)
@@ -227,6 +227,7 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	account := fs.String("account", "", "account id (required)")
 	name := fs.String("name", "", "a name telling what the key is for (required)")
 	scopes := fs.String("scopes", strings.Join(graph.BookingScopes, ","), "comma-separated scopes: "+strings.Join(graph.AllScopes, ", "))
+	maxHolds := fs.Int("max-holds", -1, "most holds the key may have active at once; 0: no cap; left out: the server's --max-holds-per-key")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -245,7 +246,11 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 			list = append(list, s)
 		}
 	}
-	secret, _, err := res.CreateAPIKey(ctx, *account, *name, list)
+	var most *int
+	if *maxHolds != -1 {
+		most = maxHolds
+	}
+	secret, _, err := res.CreateAPIKeyWithCap(ctx, *account, *name, list, most)
 	if err != nil {
 		return describe(err)
 	}

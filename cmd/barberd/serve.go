@@ -125,7 +125,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 		return err
 	}
 	fs.IntVar(&c.maxSlots, "max-slots", maxSlots, "most slots one availability answer may list, and one search for the next free times may compute (about a second of CPU per 100,000 on a large unit); larger requests get 400 validation_failed naming what to narrow (fewer days, one barber); MCP's get_availability answers stay under 1 MiB whatever this says (env BARBERD_MAX_SLOTS)")
-	fs.IntVar(&c.holdsPerKey, "max-holds-per-key", holdsPerKey, "most holds one API key may have active at once; past it a hold gets 429 too_many_holds; 0: no cap (env BARBERD_MAX_HOLDS_PER_KEY)")
+	fs.IntVar(&c.holdsPerKey, "max-holds-per-key", holdsPerKey, "most holds an API key without a cap of its own (apikey create --max-holds, GraphQL updateApiKey) may have active at once; past it a hold gets 429 too_many_holds; 0: no cap (env BARBERD_MAX_HOLDS_PER_KEY)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("BARBERD_METRICS_ADDR"), "serve /metrics on this separate address (e.g. 127.0.0.1:9090) instead of on --addr; empty: /metrics is on --addr (env BARBERD_METRICS_ADDR)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
 	fs.IntVar(&c.rateBurst, "rate-burst", rateBurst, "requests an API key may make at once before --rate-limit applies (env BARBERD_RATE_BURST)")

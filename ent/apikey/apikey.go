@@ -33,6 +33,8 @@ const (
 	FieldLastUsedAt = "last_used_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldMaxActiveHolds holds the string denoting the max_active_holds field in the database.
+	FieldMaxActiveHolds = "max_active_holds"
 	// EdgeAccount holds the string denoting the account edge name in mutations.
 	EdgeAccount = "account"
 	// Table holds the table name of the apikey in the database.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldScopes,
 	FieldLastUsedAt,
 	FieldRevokedAt,
+	FieldMaxActiveHolds,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -87,6 +90,8 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// MaxActiveHoldsValidator is a validator for the "max_active_holds" field. It is called by the builders before save.
+	MaxActiveHoldsValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -139,6 +144,11 @@ func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByMaxActiveHolds orders the results by the max_active_holds field.
+func ByMaxActiveHolds(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMaxActiveHolds, opts...).ToFunc()
 }
 
 // ByAccountField orders the results by account field.

@@ -105,6 +105,11 @@ func RevokedAt(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldRevokedAt, v))
 }
 
+// MaxActiveHolds applies equality check predicate on the "max_active_holds" field. It's identical to MaxActiveHoldsEQ.
+func MaxActiveHolds(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldMaxActiveHolds, v))
+}
+
 // AccountIDEQ applies the EQ predicate on the "account_id" field.
 func AccountIDEQ(v string) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldAccountID, v))
@@ -543,6 +548,56 @@ func RevokedAtIsNil() predicate.APIKey {
 // RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
 func RevokedAtNotNil() predicate.APIKey {
 	return predicate.APIKey(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// MaxActiveHoldsEQ applies the EQ predicate on the "max_active_holds" field.
+func MaxActiveHoldsEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsNEQ applies the NEQ predicate on the "max_active_holds" field.
+func MaxActiveHoldsNEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsIn applies the In predicate on the "max_active_holds" field.
+func MaxActiveHoldsIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldIn(FieldMaxActiveHolds, vs...))
+}
+
+// MaxActiveHoldsNotIn applies the NotIn predicate on the "max_active_holds" field.
+func MaxActiveHoldsNotIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotIn(FieldMaxActiveHolds, vs...))
+}
+
+// MaxActiveHoldsGT applies the GT predicate on the "max_active_holds" field.
+func MaxActiveHoldsGT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGT(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsGTE applies the GTE predicate on the "max_active_holds" field.
+func MaxActiveHoldsGTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGTE(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsLT applies the LT predicate on the "max_active_holds" field.
+func MaxActiveHoldsLT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLT(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsLTE applies the LTE predicate on the "max_active_holds" field.
+func MaxActiveHoldsLTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLTE(FieldMaxActiveHolds, v))
+}
+
+// MaxActiveHoldsIsNil applies the IsNil predicate on the "max_active_holds" field.
+func MaxActiveHoldsIsNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldIsNull(FieldMaxActiveHolds))
+}
+
+// MaxActiveHoldsNotNil applies the NotNil predicate on the "max_active_holds" field.
+func MaxActiveHoldsNotNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotNull(FieldMaxActiveHolds))
 }
 
 // HasAccount applies the HasEdge predicate on the "account" edge.

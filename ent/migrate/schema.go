@@ -20,6 +20,7 @@ var (
 		{Name: "scopes", Type: field.TypeJSON},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "max_active_holds", Type: field.TypeInt, Nullable: true},
 		{Name: "account_id", Type: field.TypeString, Size: 40},
 	}
 	// APIKeysTable holds the schema information for the "api_keys" table.
@@ -30,7 +31,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_keys_accounts_account",
-				Columns:    []*schema.Column{APIKeysColumns[9]},
+				Columns:    []*schema.Column{APIKeysColumns[10]},
 				RefColumns: []*schema.Column{AccountsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -39,7 +40,7 @@ var (
 			{
 				Name:    "apikey_account_id",
 				Unique:  false,
-				Columns: []*schema.Column{APIKeysColumns[9]},
+				Columns: []*schema.Column{APIKeysColumns[10]},
 			},
 			{
 				Name:    "apikey_secret_hash",

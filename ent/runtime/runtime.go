@@ -70,6 +70,10 @@ func init() {
 			return nil
 		}
 	}()
+	// apikeyDescMaxActiveHolds is the schema descriptor for max_active_holds field.
+	apikeyDescMaxActiveHolds := apikeyFields[6].Descriptor()
+	// apikey.MaxActiveHoldsValidator is a validator for the "max_active_holds" field. It is called by the builders before save.
+	apikey.MaxActiveHoldsValidator = apikeyDescMaxActiveHolds.Validators[0].(func(int) error)
 	// apikeyDescID is the schema descriptor for id field.
 	apikeyDescID := apikeyMixinFields0[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.

@@ -32,6 +32,9 @@ func (APIKey) Fields() []ent.Field {
 		field.Strings("scopes"),
 		field.Time("last_used_at").Optional().Nillable(),
 		field.Time("revoked_at").Optional().Nillable(),
+		// max_active_holds caps the key's active holds; nil: the server's
+		// default (--max-holds-per-key), 0: no cap.
+		field.Int("max_active_holds").Optional().Nillable().NonNegative(),
 	}
 }
 
@@ -42,5 +45,5 @@ func (APIKey) Indexes() []ent.Index {
 
 // Annotations of the APIKey.
 func (APIKey) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)}
+	return []schema.Annotation{entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput), entgql.RelayConnection()}
 }

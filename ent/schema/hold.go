@@ -27,7 +27,7 @@ func (Hold) Fields() []ent.Field {
 		field.String("unit_id").Immutable(),
 		field.String("service_id").Immutable(),
 		field.String("barber_id").Immutable(),
-		field.Time("starts_at").Immutable(),
+		field.Time("starts_at").Immutable().Annotations(entgql.OrderField("STARTS_AT")),
 		field.Time("ends_at").Immutable(),
 		field.Enum("status").Values("active", "consumed", "expired", "released").Default("active"),
 		field.Time("expires_at").Immutable(),
@@ -57,5 +57,5 @@ func (Hold) Indexes() []ent.Index {
 
 // Annotations of the Hold.
 func (Hold) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)}
+	return []schema.Annotation{entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput), entgql.RelayConnection()}
 }

@@ -198,6 +198,10 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		}
 		gqlErr.Extensions["alternatives"] = alts
 	}
+	if c := e.HoldCap; c != nil {
+		gqlErr.Extensions["activeHolds"], gqlErr.Extensions["activeHoldsMax"] = c.Active, c.Max
+		gqlErr.Extensions["oldestHoldId"], gqlErr.Extensions["oldestHoldExpiresAt"] = c.OldestHoldID, graph.UTC(c.OldestExpiresAt)
+	}
 	return gqlErr
 }
 

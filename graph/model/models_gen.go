@@ -81,6 +81,10 @@ type CreateAPIKeyInput struct {
 	Name string `json:"name"`
 	// Scopes of rest-v1.md: context:read, catalog:read, availability:read, holds:write, appointments:read, appointments:write, notifications:read, admin.
 	Scopes []string `json:"scopes"`
+	// The most holds the key may have active at once: 0 for no cap, at most
+	// 100000; omitted: the server's default (--max-holds-per-key, 100 unless
+	// the operator changed it). See docs/operations.md for how to choose it.
+	MaxActiveHolds *int `json:"maxActiveHolds,omitempty"`
 }
 
 type CreateAPIKeyPayload struct {
@@ -184,8 +188,12 @@ type Limits struct {
 	HoldTTLMaxSeconds         int `json:"holdTtlMaxSeconds"`
 	NotificationsLimitDefault int `json:"notificationsLimitDefault"`
 	NotificationsLimitMax     int `json:"notificationsLimitMax"`
-	// The most holds the calling key may have active at once (more: too_many_holds); null: no cap.
+	// The most holds the calling key may have active at once (more:
+	// too_many_holds): the key's own cap (APIKey.maxActiveHolds), or the
+	// server's default for keys without one; null: no cap.
 	ActiveHoldsMax *int `json:"activeHoldsMax,omitempty"`
+	// How many holds the calling key has active now: neither used, released nor expired.
+	ActiveHolds int `json:"activeHolds"`
 }
 
 // The next free times of a service at a unit.
@@ -199,6 +207,11 @@ type NextFreeSlots struct {
 	Slots []*Slot `json:"slots"`
 	// null, or none_within_horizon when nothing is free from after through the booking horizon.
 	Reason *string `json:"reason,omitempty"`
+}
+
+type ReleaseHoldsPayload struct {
+	// How many active holds of the calling key this released.
+	Released int `json:"released"`
 }
 
 type RescheduleAppointmentInput struct {
@@ -229,6 +242,16 @@ type Slot struct {
 type UpdateAccountInput struct {
 	// 1 to 200 characters: the shop's name, which GET /context tells chatbots.
 	Name *string `json:"name,omitempty"`
+}
+
+// Changes to an API key; omitted fields stay as they are.
+type UpdateAPIKeyInput struct {
+	// 1 to 200 characters.
+	Name *string `json:"name,omitempty"`
+	// As in CreateApiKeyInput: 0 for no cap, at most 100000.
+	MaxActiveHolds *int `json:"maxActiveHolds,omitempty"`
+	// True: the key goes back to the server's default cap (maxActiveHolds becomes null).
+	ClearMaxActiveHolds *bool `json:"clearMaxActiveHolds,omitempty"`
 }
 
 // Changes to a barber; omitted fields stay. unitIds and serviceIds, when given, replace the sets.

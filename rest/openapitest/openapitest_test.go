@@ -112,6 +112,7 @@ func TestDocument(t *testing.T) {
 		"GET /availability/next":             "availability:read",
 		"POST /slots/hold":                   "holds:write",
 		"POST /slots/hold/{hold_id}/release": "holds:write",
+		"POST /slots/hold/release-all":       "holds:write",
 		"GET /appointments":                  "appointments:read",
 		"POST /appointments":                 "appointments:write",
 		"GET /appointments/{id}":             "appointments:read",
@@ -211,7 +212,7 @@ func TestCheck(t *testing.T) {
 	}))
 	hold := `{"hold_id":"h1","status":"active","unit_id":"u1","service_id":"s1","barber_id":"b1","starts_at":"2030-03-29T10:00:00","ends_at":"2030-03-29T10:30:00","starts_at_utc":"2030-03-29T10:00:00Z","ends_at_utc":"2030-03-29T10:30:00Z","timezone":"Europe/Lisbon","expires_at":"2030-03-01T09:05:00Z","created_at":"2030-03-01T09:00:00Z"}`
 	availability := `{"unit_id":"u1","service_id":"s1","barber_id":null,"date":"2030-03-29","timezone":"Europe/Lisbon","slots":[` + slot + `],"reason":null}`
-	context := `{"account":{"id":"acc","name":"Demo"},"api_key":{"id":"k1","name":"bot","prefix":"bk_abc","scopes":["context:read"]},"server_time":"2030-03-01T09:00:00Z","limits":{"hold_ttl_seconds":{"default":300,"min":10,"max":1800},"notifications_limit":{"default":50,"max":200},"active_holds_max":10}}`
+	context := `{"account":{"id":"acc","name":"Demo"},"api_key":{"id":"k1","name":"bot","prefix":"bk_abc","scopes":["context:read"]},"server_time":"2030-03-01T09:00:00Z","limits":{"hold_ttl_seconds":{"default":300,"min":10,"max":1800},"notifications_limit":{"default":50,"max":200},"active_holds_max":10,"active_holds":3}}`
 	unit := `{"id":"u1","name":"Lisboa","timezone":"Europe/Lisbon","address":"Rua A","phone":"+351210000000","booking_policy":{"slot_step_minutes":15,"min_lead_minutes":60,"horizon_days":365}}`
 	service := `{"id":"s1","name":"Corte","description":"","duration_minutes":30,"buffer_minutes":0,"price":{"amount":2500,"currency":"EUR"},"unit_ids":["u1"]}`
 
