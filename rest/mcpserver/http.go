@@ -7,7 +7,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,12 +129,13 @@ func sentence(s string) string {
 // checkOrigin refuses, with 403 origin_not_allowed, a request whose Origin
 // header is not one of allowed: a page in a browser (DNS rebinding, a
 // site the user visits) may not drive /mcp. A request without Origin (any
-// client but a browser) passes.
+// client but a browser) passes, and so does a loopback page (a local MCP
+// Inspector) calling a loopback address: a rebound name is not loopback.
 func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o, present := r.Header["Origin"]
-			if present && !slices.ContainsFunc(allowed, func(a string) bool { return len(o) == 1 && strings.EqualFold(a, o[0]) }) {
+			if present && !(len(o) == 1 && originAllowed(allowed, o[0], r.Host)) {
 				rest.WriteError(w, r, graph.Errorf(rest.CodeOriginNotAllowed,
 					"Requests from the web origin %q are not allowed; the server's operator can allow it (--mcp-allowed-origins).", strings.Join(o, ", ")))
 				return
@@ -139,6 +143,27 @@ func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+func originAllowed(allowed []string, origin, host string) bool {
+	if slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, origin) }) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && loopback(u.Host) && loopback(host)
+}
+
+// loopback tells whether host (with or without a port) names this machine.
+func loopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // costKey holds how many calls a request carries (its JSON-RPC requests).
