@@ -367,6 +367,9 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 		{"get_availability", map[string]any{"unit_id": s.unit, "service_id": s.haircut, "from": day, "to": "2099-01-01"}, "to"},
 		{"cancel_appointment", map[string]any{"appointment_id": "", "reason": "x"}, "appointment_id"},
 		{"hold_slot", map[string]any{"unit_id": s.unit, "service_id": s.haircut, "starts_at": at, "ttl_seconds": 5}, "ttl_seconds"},
+		// A NUL reached PostgreSQL in the reference's lookup: internal_error.
+		{"book_appointment", s.bookingAt(day+"T11:00:00", "+351933333333", "x\x00"), "external_reference"},
+		{"find_client_appointments", map[string]any{"client_phone": "+351\x00"}, "client_phone"},
 	} {
 		p := a.refused(c.tool, c.args, graph.CodeValidationFailed)
 		if len(p.Errors) == 0 || p.Errors[0].Field != c.field {

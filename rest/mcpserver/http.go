@@ -31,10 +31,16 @@ const batchesRemoved = "2025-06-18"
 // errors (400, 405, 413, 415...) into problem+json.
 func hygiene(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noStore(w.Header()) // for an answer written by no one (an empty 200)
 		hw := &hygieneWriter{ResponseWriter: w}
 		h.ServeHTTP(hw, r)
 		hw.finish(r)
 	})
+}
+
+func noStore(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // hygieneWriter sets the headers of every answer as it starts, and holds
@@ -52,8 +58,7 @@ func (w *hygieneWriter) WriteHeader(code int) {
 	}
 	w.wrote = true
 	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	noStore(h) // again: the SDK sets its own Cache-Control
 	if code >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		w.status = code
 		return
