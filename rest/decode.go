@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -102,64 +100,13 @@ func (f *fields) get(n string) (json.RawMessage, bool) {
 	}
 	msg := f.unfit[n]
 	if !f.query && len(v) > 0 && v[0] == '"' {
-		msg = jsonTextProblem(v)
+		msg = graph.JSONStringProblem(v)
 	}
 	if msg != "" {
 		f.problems.Add(f.name(n), "%s", msg)
 		return nil, false
 	}
 	return v, true
-}
-
-// jsonTextProblem says what makes the JSON string raw unfit to store as
-// text, or "" (graph.TextProblem). It reads the raw bytes because
-// encoding/json quietly turns invalid UTF-8, and an escaped half of a
-// UTF-16 surrogate pair, into U+FFFD; \u0000 decodes to a NUL. raw is a
-// valid JSON string.
-func jsonTextProblem(raw []byte) string {
-	if !utf8.Valid(raw) {
-		return graph.MessageInvalidUTF8
-	}
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' || i+1 >= len(raw) {
-			continue
-		}
-		i++ // every escape is \ and one character, but \u and four hex digits
-		if raw[i] != 'u' || i+4 >= len(raw) {
-			continue
-		}
-		c := hexRune(raw[i+1 : i+5])
-		i += 4
-		switch {
-		case c == 0:
-			return graph.MessageNUL
-		case utf16.IsSurrogate(c):
-			if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' &&
-				utf16.DecodeRune(c, hexRune(raw[i+3:i+7])) != utf8.RuneError {
-				i += 6 // a whole pair
-				continue
-			}
-			return graph.MessageInvalidUTF8
-		}
-	}
-	return ""
-}
-
-// hexRune reads four hex digits.
-func hexRune(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 // str returns the string field n, or nil.

@@ -14,10 +14,13 @@ import (
 	"barberd/graph"
 )
 
-// Codes of the HTTP layer that other adapters (GraphQL) answer with too.
+// Codes of the HTTP layer that other adapters (GraphQL, MCP) answer with too.
 const (
-	CodePayloadTooLarge  = codePayloadTooLarge
-	CodeMethodNotAllowed = codeMethodNotAllowed
+	CodePayloadTooLarge      = codePayloadTooLarge
+	CodeMethodNotAllowed     = codeMethodNotAllowed
+	CodeUnsupportedMediaType = codeUnsupportedMediaType
+	CodeBadRequest           = codeBadRequest
+	CodeOriginNotAllowed     = codeOriginNotAllowed
 )
 
 // DefaultMaxBody is the largest request body accepted unless configured

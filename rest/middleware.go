@@ -162,6 +162,10 @@ type AddrLimits struct {
 	Addr      *ClientAddr  // how the client address is found (trusted proxies)
 }
 
+// Bucket is the limiter key of r's client address, for charging Failures
+// from elsewhere (a refused request that carried several calls).
+func (l *AddrLimits) Bucket(r *http.Request) string { return l.bucket(r) }
+
 // bucket is the limiter key of r's client address.
 func (l *AddrLimits) bucket(r *http.Request) string {
 	a := l.Addr.Of(r)

@@ -40,6 +40,8 @@ var statusOf = map[string]int{
 	graph.CodeOutsideWindow:        http.StatusUnprocessableEntity,
 	graph.CodeInvalidLocalTime:     http.StatusUnprocessableEntity,
 	codeRateLimited:                http.StatusTooManyRequests,
+	codeBadRequest:                 http.StatusBadRequest,
+	codeOriginNotAllowed:           http.StatusForbidden,
 	graph.CodeCatalogFull:          http.StatusConflict,
 	graph.CodeTooManyHolds:         http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
 	graph.CodeInternal:             http.StatusInternalServerError,
@@ -58,6 +60,8 @@ const (
 	codePayloadTooLarge      = "payload_too_large"
 	codeUnsupportedMediaType = "unsupported_media_type"
 	codeRateLimited          = "rate_limited"
+	codeBadRequest           = "bad_request"        // a request the transport cannot read (MCP)
+	codeOriginNotAllowed     = "origin_not_allowed" // a browser page's Origin not allowed (MCP)
 )
 
 // retryAfterSeconds is what a 503 tells the client to wait.

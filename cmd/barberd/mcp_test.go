@@ -103,7 +103,7 @@ type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// problem is the structured content of a tool error.
+// problem is the JSON text of a tool error.
 type problem struct {
 	Code, Detail string
 	Status       int
@@ -121,8 +121,22 @@ func (a *agent) call(name string, args map[string]any) (*mcp.CallToolResult, []b
 	if err != nil {
 		a.t.Fatalf("%s: %v", name, err)
 	}
+	if r.IsError {
+		return r, problemText(a.t, r)
+	}
 	b, _ := json.Marshal(r.StructuredContent)
 	return r, b
+}
+
+// problemText is the problem a tool error carries as JSON text after its
+// summary line; it has no structured content, which the TypeScript SDK
+// 1.x would check against the tool's output schema.
+func problemText(t testing.TB, r *mcp.CallToolResult) []byte {
+	t.Helper()
+	if r.StructuredContent != nil || len(r.Content) != 2 {
+		t.Fatalf("tool error with structured content %v and %d content blocks, want none and 2", r.StructuredContent, len(r.Content))
+	}
+	return []byte(r.Content[1].(*mcp.TextContent).Text)
 }
 
 // ok calls a tool that must succeed, checks its structured content against
@@ -353,6 +367,9 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 		{"get_availability", map[string]any{"unit_id": s.unit, "service_id": s.haircut, "from": day, "to": "2099-01-01"}, "to"},
 		{"cancel_appointment", map[string]any{"appointment_id": "", "reason": "x"}, "appointment_id"},
 		{"hold_slot", map[string]any{"unit_id": s.unit, "service_id": s.haircut, "starts_at": at, "ttl_seconds": 5}, "ttl_seconds"},
+		// A NUL reached PostgreSQL in the reference's lookup: internal_error.
+		{"book_appointment", s.bookingAt(day+"T11:00:00", "+351933333333", "x\x00"), "external_reference"},
+		{"find_client_appointments", map[string]any{"client_phone": "+351\x00"}, "client_phone"},
 	} {
 		p := a.refused(c.tool, c.args, graph.CodeValidationFailed)
 		if len(p.Errors) == 0 || p.Errors[0].Field != c.field {
@@ -462,9 +479,12 @@ func race(t *testing.T, a *agent, s agentShop, at string) {
 				t.Errorf("contender %d: %v", i, err)
 				return
 			}
-			b, _ := json.Marshal(r.StructuredContent)
 			var p problem
-			_ = json.Unmarshal(b, &p)
+			var b []byte
+			if r.IsError {
+				b = problemText(t, r)
+				_ = json.Unmarshal(b, &p)
+			}
 			switch {
 			case !r.IsError:
 				booked.Add(1)

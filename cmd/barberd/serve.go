@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -51,6 +52,7 @@ type serverConfig struct {
 	failRate        float64 // failed authentications a second, per client address
 	failBurst       int
 	trustedProxies  string
+	mcpOrigins      string // comma-separated Origin headers /mcp accepts; "": none
 	holdsPerKey     int
 	maxSlots        int // slots one availability answer or next search may list or compute
 	cacheMB         int // availability cache
@@ -126,6 +128,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	}
 	fs.IntVar(&c.maxSlots, "max-slots", maxSlots, "most slots one availability answer may list, and one search for the next free times may compute (about a second of CPU per 100,000 on a large unit); larger requests get 400 validation_failed naming what to narrow (fewer days, one barber); MCP's get_availability answers stay under 1 MiB whatever this says (env BARBERD_MAX_SLOTS)")
 	fs.IntVar(&c.holdsPerKey, "max-holds-per-key", holdsPerKey, "most holds an API key without a cap of its own (apikey create --max-holds, GraphQL updateApiKey) may have active at once; past it a hold gets 429 too_many_holds; 0: no cap (env BARBERD_MAX_HOLDS_PER_KEY)")
+	fs.StringVar(&c.mcpOrigins, "mcp-allowed-origins", os.Getenv("BARBERD_MCP_ALLOWED_ORIGINS"), "web origins (e.g. https://agents.example.com) whose pages may call /mcp from a browser, comma-separated; a request with any other Origin header gets 403 origin_not_allowed, one without Origin (desktop and server clients) is served; empty: no browser page (env BARBERD_MCP_ALLOWED_ORIGINS)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("BARBERD_METRICS_ADDR"), "serve /metrics on this separate address (e.g. 127.0.0.1:9090) instead of on --addr; empty: /metrics is on --addr (env BARBERD_METRICS_ADDR)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", rateLimit, "requests a second each API key may make, sustained, on each replica (N replicas allow N times as many); 0 disables the limit (env BARBERD_RATE_LIMIT)")
 	fs.IntVar(&c.rateBurst, "rate-burst", rateBurst, "requests an API key may make at once before --rate-limit applies (env BARBERD_RATE_BURST)")
@@ -192,6 +195,9 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	}
 	if _, err := rest.NewClientAddr(c.trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	if _, err := origins(c.mcpOrigins); err != nil {
+		return fmt.Errorf("--mcp-allowed-origins: %w", err)
 	}
 	if c.cacheMB < 1 || c.memoryLimitMB < 0 {
 		return errors.New("--availability-cache-mb must be at least 1 and --memory-limit-mb not negative")
@@ -295,6 +301,23 @@ func addrLimitFlags(fs *flag.FlagSet, c *serverConfig) error {
 	}
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", os.Getenv("BARBERD_TRUSTED_PROXIES"), "load balancers in front of barberd, as comma-separated addresses or CIDR prefixes: behind them the client address is read from X-Forwarded-For; empty: the connection's peer is the client (env BARBERD_TRUSTED_PROXIES)")
 	return nil
+}
+
+// origins reads a comma-separated list of web origins, each a scheme and
+// host (and port) as a browser sends them in Origin: no path, no slash.
+func origins(list string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return nil, fmt.Errorf("%q is not an origin like https://agents.example.com", o)
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 // introduceDemo seeds the demo account when the database has none and
@@ -543,7 +566,8 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	})
 	r.Mount(rest.BasePath, v1)
 	// MCP for LLM agents: the same key, limits and resolvers as REST.
-	r.Handle(mcpserver.Path, mcpserver.New(res).Handler(mcpserver.Limits{Limiter: limiter, Addr: limits, MaxBody: maxBody}))
+	mcpOrigins, _ := origins(c.mcpOrigins) // checked when the flags were read
+	r.Handle(mcpserver.Path, mcpserver.New(res).Handler(mcpserver.Limits{Limiter: limiter, Addr: limits, MaxBody: maxBody, Origins: mcpOrigins}))
 	gql := gqlserver.NewHandler(res)
 	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
 	r.Route("/graphql", func(r chi.Router) {

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -27,7 +26,8 @@ import (
 // before JSON decoding would quietly turn it into U+FFFD; a NUL, which
 // JSON ("\u0000") and GraphQL strings can both spell, is refused in the
 // operation's arguments once its variables are known. A lone surrogate
-// escape ("\ud800"), which is valid JSON, reads as U+FFFD and is kept.
+// escape ("\ud800"), valid JSON that decodes to U+FFFD, is refused with
+// invalid UTF-8 (graph.JSONTextProblems).
 
 // maxTextProblems bounds how many bad inputs one answer lists.
 const maxTextProblems = 20
@@ -52,6 +52,12 @@ func (cleanText) Validate(graphql.ExecutableSchema) error { return nil }
 func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Operation == nil {
 		return nil
+	}
+	// A lone surrogate escape in the document's strings decodes to U+FFFD
+	// before the arguments are known. (A block string holds no escapes;
+	// one spelling a surrogate there is refused too.)
+	if graph.JSONStringProblem([]byte(oc.RawQuery)) == graph.MessageInvalidUTF8 {
+		return refuse((&graph.Problems{{Field: "query", Message: graph.MessageInvalidUTF8}}).Err())
 	}
 	c := textCheck{vars: oc.Variables, seen: map[string]bool{}}
 	c.directives(oc.Operation.Directives)
@@ -164,13 +170,13 @@ func (p *inputPath) String() string {
 	return p.parent.String() + "." + p.key
 }
 
-// cleanPOST is gqlgen's POST transport, refusing a body that is not valid
-// UTF-8 before JSON decoding would replace the bad bytes with U+FFFD.
+// cleanPOST is gqlgen's POST transport, refusing a body whose text is not
+// UTF-8 before JSON decoding would replace it with U+FFFD.
 type cleanPOST struct{ transport.POST }
 
 func (t cleanPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	body, err := io.ReadAll(r.Body)
-	if err == nil && !utf8.Valid(body) {
+	if err == nil {
 		if field, found := invalidUTF8In(body, ""); found {
 			refuseRequest(w, r, exec, field)
 			return
@@ -197,17 +203,16 @@ func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
 		for _, name := range []string{"query", "operationName", "variables", "extensions"} {
 			v := q.Get(name)
-			if utf8.ValidString(v) {
-				continue
-			}
-			field := name
+			field, bad := name, !utf8.ValidString(v)
 			if name == "variables" || name == "extensions" {
 				if f, found := invalidUTF8In([]byte(v), name); found {
-					field = f
+					field, bad = f, true
 				}
 			}
-			refuseRequest(w, r, exec, field)
-			return
+			if bad {
+				refuseRequest(w, r, exec, field)
+				return
+			}
 		}
 	}
 	t.GET.Do(w, r, exec)
@@ -223,79 +228,15 @@ func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// invalidUTF8In finds the first string of a JSON text holding bytes that
-// are not UTF-8, and names it by its path under prefix
-// ("variables.input.client.name"). It reports false when the bad bytes are
-// not in a string: the JSON itself is then malformed.
+// invalidUTF8In finds the first string of a JSON text that is not
+// UTF-8 text (bytes that are not UTF-8, a lone surrogate escape), and
+// names it by its path under prefix ("variables.input.client.name"). A
+// NUL is left to the arguments check, which names the argument.
 func invalidUTF8In(doc []byte, prefix string) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	// One level per open object (at a key, or at the value of key) or
-	// array (at an index).
-	type level struct {
-		object, atKey bool
-		key           string
-		index         int
-	}
-	var stack []*level
-	path := func() string {
-		var b strings.Builder
-		b.WriteString(prefix)
-		for _, l := range stack {
-			switch {
-			case !l.object:
-				b.WriteString("[" + strconv.Itoa(l.index) + "]")
-			case b.Len() > 0:
-				b.WriteString("." + l.key)
-			default:
-				b.WriteString(l.key)
-			}
-		}
-		return b.String()
-	}
-	for {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		// The token's own bytes, with the separators before it.
-		raw := doc[start:dec.InputOffset()]
-		var top *level
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if key, ok := tok.(string); ok && top != nil && top.atKey {
-			top.key, top.atKey = key, false
-			if !utf8.Valid(raw) {
-				return path(), true
-			}
-			continue
-		}
-		switch tok.(type) {
-		case string:
-			if !utf8.Valid(raw) {
-				return path(), true
-			}
-		case json.Delim:
-			switch tok {
-			case json.Delim('{'):
-				stack = append(stack, &level{object: true, atKey: true})
-				continue
-			case json.Delim('['):
-				stack = append(stack, &level{})
-				continue
-			default:
-				stack = stack[:len(stack)-1]
-			}
-		}
-		// A value ended: its object is at a key again, its array at the
-		// next index.
-		if len(stack) > 0 {
-			if top = stack[len(stack)-1]; top.object {
-				top.atKey = true
-			} else {
-				top.index++
-			}
+	for _, p := range graph.JSONTextProblems(doc, prefix, maxTextProblems) {
+		if p.Message == graph.MessageInvalidUTF8 {
+			return p.Field, true
 		}
 	}
+	return "", false
 }

@@ -14,9 +14,15 @@ import (
 // unknown argument is a validation_failed error naming it, as REST names a
 // wrongly typed field; what the arguments say is left to the resolver's
 // checks (graph.Check*), so both adapters refuse the same input alike.
+// Text that cannot be stored (a NUL, invalid UTF-8, a lone surrogate) is
+// validation_failed naming it, before any tool runs.
 func decodeArguments(raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	// Decoding would read invalid UTF-8 and lone surrogates as U+FFFD.
+	if p := graph.JSONTextProblems(raw, "", maxTextProblems); len(p) > 0 {
+		return p.Err()
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
@@ -37,6 +43,9 @@ func decodeArguments(raw json.RawMessage, v any) error {
 	}
 	return p.Err()
 }
+
+// maxTextProblems bounds how many bad strings one refusal lists.
+const maxTextProblems = 20
 
 // kindOf names a JSON type for people.
 func kindOf(t reflect.Type) string {

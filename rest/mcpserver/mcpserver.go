@@ -7,8 +7,8 @@
 // REST v1's JSON (the rest package's render types) with a one-line summary
 // a person could read. So scopes, idempotency, race safety, error codes and
 // alternatives are REST's. A refusal is a tool result with isError set,
-// whose structured content is the v1 problem (rest.ProblemOf), never a
-// JSON-RPC error: a model reads it and can act on it in the same turn.
+// whose text is the v1 problem (rest.ProblemOf), never a JSON-RPC error:
+// a model reads it and can act on it in the same turn.
 //
 // A key sees only the tools its scopes allow: one *mcp.Server is built for
 // each distinct set of booking scopes, when first asked for, and kept (at
@@ -121,18 +121,22 @@ func (m *MCP) refuseOutOfScope(k uint) mcp.Middleware {
 }
 
 // Limits are what /mcp shares with REST: the rate limiter charged per key,
-// the limits per client address, and the largest body.
+// the limits per client address, and the largest body; and the web
+// origins whose pages may call it.
 type Limits struct {
 	Limiter *rest.RateLimiter // nil: no limit
 	Addr    *rest.AddrLimits  // nil: no limit
 	MaxBody int64             // 0: rest.DefaultMaxBody
+	Origins []string          // allowed Origin headers ("https://app.example"); none: no browser page
 }
 
-// Handler serves MCP over streamable HTTP, statelessly. A request is
-// authenticated (X-Service-Api-Key, or Authorization: Bearer), charged to
-// its key's rate limit and held to the body limit before MCP reads it;
-// refusals are REST's problem+json (401, 429, 413). It expects the server's
-// middleware (rest.Middleware) to run before it.
+// Handler serves MCP over streamable HTTP, statelessly. A request's Origin,
+// if any, must be allowed; it is held to the body limit, to MaxBatch
+// messages, authenticated (X-Service-Api-Key, or Authorization: Bearer)
+// and charged to its key's rate limit, one unit a call, before MCP reads
+// it. Refusals are REST's problem+json (403, 413, 400, 401, 429), and so
+// are the SDK's transport errors; no answer may be cached. It expects the
+// server's middleware (rest.Middleware) to run before it.
 func (m *MCP) Handler(l Limits) http.Handler {
 	if l.MaxBody <= 0 {
 		l.MaxBody = rest.DefaultMaxBody
@@ -154,8 +158,12 @@ func (m *MCP) Handler(l Limits) http.Handler {
 	})
 	h := withCaller(streamable)
 	h = l.Limiter.Middleware(rest.WriteError)(h)
-	h = rest.AuthenticateBearer(m.res, l.Addr, rest.WriteError)(h)
-	return rest.LimitBody(l.MaxBody, false, rest.WriteError)(h)
+	h = chargeCalls(l.Limiter)(h)
+	h = rest.AuthenticateBearer(m.res, l.Addr, authError(l.Addr))(h)
+	h = countCalls(h)
+	h = rest.LimitBody(l.MaxBody, false, rest.WriteError)(h)
+	h = checkOrigin(l.Origins)(h)
+	return hygiene(h)
 }
 
 // callerKey holds the context of the HTTP request a tool call came in.
@@ -259,8 +267,11 @@ func success(v any, text string) *mcp.CallToolResult {
 	}
 }
 
-// failure is the tool error that tells of err: the v1 problem as
-// structured content, its detail as text.
+// failure is the tool error that tells of err: a line for people, then
+// the v1 problem as JSON text. It has no structured content: the
+// TypeScript SDK 1.x checks structured content against the tool's output
+// schema even on an error, and would throw the refusal away (see "Tool
+// errors" in docs/operations.md).
 func failure(ctx context.Context, err error) *mcp.CallToolResult {
 	p := rest.ProblemOf(ctx, err)
 	b, _ := json.Marshal(p) // a problem always encodes
@@ -269,8 +280,7 @@ func failure(ctx context.Context, err error) *mcp.CallToolResult {
 		text += " " + f.Field + " " + f.Message + "."
 	}
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(b)}},
 	}
 }

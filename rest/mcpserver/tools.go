@@ -135,6 +135,7 @@ func define[In, Out any](m *MCP, scope, name, title, desc string, ann mcp.ToolAn
 	if err != nil {
 		panic(err) // the argument types are fixed: a test builds every tool
 	}
+	constrain(in)
 	for _, d := range describe {
 		d(in)
 	}
@@ -142,6 +143,7 @@ func define[In, Out any](m *MCP, scope, name, title, desc string, ann mcp.ToolAn
 	if err != nil {
 		panic(err)
 	}
+	portable(out)
 	ann.Title = title
 	return tool{scope: scope, tool: &mcp.Tool{
 		Name: name, Title: title, Description: desc, Annotations: &ann, InputSchema: in, OutputSchema: out,
@@ -206,14 +208,81 @@ func (m *MCP) catalog() []tool {
 
 func describeTTL(l graph.Limits) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) {
-		s.Properties["ttl_seconds"].Description = fmt.Sprintf("How long to keep the time, %d to %d seconds; default %d.",
-			int(l.HoldTTLMin.Seconds()), int(l.HoldTTLMax.Seconds()), int(l.HoldTTLDefault.Seconds()))
+		p := s.Properties["ttl_seconds"]
+		lo, hi := int(l.HoldTTLMin.Seconds()), int(l.HoldTTLMax.Seconds())
+		p.Description = fmt.Sprintf("How long to keep the time, %d to %d seconds; default %d.", lo, hi, int(l.HoldTTLDefault.Seconds()))
+		p.Minimum, p.Maximum = jsonschema.Ptr(float64(lo)), jsonschema.Ptr(float64(hi))
 	}
 }
 
 func describeNotificationsLimit(l graph.Limits) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) {
-		s.Properties["limit"].Description = fmt.Sprintf("At most this many, 1 to %d; default %d.", l.NotificationsMax, l.NotificationsDefault)
+		p := s.Properties["limit"]
+		p.Description = fmt.Sprintf("At most this many, 1 to %d; default %d.", l.NotificationsMax, l.NotificationsDefault)
+		p.Maximum = jsonschema.Ptr(float64(l.NotificationsMax))
+	}
+}
+
+// Patterns of the arguments' forms, as the resolvers check them, so a host
+// can check an argument before calling.
+const (
+	patternDate     = `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`
+	patternWallTime = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$`
+	patternClock    = `^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`
+	patternPhone    = `^\+[1-9][0-9]{7,14}$`
+)
+
+// constrain states an input schema's limits as JSON Schema, by argument
+// name (each name has one meaning in every tool): forms as patterns,
+// ranges as minimum and maximum. Optional arguments are typed as their
+// value, not also null: leaving one out is how to say nothing.
+func constrain(s *jsonschema.Schema) {
+	for name, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+		switch name {
+		case "date", "from", "to":
+			p.Pattern = patternDate
+		case "starts_at", "after":
+			p.Pattern = patternWallTime
+		case "time_from", "time_to":
+			p.Pattern = patternClock
+		case "phone", "client_phone":
+			p.Pattern = patternPhone
+		case "limit":
+			p.Minimum = jsonschema.Ptr(1.0)
+			switch {
+			case s.Properties["time_from"] != nil: // find_next_slots
+				p.Maximum = jsonschema.Ptr(float64(graph.MaxNextLimit))
+			case s.Properties["client_phone"] != nil: // find_client_appointments
+				p.Maximum = jsonschema.Ptr(float64(graph.ClientAppointmentsMax))
+			} // get_pending_notifications: describeNotificationsLimit
+		case "ttl_seconds":
+			p.Minimum = jsonschema.Ptr(1.0)
+		case "weekdays":
+			p.Items.Minimum, p.Items.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(7.0)
+		case "client":
+			constrain(p)
+		}
+	}
+}
+
+// portable rewrites an output schema's nullable types (["null", "string"])
+// as anyOf branches of one type each, which every host's schema dialect
+// reads (the Inspector's portability check warns of type arrays).
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	for _, p := range s.Properties {
+		portable(p)
+	}
+	portable(s.Items)
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		inner := *s
+		inner.Type, inner.Types, inner.Description = s.Types[1], nil, ""
+		*s = jsonschema.Schema{Description: s.Description, AnyOf: []*jsonschema.Schema{{Type: "null"}, &inner}}
 	}
 }
 
