@@ -61,6 +61,18 @@ func (r *Resolver) updateAPIKey(ctx context.Context, id string, in model.UpdateA
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
+	return r.changeAPIKey(ctx, id, func(tx *ent.Tx, k *ent.APIKey) (*ent.APIKey, error) {
+		u := tx.APIKey.UpdateOne(k).SetNillableName(in.Name).SetNillableMaxActiveHolds(in.MaxActiveHolds)
+		if clear {
+			u.ClearMaxActiveHolds()
+		}
+		return u.Save(ctx)
+	})
+}
+
+// changeAPIKey applies change to the account's key id in a transaction.
+// Errors: not_found.
+func (r *Resolver) changeAPIKey(ctx context.Context, id string, change func(*ent.Tx, *ent.APIKey) (*ent.APIKey, error)) (*ent.APIKey, error) {
 	var k *ent.APIKey
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
@@ -71,11 +83,7 @@ func (r *Resolver) updateAPIKey(ctx context.Context, id string, in model.UpdateA
 		if err != nil {
 			return err
 		}
-		u := tx.APIKey.UpdateOne(k).SetNillableName(in.Name).SetNillableMaxActiveHolds(in.MaxActiveHolds)
-		if clear {
-			u.ClearMaxActiveHolds()
-		}
-		k, err = u.Save(ctx)
+		k, err = change(tx, k)
 		return err
 	})
 	if err != nil {
@@ -104,21 +112,10 @@ func (r *Resolver) revokeAPIKey(ctx context.Context, id string) (*ent.APIKey, er
 	if _, err := require(ctx, ScopeAdmin); err != nil {
 		return nil, err
 	}
-	var k *ent.APIKey
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		var err error
-		k, err = tx.APIKey.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeNotFound, "No API key %q.", id)
+	return r.changeAPIKey(ctx, id, func(tx *ent.Tx, k *ent.APIKey) (*ent.APIKey, error) {
+		if k.RevokedAt != nil {
+			return k, nil
 		}
-		if err != nil || k.RevokedAt != nil {
-			return err
-		}
-		k, err = tx.APIKey.UpdateOne(k).SetRevokedAt(r.now()).Save(ctx)
-		return err
+		return tx.APIKey.UpdateOne(k).SetRevokedAt(r.now()).Save(ctx)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.Unwrap(), nil
 }
