@@ -162,10 +162,6 @@ type AddrLimits struct {
 	Addr      *ClientAddr  // how the client address is found (trusted proxies)
 }
 
-// Bucket is the limiter key of r's client address, for charging Failures
-// from elsewhere (a refused request that carried several calls).
-func (l *AddrLimits) Bucket(r *http.Request) string { return l.bucket(r) }
-
 // bucket is the limiter key of r's client address.
 func (l *AddrLimits) bucket(r *http.Request) string {
 	a := l.Addr.Of(r)
@@ -233,7 +229,7 @@ func authenticate(res *graph.Resolver, limits *AddrLimits, required bool, secret
 			v, err := res.Authenticate(r.Context(), secret)
 			if err != nil {
 				if code := graph.ErrorCode(err); failures != nil && (code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey) {
-					failures.Allow(addr)
+					failures.allowCalls(r.Context(), addr)
 				}
 				onError(w, r, err)
 				return

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -186,7 +187,7 @@ func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Reque
 				next.ServeHTTP(w, r)
 				return
 			}
-			d := l.Allow(v.KeyID)
+			d := l.allowCalls(r.Context(), v.KeyID)
 			h := w.Header()
 			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
 			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
@@ -198,6 +199,26 @@ func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Reque
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// callsKey holds how many calls a request carries (WithCalls).
+type callsKey struct{}
+
+// WithCalls says that requests made with ctx carry n calls (a batch of
+// JSON-RPC requests): the per-key and per-address limits charge each.
+func WithCalls(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, callsKey{}, n)
+}
+
+// allowCalls charges key one unit for each call the request made with ctx
+// carries, and returns the first refusal, or the last decision.
+func (l *RateLimiter) allowCalls(ctx context.Context, key string) Decision {
+	n, _ := ctx.Value(callsKey{}).(int)
+	d := l.Allow(key)
+	for i := 1; i < n && d.Allowed; i++ {
+		d = l.Allow(key)
+	}
+	return d
 }
 
 // refuse answers a request over the limit: Retry-After, and a rate_limited

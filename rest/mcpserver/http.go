@@ -2,11 +2,9 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -171,19 +169,10 @@ func loopback(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// costKey holds how many calls a request carries (its JSON-RPC requests).
-type costKey struct{}
-
-func costOf(ctx context.Context) int {
-	if n, ok := ctx.Value(costKey{}).(int); ok {
-		return n
-	}
-	return 1
-}
-
 // countCalls reads the body (LimitBody bounds it) and notes how many calls
-// it carries: one, or for a JSON-RPC batch its requests, notifications
-// costing nothing. A batch is refused when its protocol revision has none,
+// it carries (rest.WithCalls), so the key's limit and the address's failure
+// budget charge each: one, or for a JSON-RPC batch its requests,
+// notifications costing nothing. A batch is refused when its protocol revision has none,
 // or when it holds more than MaxBatch messages.
 func countCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,58 +220,18 @@ func countCalls(next http.Handler) http.Handler {
 				calls++
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), costKey{}, max(calls, 1))))
+		next.ServeHTTP(w, r.WithContext(rest.WithCalls(r.Context(), calls)))
 	})
 }
 
-// authError answers a refused key: the per-address failure budget is
-// charged once for each call the request carried (authentication charged
-// the first), and a 401 says how to authenticate.
-func authError(addr *rest.AddrLimits) func(http.ResponseWriter, *http.Request, error) {
-	return func(w http.ResponseWriter, r *http.Request, err error) {
-		code := graph.ErrorCode(err)
-		if code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey {
-			if addr != nil && addr.Failures != nil {
-				b := addr.Bucket(r)
-				for range costOf(r.Context()) - 1 {
-					addr.Failures.Allow(b)
-				}
-			}
-			challenge := `Bearer realm="barberd"`
-			if code == graph.CodeInvalidAPIKey {
-				challenge += `, error="invalid_token"`
-			}
-			w.Header().Set("WWW-Authenticate", challenge)
+// authError answers a refused key; a 401 says how to authenticate.
+func authError(w http.ResponseWriter, r *http.Request, err error) {
+	if code := graph.ErrorCode(err); code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey {
+		challenge := `Bearer realm="barberd"`
+		if code == graph.CodeInvalidAPIKey {
+			challenge += `, error="invalid_token"`
 		}
-		rest.WriteError(w, r, err)
+		w.Header().Set("WWW-Authenticate", challenge)
 	}
-}
-
-// chargeCalls charges the key the calls of a batch beyond the first, which
-// the limiter's own middleware (after it) charges, so each call costs one
-// unit however it arrives.
-func chargeCalls(l *rest.RateLimiter) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if l == nil {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			v, ok := graph.ViewerFrom(r.Context())
-			if ok && v != nil && v.KeyID != "" {
-				for range costOf(r.Context()) - 1 {
-					if d := l.Allow(v.KeyID); !d.Allowed {
-						if l.OnLimited != nil {
-							l.OnLimited()
-						}
-						secs := max(int(math.Ceil(d.RetryAfter.Seconds())), 1)
-						w.Header().Set("Retry-After", strconv.Itoa(secs))
-						rest.WriteError(w, r, graph.Errorf(rest.CodeRateLimited,
-							"Too many calls for this API key (each call of a batch counts); retry after %d seconds.", secs))
-						return
-					}
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	rest.WriteError(w, r, err)
 }
