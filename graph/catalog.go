@@ -26,30 +26,21 @@ func withBookableServices(q *ent.ServiceQuery) {
 // Errors: unit_not_found.
 func activeUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeUnitNotFound, "No unit %q.", id)
-	}
-	return u, err
+	return u, notFound(err, CodeUnitNotFound, "unit", id)
 }
 
 // findService returns the service with the given id, bookable or not.
 // Errors: service_not_found.
 func findService(ctx context.Context, c *ent.Client, id string) (*ent.Service, error) {
 	s, err := c.Service.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeServiceNotFound, "No service %q.", id)
-	}
-	return s, err
+	return s, notFound(err, CodeServiceNotFound, "service", id)
 }
 
 // findBarber returns the barber with the given id, active or not.
 // Errors: barber_not_found.
 func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, error) {
 	b, err := c.Barber.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeBarberNotFound, "No barber %q.", id)
-	}
-	return b, err
+	return b, notFound(err, CodeBarberNotFound, "barber", id)
 }
 
 // bookableUnits lists the first active units, by name.

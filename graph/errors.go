@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"barberd/ent"
 	"barberd/graph/model"
 	"barberd/graph/store"
 )
@@ -155,4 +156,13 @@ func (p Problems) Err() error {
 		Message: "The request has invalid fields: " + strings.Join(names, ", ") + ".",
 		Fields:  p,
 	}
+}
+
+// notFound turns ent's not-found error into the domain error code with the
+// message "No <what> "<id>"."; any other error (or nil) comes back as it is.
+func notFound(err error, code, what, id string) error {
+	if ent.IsNotFound(err) {
+		return &Error{Code: code, Message: fmt.Sprintf("No %s %q.", what, id), Err: err}
+	}
+	return err
 }
