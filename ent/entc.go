@@ -32,6 +32,7 @@ func main() {
 			gen.FeatureUpsert,
 			gen.FeatureExecQuery,
 			gen.FeatureModifier,
+			gen.FeatureVersionedMigration,
 		},
 		Templates: []*gen.Template{
 			gen.MustParse(gen.NewTemplate("pulid").ParseFiles("./ent/template/pulid.tmpl")),

@@ -1,0 +1,3 @@
+-- Modify "api_keys" table
+
+ALTER TABLE "api_keys" ADD COLUMN "max_active_holds" bigint NULL;
