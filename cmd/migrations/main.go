@@ -137,13 +137,7 @@ func (g *generator) reference(ctx context.Context) (*store.DB, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	err = db.Schema.Create(ctx)
-	for _, s := range store.HandWrittenDDL(g.dia) {
-		if err == nil {
-			_, err = db.SQL.ExecContext(ctx, s)
-		}
-	}
-	if err != nil {
+	if err := db.CreateReference(ctx); err != nil {
 		done()
 		return nil, nil, fmt.Errorf("reference schema: %w", err)
 	}

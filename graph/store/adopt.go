@@ -24,7 +24,8 @@ import (
 // refused unchanged: start the last barberd that migrated automatically on
 // it once, then this one (docs/operations.md).
 
-// adopt records which of ms the legacy database matches, and returns them.
+// adopt returns the migrations of ms up to the one the legacy database
+// matches.
 func (db *DB) adopt(ctx context.Context, q queryer, ms []Migration) ([]Migration, error) {
 	live, err := inspect(ctx, q, db.Dialect)
 	if err != nil {
@@ -41,11 +42,6 @@ func (db *DB) adopt(ctx context.Context, q queryer, ms []Migration) ([]Migration
 			return nil, fmt.Errorf("adopt: %w", err)
 		}
 		if diff == "" {
-			for _, m := range ms[:i+1] {
-				if err := record(ctx, q, m); err != nil {
-					return nil, err
-				}
-			}
 			return ms[:i+1], nil
 		}
 		if latest == "" {
@@ -53,7 +49,7 @@ func (db *DB) adopt(ctx context.Context, q queryer, ms []Migration) ([]Migration
 		}
 	}
 	return nil, fmt.Errorf("the database was made before versioned migrations and its schema matches none of them "+
-		"(against the latest: %s); start the last barberd that migrated automatically on it once, then this one; nothing was changed", latest)
+		"(to be at the latest it needs: %s); start the last barberd that migrated automatically on it once, then this one; nothing was changed", latest)
 }
 
 // shape is what adoption compares of a schema: Ent's part as Atlas
@@ -285,4 +281,20 @@ func (db *DB) SchemaDifference(ctx context.Context, other *DB) (string, error) {
 		}
 	}
 	return strings.Join(diffs, "\n"), nil
+}
+
+// CreateReference makes, on an empty database, the schema Ent and the
+// hand-written DDL make: the way barberd migrated before versioned
+// migrations. The migration generator and the tests compare the migrations
+// with it; barberd itself never runs it.
+func (db *DB) CreateReference(ctx context.Context) error {
+	if err := db.Schema.Create(ctx); err != nil {
+		return err
+	}
+	for _, s := range HandWrittenDDL(db.Dialect) {
+		if _, err := db.SQL.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -163,7 +163,7 @@ func (db *DB) Apply(ctx context.Context, ms []Migration) ([]Migration, error) {
 	if db.Dialect == dialect.SQLite {
 		return db.applySQLite(ctx, conn, ms)
 	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+	if err := advisoryLock(ctx, conn); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck // released with the session anyway
@@ -179,6 +179,23 @@ func (db *DB) Apply(ctx context.Context, ms []Migration) ([]Migration, error) {
 		applied = append(applied, m)
 	}
 	return applied, nil
+}
+
+// advisoryLock takes the migration lock, trying every 100 ms rather than
+// waiting inside a statement: a waiting statement holds a snapshot, which
+// the holder's CREATE INDEX CONCURRENTLY would wait for (a deadlock).
+func advisoryLock(ctx context.Context, conn *sql.Conn) error {
+	for {
+		var ok bool
+		if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", migrationLock).Scan(&ok); err != nil || ok {
+			return err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // applySQLite applies every pending migration in one immediate transaction
@@ -293,15 +310,21 @@ func record(ctx context.Context, q queryer, m Migration) error {
 	return err
 }
 
-// pending creates versionTable if need be, adopts a database from before
-// it, refuses a newer database, and returns the migrations of ms still to
-// apply.
+// pending returns the migrations of ms still to apply. It refuses a newer
+// database before changing anything, adopts one from before versionTable,
+// and creates versionTable if need be.
 func (db *DB) pending(ctx context.Context, q queryer, ms []Migration) ([]Migration, error) {
-	if _, err := q.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+versionTable+
-		" (version varchar(32) NOT NULL PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)"); err != nil {
+	recorded, err := tableExists(ctx, q, db.Dialect, versionTable)
+	if err != nil {
 		return nil, err
 	}
-	had, err := appliedVersions(ctx, q)
+	var had, adopted []Migration
+	if recorded {
+		if had, err = appliedVersions(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	todo, err := unapplied(ms, had)
 	if err != nil {
 		return nil, err
 	}
@@ -311,12 +334,24 @@ func (db *DB) pending(ctx context.Context, q queryer, ms []Migration) ([]Migrati
 			return nil, err
 		}
 		if legacy {
-			if had, err = db.adopt(ctx, q, ms); err != nil {
+			if adopted, err = db.adopt(ctx, q, ms); err != nil {
 				return nil, err
 			}
+			todo = ms[len(adopted):]
 		}
 	}
-	return unapplied(ms, had)
+	if !recorded {
+		if _, err := q.ExecContext(ctx, "CREATE TABLE "+versionTable+
+			" (version varchar(32) NOT NULL PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)"); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range adopted {
+		if err := record(ctx, q, m); err != nil {
+			return nil, err
+		}
+	}
+	return todo, nil
 }
 
 // unapplied returns the migrations of ms not in had, or a
