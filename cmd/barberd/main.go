@@ -31,8 +31,9 @@ const usage = `barberd: booking integration service for barbershops
 
 Usage:
   barberd demo [--addr :8080]       migrate, seed a demo account if there is none, print a key, serve
-  barberd serve [--addr :8080]      run the server (migrates first)
-  barberd migrate                   bring the database schema up to date
+  barberd serve [--addr :8080]      run the server (applies pending migrations first
+                                    unless --migrate=false)
+  barberd migrate                   apply the pending schema migrations; print each
   barberd account create --name NAME
                                     create an account; print its id and an admin key as one JSON line
   barberd account list              list the accounts: id, created, name
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		err = serveCmd(ctx, rest, stdout, stderr, true)
 	case "migrate":
-		err = migrateCmd(ctx, rest, stderr)
+		err = migrateCmd(ctx, rest, stdout, stderr)
 	case "seed-demo":
 		err = seedDemoCmd(ctx, rest, stdout, stderr)
 	case "mcp":
@@ -112,8 +113,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // dbFlags are the flags every database subcommand has.
 type dbFlags struct {
-	url      string
-	logLevel string
+	url       string
+	logLevel  string
+	checkOnly bool              // check the schema's version, apply no migration (serve --migrate=false)
+	applied   []store.Migration // the migrations open applied
 }
 
 // newFlagSet makes the flag set of subcommand name; its --help prints
@@ -156,7 +159,8 @@ func envOr(key, def string) string {
 	return def
 }
 
-// open opens and migrates the database, and returns it with the log.
+// open opens the database and applies its pending migrations (or checks
+// there are none), and returns it with the log.
 func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*slog.Logger, *store.DB, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -173,7 +177,7 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*slog.Logger, *st
 		db.Close()
 		return nil, nil, fmt.Errorf("database %s: %w", store.Redact(f.url), err)
 	}
-	if err := db.Migrate(ctx); err != nil {
+	if err := f.migrateSchema(ctx, db, log); err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("database %s: %w", store.Redact(f.url), err)
 	}
@@ -191,18 +195,6 @@ func (f *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []str
 		return nil, nil, err
 	}
 	return graph.New(graph.Settings{DB: db, Log: log}), db, nil
-}
-
-func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, f := newFlagSet("migrate", "migrate [flags]",
-		"Brings the database schema up to date and exits. serve and demo do it too when they start.", stderr)
-	res, db, err := f.parseAndOpen(ctx, fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	res.Settings().Log.Info("schema up to date", "database", store.Redact(f.url))
-	return nil
 }
 
 func seedDemoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

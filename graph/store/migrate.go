@@ -134,10 +134,11 @@ func (db *DB) Upgrade(ctx context.Context) ([]Migration, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	applied, err := db.Apply(ctx, ms)
-	if err != nil {
+	var newer *NewerSchemaError
+	if err != nil && !errors.As(err, &newer) {
 		return applied, fmt.Errorf("schema: %w", err)
 	}
-	return applied, nil
+	return applied, err
 }
 
 // queryer is a connection or a transaction.

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// barberd migrate prints what it applied, then nothing the second time;
+// serve --migrate=false refuses a database with pending migrations, and
+// serve and migrate refuse one migrated by a newer barberd, naming both
+// versions and changing nothing.
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			dbURL := storetest.URL(t, d)
+			ms, err := store.Migrations(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latest := ms[len(ms)-1].String()
+			out := mustCLI(t, "", "migrate", "--database-url", dbURL)
+			for _, m := range ms {
+				if !strings.Contains(out, "applied "+m.String()+"\n") {
+					t.Errorf("migrate printed\n%s\nwithout applied %s", out, m)
+				}
+			}
+			if out := mustCLI(t, "", "migrate", "--database-url", dbURL); out != "schema at "+latest+", the latest this barberd knows\n" {
+				t.Errorf("a second migrate printed %q", out)
+			}
+
+			db, err := store.Open(dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			exec := func(q string) {
+				t.Helper()
+				if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exec(`DELETE FROM barberd_schema_migrations WHERE version = '` + ms[len(ms)-1].Version + `'`)
+			_, stderr, code := runCLI(t, "", "serve", "--migrate=false", "--addr", "127.0.0.1:0", "--database-url", dbURL)
+			if code == 0 || !strings.Contains(stderr, "run barberd migrate first") || !strings.Contains(stderr, latest) {
+				t.Errorf("serve --migrate=false on a database behind: exit %d, %s", code, stderr)
+			}
+			exec(`INSERT INTO barberd_schema_migrations (version, name, applied_at) VALUES ('` + ms[len(ms)-1].Version + `', 'x', 'x')`)
+
+			exec(`INSERT INTO barberd_schema_migrations (version, name, applied_at) VALUES ('29990101000000', 'from_the_future', 'x')`)
+			for _, args := range [][]string{{"serve", "--addr", "127.0.0.1:0"}, {"migrate"}} {
+				_, stderr, code := runCLI(t, "", append(args, "--database-url", dbURL)...)
+				if code == 0 || !strings.Contains(stderr, "29990101000000_from_the_future") || !strings.Contains(stderr, latest) {
+					t.Errorf("%s on a newer database: exit %d, %s", args[0], code, stderr)
+				}
+			}
+		})
+	}
+}
