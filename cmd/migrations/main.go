@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"time"
 
+	"ariga.io/atlas/sql/migrate"
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -30,11 +31,14 @@ import (
 )
 
 const usage = `usage: go run ./cmd/migrations new [flags] NAME
+       go run ./cmd/migrations hash [--dir DIR]
 
 Writes the migration that brings graph/store/migrations/{sqlite,postgres} to
 the Ent schema (ent/schema, after go generate), named NAME (lower case,
 digits and _), and checks that replaying every migration gives the schema
 Ent and the hand-written DDL make. Writes nothing when there is no change.
+hash writes each directory's atlas.sum again, after a migration not yet
+merged was edited by hand.
 
 Flags:
 `
@@ -53,11 +57,11 @@ func main() {
 var validName = regexp.MustCompile(`^[a-z0-9_]+$`)
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "new" {
+	if len(args) == 0 || (args[0] != "new" && args[0] != "hash") {
 		fmt.Fprint(stderr, usage)
-		return errors.New("want: new NAME")
+		return errors.New("want: new NAME, or hash")
 	}
-	fs := flag.NewFlagSet("new", flag.ContinueOnError)
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	dir := fs.String("dir", "graph/store/migrations", "the migration directories' parent")
@@ -66,6 +70,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	version := fs.String("version", time.Now().UTC().Format("20060102150405"), "the migration's version, a UTC time as YYYYMMDDHHMMSS")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "hash" {
+		return rehash(*dir)
 	}
 	if fs.NArg() != 1 || !validName.MatchString(fs.Arg(0)) {
 		fs.Usage()
@@ -78,6 +85,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		g := &generator{dia: dia, dir: filepath.Join(*dir, store.MigrationsDir(dia)), postgres: *pg, out: stdout}
 		if err := g.run(ctx, fs.Arg(0), *version); err != nil {
 			return fmt.Errorf("%s: %w", dia, err)
+		}
+	}
+	return nil
+}
+
+// rehash writes the atlas.sum of each dialect's directory under dir.
+func rehash(dir string) error {
+	for _, dia := range []string{dialect.SQLite, dialect.Postgres} {
+		ldir, err := migrate.NewLocalDir(filepath.Join(dir, store.MigrationsDir(dia)))
+		if err != nil {
+			return err
+		}
+		if err := writeSum(ldir); err != nil {
+			return err
 		}
 	}
 	return nil
