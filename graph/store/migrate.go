@@ -226,8 +226,8 @@ func (db *DB) applySQLite(ctx context.Context, conn *sql.Conn, ms []Migration) (
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
 	pending, err := db.pending(ctx, tx, ms)
-	if err != nil {
-		return nil, err
+	if err != nil || len(pending) == 0 {
+		return nil, errors.Join(err, tx.Commit()) // an adoption's record, if any
 	}
 	for _, m := range pending {
 		for _, s := range m.Stmts {
@@ -244,7 +244,9 @@ func (db *DB) applySQLite(ctx context.Context, conn *sql.Conn, ms []Migration) (
 		return nil, err
 	}
 	broken := rows.Next()
-	rows.Close()
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
 	if broken {
 		return nil, errors.New("the migrations would leave rows referring to missing ones (PRAGMA foreign_key_check); nothing was changed")
 	}
