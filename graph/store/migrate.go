@@ -226,8 +226,11 @@ func (db *DB) applySQLite(ctx context.Context, conn *sql.Conn, ms []Migration) (
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
 	pending, err := db.pending(ctx, tx, ms)
-	if err != nil || len(pending) == 0 {
-		return nil, errors.Join(err, tx.Commit()) // an adoption's record, if any
+	if err != nil {
+		return nil, err
+	}
+	if len(pending) == 0 {
+		return nil, tx.Commit() // an adoption's record, if any
 	}
 	for _, m := range pending {
 		for _, s := range m.Stmts {
