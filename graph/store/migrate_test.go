@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"entgo.io/ent/dialect"
 
 	"barberd/ent"
 	"barberd/ent/schema/tenant"
@@ -302,6 +307,69 @@ func TestAdoptAutoMigratedDatabase(t *testing.T) {
 					t.Errorf("after the refusal: %+v, %v; want it unchanged", st, err)
 				}
 			})
+		})
+	}
+}
+
+// Databases that barberd at commit acdd900 made (its automatic migration,
+// the schema of the first migration) and seeded with the demo account,
+// restored from their dumps, are adopted at the first migration and
+// upgraded: every row stays, and the schema is then the one a new database
+// gets.
+func TestAdoptOldBinaryDatabase(t *testing.T) {
+	for _, dia := range storetest.Dialects {
+		t.Run(dia, func(t *testing.T) {
+			ctx := context.Background()
+			url := storetest.URL(t, dia)
+			dump, err := os.ReadFile("testdata/automigrated-acdd900." + map[string]string{dialect.SQLite: "sqlite", dialect.Postgres: "postgres"}[dia] + ".sql")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A plain connection: the dump sets its own session (PostgreSQL's
+			// search_path) and inserts tables in name order (SQLite's foreign
+			// keys off).
+			driver, dsn := "postgres", url
+			if dia == dialect.SQLite {
+				driver, dsn = "sqlite", "file:"+strings.TrimPrefix(url, "sqlite:")
+			}
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = raw.ExecContext(ctx, string(dump))
+			raw.Close()
+			if err != nil {
+				t.Fatalf("restoring the dump: %v", err)
+			}
+			db, err := store.Open(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			counts := func() (out [5]int) {
+				for i, table := range []string{"accounts", "api_keys", "units", "barbers", "working_hours"} {
+					if err := db.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&out[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return out
+			}
+			before := counts()
+			applied, err := db.Upgrade(ctx)
+			ms := migrations(t, dia)
+			if err != nil || len(applied) != len(ms)-1 {
+				t.Fatalf("applied %v, %v; want it adopted at the first migration and the rest applied", applied, err)
+			}
+			if after := counts(); after != before || before[0] != 1 {
+				t.Errorf("rows of accounts, keys, units, barbers, hours: %v before, %v after", before, after)
+			}
+			ref := fresh(t, dia)
+			if err := ref.CreateReference(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if diff, err := db.SchemaDifference(ctx, ref); err != nil || diff != "" {
+				t.Errorf("the upgraded schema differs from a new database's: %s %v", diff, err)
+			}
 		})
 	}
 }
