@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"barberd/graph/store"
@@ -58,6 +59,41 @@ func TestMigrateCommand(t *testing.T) {
 				_, stderr, code := runCLI(t, "", append(args, "--database-url", dbURL)...)
 				if code == 0 || !strings.Contains(stderr, "29990101000000_from_the_future") || !strings.Contains(stderr, latest) {
 					t.Errorf("%s on a newer database: exit %d, %s", args[0], code, stderr)
+				}
+			}
+		})
+	}
+}
+
+// Several barberd migrate processes started at once on one new database
+// apply each migration once between them.
+func TestConcurrentMigrateAppliesOnce(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			dbURL := storetest.URL(t, d)
+			ms, err := store.Migrations(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			barberd(t) // build before the race
+			outs := make([]string, 4)
+			var wg sync.WaitGroup
+			for i := range outs {
+				wg.Go(func() {
+					var stderr string
+					var code int
+					if outs[i], stderr, code = runCLI(t, "", "migrate", "--database-url", dbURL); code != 0 {
+						t.Errorf("concurrent migrate: exit %d: %s", code, stderr)
+					}
+				})
+			}
+			wg.Wait()
+			all := strings.Join(outs, "")
+			for _, m := range ms {
+				if n := strings.Count(all, "applied "+m.String()+"\n"); n != 1 {
+					t.Errorf("%s applied %d times:\n%s", m, n, all)
 				}
 			}
 		})
