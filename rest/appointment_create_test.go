@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"

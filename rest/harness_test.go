@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"

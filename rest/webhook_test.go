@@ -20,7 +20,7 @@ import (
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // Webhook delivery end to end: endpoints made over GraphQL, events made

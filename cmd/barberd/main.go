@@ -21,10 +21,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
-	"barberd/rest/mcpserver"
+	"barberd/mcpserver"
 )
 
 const usage = `barberd: booking integration service for barbershops

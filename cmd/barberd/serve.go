@@ -21,14 +21,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/cmd/barberd/demo"
 	"barberd/cmd/barberd/playground"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
+	"barberd/mcpserver"
 	"barberd/rest"
-	"barberd/rest/mcpserver"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // serverConfig holds the settings of serve and demo.

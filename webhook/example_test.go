@@ -14,7 +14,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // A receiver checks a delivery barberd signed with a Standard Webhooks
