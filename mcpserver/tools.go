@@ -13,6 +13,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/model"
 	"barberd/rest"
+	"barberd/rest/view"
 )
 
 // Arguments of the tools. Required fields have no omitempty (the schema
@@ -113,7 +114,7 @@ type ackArgs struct {
 // booked is book_appointment's answer: the appointment, and whether the
 // external_reference had booked it before (REST's Idempotent-Replayed).
 type booked struct {
-	graph.AppointmentView
+	view.Appointment
 	Replayed bool `json:"replayed"`
 }
 
@@ -477,7 +478,7 @@ func (m *MCP) book(ctx context.Context, in *bookArgs) (booked, string, error) {
 	if err != nil {
 		return booked{}, "", err
 	}
-	v, err := graph.ViewAppointment(p.Appointment)
+	v, err := view.AppointmentOf(p.Appointment)
 	if err != nil {
 		return booked{}, "", err
 	}
@@ -485,19 +486,19 @@ func (m *MCP) book(ctx context.Context, in *bookArgs) (booked, string, error) {
 	if p.Replayed {
 		text = "Already booked with this external_reference, nothing new was made: " + describe(v) + ", " + v.Status + "."
 	}
-	return booked{AppointmentView: v, Replayed: p.Replayed}, text, nil
+	return booked{Appointment: v, Replayed: p.Replayed}, text, nil
 }
 
-func (m *MCP) appointment(ctx context.Context, in *appointmentArgs) (graph.AppointmentView, string, error) {
+func (m *MCP) appointment(ctx context.Context, in *appointmentArgs) (view.Appointment, string, error) {
 	if err := appointmentID(in.AppointmentID); err != nil {
-		return graph.AppointmentView{}, "", err
+		return view.Appointment{}, "", err
 	}
-	return view(m.q.Appointment(ctx, in.AppointmentID))(func(v graph.AppointmentView) string {
+	return appointmentAnswer(m.q.Appointment(ctx, in.AppointmentID))(func(v view.Appointment) string {
 		return fmt.Sprintf("Appointment %s is %s: %s.", v.ID, v.Status, describe(v))
 	})
 }
 
-func (m *MCP) lookup(ctx context.Context, in *lookupArgs) (rest.List[graph.AppointmentView], string, error) {
+func (m *MCP) lookup(ctx context.Context, in *lookupArgs) (rest.List[view.Appointment], string, error) {
 	var status []appointment.Status
 	if in.Status != nil {
 		status = make([]appointment.Status, len(in.Status))
@@ -507,49 +508,49 @@ func (m *MCP) lookup(ctx context.Context, in *lookupArgs) (rest.List[graph.Appoi
 	}
 	as, err := m.q.AppointmentsByClient(ctx, in.ClientPhone, in.ExternalReference, status, in.From, in.To, in.Limit)
 	if err != nil {
-		return rest.List[graph.AppointmentView]{}, "", err
+		return rest.List[view.Appointment]{}, "", err
 	}
-	views, err := graph.ViewAppointments(as)
+	views, err := view.AppointmentsOf(as)
 	if err != nil {
-		return rest.List[graph.AppointmentView]{}, "", err
+		return rest.List[view.Appointment]{}, "", err
 	}
-	out := rest.List[graph.AppointmentView]{Data: views}
-	return out, count(len(out.Data), "appointment", out.Data, func(v graph.AppointmentView) string {
+	out := rest.List[view.Appointment]{Data: views}
+	return out, count(len(out.Data), "appointment", out.Data, func(v view.Appointment) string {
 		return v.Status + " " + describe(v)
 	}), nil
 }
 
-func (m *MCP) cancel(ctx context.Context, in *cancelArgs) (graph.AppointmentView, string, error) {
+func (m *MCP) cancel(ctx context.Context, in *cancelArgs) (view.Appointment, string, error) {
 	if err := appointmentID(in.AppointmentID); err != nil {
-		return graph.AppointmentView{}, "", err
+		return view.Appointment{}, "", err
 	}
-	return view(m.m.CancelAppointment(ctx, in.AppointmentID, in.Reason))(func(v graph.AppointmentView) string {
+	return appointmentAnswer(m.m.CancelAppointment(ctx, in.AppointmentID, in.Reason))(func(v view.Appointment) string {
 		return "Cancelled " + describe(v) + "."
 	})
 }
 
-func (m *MCP) reschedule(ctx context.Context, in *rescheduleArgs) (graph.AppointmentView, string, error) {
+func (m *MCP) reschedule(ctx context.Context, in *rescheduleArgs) (view.Appointment, string, error) {
 	if err := appointmentID(in.AppointmentID); err != nil {
-		return graph.AppointmentView{}, "", err
+		return view.Appointment{}, "", err
 	}
 	a, err := m.m.RescheduleAppointment(ctx, in.AppointmentID, model.RescheduleAppointmentInput{
 		StartsAt: in.StartsAt, BarberID: in.BarberID, HoldID: in.HoldID,
 	})
-	return view(a, err)(func(v graph.AppointmentView) string { return "Moved: " + describe(v) + "." })
+	return appointmentAnswer(a, err)(func(v view.Appointment) string { return "Moved: " + describe(v) + "." })
 }
 
-func (m *MCP) pending(ctx context.Context, in *pendingArgs) (rest.List[rest.Notification], string, error) {
+func (m *MCP) pending(ctx context.Context, in *pendingArgs) (rest.List[view.Notification], string, error) {
 	ns, err := m.q.PendingNotifications(ctx, in.Limit)
 	if err != nil {
-		return rest.List[rest.Notification]{}, "", err
+		return rest.List[view.Notification]{}, "", err
 	}
-	v := rest.ListOf(ns, rest.NotificationOf)
+	v := rest.ListOf(ns, view.NotificationOf)
 	if len(v.Data) == 0 {
 		return v, "No pending notifications.", nil
 	}
 	last := v.Data[len(v.Data)-1].ID
 	return v, fmt.Sprintf("%s, oldest first; still pending: once handled, acknowledge them with ack_notifications through %s.",
-		count(len(v.Data), "notification", v.Data, func(n rest.Notification) string { return n.Type + " " + n.AppointmentID }), last), nil
+		count(len(v.Data), "notification", v.Data, func(n view.Notification) string { return n.Type + " " + n.AppointmentID }), last), nil
 }
 
 func (m *MCP) ack(ctx context.Context, in *ackArgs) (acknowledged, string, error) {
@@ -560,16 +561,16 @@ func (m *MCP) ack(ctx context.Context, in *ackArgs) (acknowledged, string, error
 	return acknowledged{a.Acknowledged}, fmt.Sprintf("Acknowledged %d notifications.", a.Acknowledged), nil
 }
 
-// view renders an appointment a resolver returned, or passes its error on,
-// with a summary line made by text.
-func view(a *ent.Appointment, err error) func(text func(graph.AppointmentView) string) (graph.AppointmentView, string, error) {
-	return func(text func(graph.AppointmentView) string) (graph.AppointmentView, string, error) {
+// appointmentAnswer renders an appointment a resolver returned, or passes
+// its error on, with a summary line made by text.
+func appointmentAnswer(a *ent.Appointment, err error) func(text func(view.Appointment) string) (view.Appointment, string, error) {
+	return func(text func(view.Appointment) string) (view.Appointment, string, error) {
 		if err != nil {
-			return graph.AppointmentView{}, "", err
+			return view.Appointment{}, "", err
 		}
-		v, err := graph.ViewAppointment(a)
+		v, err := view.AppointmentOf(a)
 		if err != nil {
-			return graph.AppointmentView{}, "", err
+			return view.Appointment{}, "", err
 		}
 		return v, text(v), nil
 	}
@@ -577,7 +578,7 @@ func view(a *ent.Appointment, err error) func(text func(graph.AppointmentView) s
 
 // describe is an appointment for people: "Haircut with João Silva on
 // 2027-03-02 10:00 (Europe/Lisbon) for Ana Costa, appointment apt_…".
-func describe(v graph.AppointmentView) string {
+func describe(v view.Appointment) string {
 	return fmt.Sprintf("%s with %s on %s (%s) for %s, appointment %s",
 		v.ServiceName, v.BarberName, wall(v.StartsAt), v.Timezone, v.Client.Name, v.ID)
 }

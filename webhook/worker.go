@@ -13,7 +13,7 @@ import (
 	"barberd/ent"
 	"barberd/graph"
 	"barberd/graph/store"
-	"barberd/rest"
+	"barberd/rest/view"
 )
 
 // Metrics receives what operators watch of deliveries; rest.Metrics is one.
@@ -352,7 +352,7 @@ func (w *Worker) deliver(ctx context.Context, c store.WebhookClaim) (store.Webho
 			break // stopping, or the claim was lost: the rest stay pending
 		}
 		at := time.Now()
-		o := post(ctx, w.client, w.s.Timeout, c.URL, c.Secret, d.Notification.ID, rest.NotificationBody(d.Notification))
+		o := post(ctx, w.client, w.s.Timeout, c.URL, c.Secret, d.Notification.ID, view.NotificationBody(d.Notification))
 		if o.err != "" && ctx.Err() != nil && !o.timedOut(w.s.Timeout) {
 			break // cut short by the stop, not the endpoint's doing: sent again later
 		}

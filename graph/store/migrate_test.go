@@ -15,6 +15,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/rest/view"
 )
 
 // A database from before appointments recorded their client migrates to the
@@ -71,10 +72,10 @@ VALUES ($1, $2, $2, 'confirmed', $3, $4, 'api', 1, $5, $6, $7, $8, $9, $10)`,
 		// Later bookings with Ana's phone rename her record.
 		db.Customer.UpdateOne(ana).SetName("Someone Else").SetEmail("else@example.com").ExecX(ctx)
 
-		view := func(id string) graph.ClientView {
+		view := func(id string) view.Client {
 			t.Helper()
 			a := db.Appointment.Query().Where(appointment.ID(id)).WithUnit().WithService().WithBarber().OnlyX(ctx)
-			v, err := graph.ViewAppointment(a)
+			v, err := view.AppointmentOf(a)
 			if err != nil {
 				t.Fatal(err)
 			}
