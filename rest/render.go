@@ -65,7 +65,7 @@ func ContextOf(c *model.BookingContext) Context {
 	var out Context
 	out.Account.ID, out.Account.Name = c.Account.ID, c.Account.Name
 	out.APIKey.ID, out.APIKey.Name, out.APIKey.Prefix, out.APIKey.Scopes = c.APIKey.ID, c.APIKey.Name, c.APIKey.Prefix, c.APIKey.Scopes
-	out.ServerTime = view.UTC(c.ServerTime)
+	out.ServerTime = slots.UTC(c.ServerTime)
 	l := c.Limits
 	out.Limits.HoldTTLSeconds = limit{Default: l.HoldTTLDefaultSeconds, Min: &l.HoldTTLMinSeconds, Max: l.HoldTTLMaxSeconds}
 	out.Limits.NotificationsLimit = limit{Default: l.NotificationsLimitDefault, Max: l.NotificationsLimitMax}
@@ -158,7 +158,7 @@ type Slot struct {
 func SlotOf(s *model.Slot) Slot {
 	return Slot{
 		StartsAt: s.StartsAt, EndsAt: s.EndsAt,
-		StartsAtUTC: view.UTC(s.StartsAtUtc), EndsAtUTC: view.UTC(s.EndsAtUtc),
+		StartsAtUTC: slots.UTC(s.StartsAtUtc), EndsAtUTC: slots.UTC(s.EndsAtUtc),
 		BarberID: s.BarberID,
 	}
 }
@@ -245,8 +245,8 @@ func HoldOf(h *ent.Hold) (Hold, error) {
 		HoldID: h.ID, Status: string(h.Status),
 		UnitID: h.UnitID, ServiceID: h.ServiceID, BarberID: h.BarberID,
 		StartsAt: slots.Local(h.StartsAt, loc), EndsAt: slots.Local(h.EndsAt, loc),
-		StartsAtUTC: view.UTC(h.StartsAt), EndsAtUTC: view.UTC(h.EndsAt),
+		StartsAtUTC: slots.UTC(h.StartsAt), EndsAtUTC: slots.UTC(h.EndsAt),
 		Timezone:  h.Edges.Unit.Timezone,
-		ExpiresAt: view.UTC(h.ExpiresAt), CreatedAt: view.UTC(h.CreatedAt),
+		ExpiresAt: slots.UTC(h.ExpiresAt), CreatedAt: slots.UTC(h.CreatedAt),
 	}, nil
 }

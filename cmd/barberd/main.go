@@ -23,9 +23,9 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/slots"
 	"barberd/graph/store"
 	"barberd/mcpserver"
-	"barberd/rest/view"
 )
 
 const usage = `barberd: booking integration service for barbershops
@@ -340,7 +340,7 @@ func accountListCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	for _, a := range accs {
-		if _, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", a.ID, view.UTC(a.CreatedAt), a.Name); err != nil {
+		if _, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", a.ID, slots.UTC(a.CreatedAt), a.Name); err != nil {
 			return err
 		}
 	}

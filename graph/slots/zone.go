@@ -26,3 +26,7 @@ func Zone(name string) (*time.Location, error) {
 	zones.Store(name, loc)
 	return loc, nil
 }
+
+// UTC formats an instant as RFC 3339 in UTC, the form of every instant
+// barberd shows (Local is the form of wall times).
+func UTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }

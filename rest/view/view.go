@@ -56,10 +56,6 @@ type Client struct {
 	Email *string `json:"email"`
 }
 
-// UTC formats an instant as RFC 3339 in UTC, the form of every instant in
-// the REST v1 interface.
-func UTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // AppointmentOf renders an appointment whose unit, service and barber edges
 // are loaded (as every operation of graph returns them). The client is the
 // one recorded on the appointment, not the customer record, which later
@@ -78,19 +74,19 @@ func AppointmentOf(a *ent.Appointment) (Appointment, error) {
 		BarberID: a.BarberID, BarberName: b.Name,
 		StartsAt:          slots.Local(a.StartsAt, loc),
 		EndsAt:            slots.Local(a.EndsAt, loc),
-		StartsAtUTC:       UTC(a.StartsAt),
-		EndsAtUTC:         UTC(a.EndsAt),
+		StartsAtUTC:       slots.UTC(a.StartsAt),
+		EndsAtUTC:         slots.UTC(a.EndsAt),
 		Timezone:          u.Timezone,
 		DurationMinutes:   int(a.EndsAt.Sub(a.StartsAt) / time.Minute),
 		Price:             Price{Amount: s.PriceAmount, Currency: s.PriceCurrency},
 		Client:            Client{ID: a.CustomerID, Name: a.ClientName, Phone: a.ClientPhone, Email: a.ClientEmail},
 		ExternalReference: a.ExternalReference,
 		HoldID:            a.HoldID,
-		CreatedAt:         UTC(a.CreatedAt),
-		UpdatedAt:         UTC(a.UpdatedAt),
+		CreatedAt:         slots.UTC(a.CreatedAt),
+		UpdatedAt:         slots.UTC(a.UpdatedAt),
 	}
 	if a.CancelledAt != nil {
-		at := UTC(*a.CancelledAt)
+		at := slots.UTC(*a.CancelledAt)
 		v.CancelledAt = &at
 		v.CancellationReason = a.CancellationReason
 	}
@@ -125,7 +121,7 @@ type Notification struct {
 // NotificationOf renders a notification.
 func NotificationOf(n *ent.Notification) Notification {
 	out := Notification{
-		ID: n.ID, Type: n.Type, CreatedAt: UTC(n.CreatedAt),
+		ID: n.ID, Type: n.Type, CreatedAt: slots.UTC(n.CreatedAt),
 		AppointmentID: n.AppointmentID, Appointment: n.Appointment, Source: string(n.Source),
 	}
 	if n.PreviousStartsAt != nil {
@@ -135,7 +131,7 @@ func NotificationOf(n *ent.Notification) Notification {
 		if err != nil {
 			loc = time.UTC
 		}
-		local, utc := slots.Local(*n.PreviousStartsAt, loc), UTC(*n.PreviousStartsAt)
+		local, utc := slots.Local(*n.PreviousStartsAt, loc), slots.UTC(*n.PreviousStartsAt)
 		out.PreviousStartsAt, out.PreviousStartsAtUTC = &local, &utc
 	}
 	return out
