@@ -11,6 +11,7 @@ import (
 	"barberd/ent/hold"
 	"barberd/ent/reservation"
 	"barberd/graph/model"
+	"barberd/graph/slots"
 )
 
 // effectiveStatus is a hold's status at instant now: an active hold past its
@@ -160,7 +161,7 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 		return err
 	}
 	e := Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
-		n, oldest.ID, UTC(oldest.ExpiresAt))
+		n, oldest.ID, slots.UTC(oldest.ExpiresAt))
 	e.HoldCap = &HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
 	return e
 }

@@ -14,8 +14,8 @@ import (
 	"barberd/ent/notification"
 	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
-	"barberd/graph/slots"
 	"barberd/graph/store"
+	"barberd/rest/view"
 )
 
 // notify records an event about an appointment, inside the transaction that
@@ -44,11 +44,11 @@ func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, 
 // deliveries, due at once), and one more for each of those that has any:
 // the keys' deliveries, and on SQLite the webhook deliveries.
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
-	view, err := ViewAppointment(a)
+	v, err := view.AppointmentOf(a)
 	if err != nil {
 		return err
 	}
-	snapshot, err := asMap(view)
+	snapshot, err := asMap(v)
 	if err != nil {
 		return err
 	}
@@ -103,20 +103,6 @@ func asMap(v any) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
-}
-
-// PreviousStartsAt returns the local and UTC forms of a rescheduled
-// appointment's previous start, in the unit's zone recorded in the snapshot.
-func PreviousStartsAt(n *ent.Notification) (local, utc string, ok bool) {
-	if n.PreviousStartsAt == nil {
-		return "", "", false
-	}
-	tz, _ := n.Appointment["timezone"].(string)
-	loc, err := Zone(tz)
-	if err != nil {
-		loc = time.UTC
-	}
-	return slots.Local(*n.PreviousStartsAt, loc), UTC(*n.PreviousStartsAt), true
 }
 
 // pendingNotifications returns up to limit notifications still owed to the

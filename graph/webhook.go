@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
@@ -19,11 +20,14 @@ import (
 	"barberd/ent/webhookendpoint"
 	"barberd/graph/model"
 	"barberd/graph/netsafe"
+	"barberd/graph/store"
 )
 
 // Webhook endpoints and their delivery log, managed by admins
 // (graph/schema/webhooks.graphqls). Deliveries are written with each
-// notification (record), and sent by rest/webhook through webhook_worker.go.
+// notification (record), and sent by package webhook, which this process's
+// commits wake (WebhookWake); the queue's reads and writes are in
+// graph/store.
 
 // EventTypes are the notification types, in the order of rest-v1.md.
 var EventTypes = []string{EventCreated, EventRescheduled, EventCancelled, EventReminder, EventCompleted, EventNoShow}
@@ -34,6 +38,48 @@ const MaxWebhookEndpoints = 20
 // MaxWebhookAttemptsShown is how many attempts of a delivery its log shows
 // (the newest).
 const MaxWebhookAttemptsShown = 50
+
+// webhookWake is what this process has committed for its webhook worker:
+// the endpoints with deliveries due now, since the worker last asked.
+type webhookWake struct {
+	ch  chan struct{} // holds a value while due is not empty
+	mu  sync.Mutex
+	due map[string]struct{}
+}
+
+// wakeWebhooks tells this process's worker that endpoints have deliveries
+// due now.
+func (r *Resolver) wakeWebhooks(endpoints ...string) {
+	w := &r.webhooks
+	w.mu.Lock()
+	for _, e := range endpoints {
+		w.due[e] = struct{}{}
+	}
+	w.mu.Unlock()
+	select {
+	case w.ch <- struct{}{}:
+	default: // already told
+	}
+}
+
+// WebhookWake receives a value when this process has committed webhook
+// deliveries due now, or made one due again; WokenWebhookEndpoints then
+// says to which endpoints.
+func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks.ch }
+
+// WokenWebhookEndpoints returns the endpoints wakes named since it was last
+// called, and forgets them.
+func (r *Resolver) WokenWebhookEndpoints() []string {
+	w := &r.webhooks
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.due))
+	for e := range w.due {
+		out = append(out, e)
+		delete(w.due, e)
+	}
+	return out
+}
 
 // newWebhookSecret returns a signing secret in the Standard Webhooks form:
 // whsec_ and the base64 of 32 random bytes.
@@ -168,7 +214,7 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 		if e, err = u.Save(ctx); err != nil || (in.URL == nil && in.Enabled == nil) {
 			return err
 		}
-		return endWebhookBackoff(ctx, tx, e.ID) // a new address, or enabled again: try it now
+		return store.EndWebhookBackoff(ctx, tx, e.ID) // a new address, or enabled again: try it now
 	})
 	if err != nil {
 		return nil, err
@@ -297,7 +343,7 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 		if err != nil {
 			return err
 		}
-		return endWebhookBackoff(ctx, tx, d.EndpointID)
+		return store.EndWebhookBackoff(ctx, tx, d.EndpointID)
 	})
 	if err != nil {
 		return nil, err

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/graph"
+	"barberd/rest/view"
 )
 
 // Helpers of the appointment tests (appointment_*_test.go), also used by
@@ -43,15 +44,15 @@ func (e *env) apGet(path string) *response {
 }
 
 // appt decodes an appointment response.
-func apView(t testing.TB, r *response) graph.AppointmentView {
+func apView(t testing.TB, r *response) view.Appointment {
 	t.Helper()
-	var a graph.AppointmentView
+	var a view.Appointment
 	r.Decode(t, &a)
 	return a
 }
 
 // create books with the demo key and expects 201.
-func (e *env) apCreate(body map[string]any) graph.AppointmentView {
+func (e *env) apCreate(body map[string]any) view.Appointment {
 	e.t.Helper()
 	r := e.apPost("/appointments", body)
 	expect(e.t, r, http.StatusCreated, "")
@@ -228,7 +229,7 @@ func apUTC(t testing.TB, field, s string) {
 }
 
 // same reports whether two appointment views are equal, field by field.
-func apSame(a, b graph.AppointmentView) bool { return reflect.DeepEqual(a, b) }
+func apSame(a, b view.Appointment) bool { return reflect.DeepEqual(a, b) }
 
 // Tests.
 
@@ -246,7 +247,7 @@ func TestAppointmentCreate(t *testing.T) {
 			if !strings.HasPrefix(a.ID, "apt_") {
 				t.Errorf("id %q, want apt_ prefix", a.ID)
 			}
-			want := graph.AppointmentView{
+			want := view.Appointment{
 				ID: a.ID, Status: "confirmed",
 				UnitID: e.unit(lisbon), UnitName: lisbon,
 				ServiceID: e.service(haircut), ServiceName: haircut,
@@ -254,10 +255,10 @@ func TestAppointmentCreate(t *testing.T) {
 				StartsAt: "2027-03-02T10:00:00", EndsAt: "2027-03-02T10:30:00",
 				StartsAtUTC: "2027-03-02T10:00:00Z", EndsAtUTC: "2027-03-02T10:30:00Z",
 				Timezone: "Europe/Lisbon", DurationMinutes: 30,
-				Price: graph.Price{Amount: 2500, Currency: "EUR"},
+				Price: view.Price{Amount: 2500, Currency: "EUR"},
 			}
 			got := a
-			got.Client, got.ExternalReference, got.HoldID, got.CreatedAt, got.UpdatedAt = graph.ClientView{}, nil, nil, "", ""
+			got.Client, got.ExternalReference, got.HoldID, got.CreatedAt, got.UpdatedAt = view.Client{}, nil, nil, "", ""
 			if !apSame(got, want) {
 				t.Errorf("appointment\n got %+v\nwant %+v", got, want)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"

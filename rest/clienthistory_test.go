@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"barberd/graph"
+	"barberd/rest/view"
 )
 
 // A phone number is not an account. A create with a phone on file updates
@@ -20,7 +20,7 @@ func TestClientHistory(t *testing.T) {
 		email := func(s string) *string { return &s }
 		// snapshots are the client of each notification about an
 		// appointment, oldest first, as the feed shows them.
-		snapshots := func(e *env, id string) (clients []graph.ClientView) {
+		snapshots := func(e *env, id string) (clients []view.Client) {
 			e.t.Helper()
 			r := e.do("GET", "/notifications/pending?peek=true&limit=200", reader, nil)
 			expect(e.t, r, http.StatusOK, "")
@@ -31,7 +31,7 @@ func TestClientHistory(t *testing.T) {
 			}
 			return clients
 		}
-		client := func(e *env, a graph.AppointmentView, want graph.ClientView, what string) {
+		client := func(e *env, a view.Appointment, want view.Client, what string) {
 			e.t.Helper()
 			if got := a.Client; got.ID != want.ID || got.Name != want.Name || got.Phone != want.Phone ||
 				(got.Email == nil) != (want.Email == nil) || (got.Email != nil && *got.Email != *want.Email) {
@@ -45,13 +45,13 @@ func TestClientHistory(t *testing.T) {
 			b1 := e.apBody(haircut, "2027-03-04T10:00:00", joao)
 			b1["client"] = map[string]any{"name": "Ana Costa", "phone": phone, "email": "ana@example.com"}
 			first := e.apCreate(b1)
-			ana := graph.ClientView{ID: first.Client.ID, Name: "Ana Costa", Phone: phone, Email: email("ana@example.com")}
+			ana := view.Client{ID: first.Client.ID, Name: "Ana Costa", Phone: phone, Email: email("ana@example.com")}
 			client(e, first, ana, "first create")
 
 			b2 := e.apBody(haircut, "2027-03-04T11:00:00", joao)
 			b2["client"] = map[string]any{"name": "Bruno Dias", "phone": phone, "email": "bruno@example.com"}
 			second := e.apCreate(b2)
-			client(e, second, graph.ClientView{ID: ana.ID, Name: "Bruno Dias", Phone: phone, Email: email("bruno@example.com")}, "second create")
+			client(e, second, view.Client{ID: ana.ID, Name: "Bruno Dias", Phone: phone, Email: email("bruno@example.com")}, "second create")
 
 			r := e.apGet("/appointments/" + first.ID)
 			expect(t, r, http.StatusOK, "")
@@ -68,7 +68,7 @@ func TestClientHistory(t *testing.T) {
 				t.Fatalf("%d notifications of the first, want created, rescheduled, cancelled", len(clients))
 			}
 			for _, c := range clients {
-				client(e, graph.AppointmentView{Client: c}, ana, "a notification of the first")
+				client(e, view.Appointment{Client: c}, ana, "a notification of the first")
 			}
 
 			// The account's record took the newest name and e-mail.
@@ -91,7 +91,7 @@ func TestClientHistory(t *testing.T) {
 			r := e.apPost("/appointments", b2)
 			expect(t, r, http.StatusCreated, "")
 			second := apView(t, r)
-			client(e, second, graph.ClientView{ID: first.Client.ID, Name: "Daniel Melo", Phone: phone}, "second create")
+			client(e, second, view.Client{ID: first.Client.ID, Name: "Daniel Melo", Phone: phone}, "second create")
 			if bytes.Contains(r.Body, []byte("carla")) || bytes.Contains(r.Body, []byte("Carla")) {
 				t.Errorf("the second create answers with Carla's data: %s", r.Body)
 			}
@@ -103,7 +103,7 @@ func TestClientHistory(t *testing.T) {
 			if len(clients) != 1 {
 				t.Fatalf("%d notifications of the second, want 1", len(clients))
 			}
-			client(e, graph.AppointmentView{Client: clients[0]}, second.Client, "the second's notification")
+			client(e, view.Appointment{Client: clients[0]}, second.Client, "the second's notification")
 
 			// The record keeps the e-mail the second create left out.
 			if c := e.db.Customer.GetX(e.ctx, first.Client.ID); c.Name != "Daniel Melo" || c.Email != "carla@example.com" {
@@ -136,7 +136,7 @@ func TestClientHistory(t *testing.T) {
 }
 
 // show is a client with its e-mail spelled out, for messages.
-func show(c graph.ClientView) map[string]any {
+func show(c view.Client) map[string]any {
 	m := map[string]any{"id": c.ID, "name": c.Name, "phone": c.Phone, "email": nil}
 	if c.Email != nil {
 		m["email"] = *c.Email

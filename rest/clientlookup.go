@@ -6,6 +6,7 @@ import (
 
 	"barberd/ent/appointment"
 	"barberd/graph"
+	"barberd/rest/view"
 )
 
 // clientAppointments answers GET /appointments: a client's appointments by
@@ -34,10 +35,10 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	views, err := graph.ViewAppointments(as)
+	views, err := view.AppointmentsOf(as)
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, List[graph.AppointmentView]{Data: views})
+	writeJSON(w, http.StatusOK, List[view.Appointment]{Data: views})
 }

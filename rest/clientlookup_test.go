@@ -11,6 +11,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/gqlserver/gqltest"
+	"barberd/rest/view"
 )
 
 // clBook books with key at a demo unit (lisbon or saoPaulo) with the
@@ -56,12 +57,12 @@ func (e *env) clMove(id, zone, at string) {
 
 // clFind GETs /appointments with the query and key, expects 200 and
 // returns the appointments.
-func (e *env) clFind(key, rawQuery string) []graph.AppointmentView {
+func (e *env) clFind(key, rawQuery string) []view.Appointment {
 	e.t.Helper()
 	r := e.do("GET", "/appointments?"+rawQuery, key, nil)
 	expect(e.t, r, http.StatusOK, "")
 	var l struct {
-		Data []graph.AppointmentView `json:"data"`
+		Data []view.Appointment `json:"data"`
 	}
 	r.Decode(e.t, &l)
 	if l.Data == nil {
@@ -70,7 +71,7 @@ func (e *env) clFind(key, rawQuery string) []graph.AppointmentView {
 	return l.Data
 }
 
-func clIDs(as []graph.AppointmentView) []string {
+func clIDs(as []view.Appointment) []string {
 	out := make([]string, len(as))
 	for i, a := range as {
 		out[i] = a.ID

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
@@ -33,7 +33,7 @@ import (
 // 03:00 in São Paulo and 06:00 in Lisbon, so the demo shops open in hours.
 var testNow = time.Date(2027, 3, 1, 6, 0, 0, 0, time.UTC)
 
-// Demo unit, service and barber names (see cmd/barberd/demo).
+// Demo unit, service and barber names (see package demo).
 const (
 	lisbon       = "Barbearia Chiado"
 	saoPaulo     = "Barbearia Paulista"

@@ -8,18 +8,19 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/rest/view"
 )
 
 // ntNotice is a notification as GET /notifications/pending returns it.
 type ntNotice struct {
-	ID                  string                `json:"id"`
-	Type                string                `json:"type"`
-	CreatedAt           string                `json:"created_at"`
-	AppointmentID       string                `json:"appointment_id"`
-	Appointment         graph.AppointmentView `json:"appointment"`
-	Source              string                `json:"source"`
-	PreviousStartsAt    *string               `json:"previous_starts_at"`
-	PreviousStartsAtUTC *string               `json:"previous_starts_at_utc"`
+	ID                  string           `json:"id"`
+	Type                string           `json:"type"`
+	CreatedAt           string           `json:"created_at"`
+	AppointmentID       string           `json:"appointment_id"`
+	Appointment         view.Appointment `json:"appointment"`
+	Source              string           `json:"source"`
+	PreviousStartsAt    *string          `json:"previous_starts_at"`
+	PreviousStartsAtUTC *string          `json:"previous_starts_at_utc"`
 }
 
 // notifications decodes a pending list.
@@ -68,9 +69,9 @@ func (e *env) ntReader() string {
 
 // events books n Haircuts on the given Lisbon day, one every 30 minutes
 // from 13:00 with João then Miguel, making n appointment.created events.
-func (e *env) ntEvents(day string, n int) []graph.AppointmentView {
+func (e *env) ntEvents(day string, n int) []view.Appointment {
 	e.t.Helper()
-	var out []graph.AppointmentView
+	var out []view.Appointment
 	for i := range n {
 		b := []string{joao, miguel}[i/12]
 		m := 13*60 + (i%12)*30

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"barberd/graph"
+	"barberd/graph/slots"
 )
 
 // statusOf is the one table from domain error codes to HTTP statuses.
@@ -138,7 +139,7 @@ func ProblemOf(ctx context.Context, err error) Problem {
 	}
 	if c := e.HoldCap; c != nil {
 		p.ActiveHolds, p.ActiveHoldsMax = &c.Active, &c.Max
-		p.OldestHoldID, p.OldestHoldExpiresAt = c.OldestHoldID, graph.UTC(c.OldestExpiresAt)
+		p.OldestHoldID, p.OldestHoldExpiresAt = c.OldestHoldID, slots.UTC(c.OldestExpiresAt)
 	}
 	return p
 }

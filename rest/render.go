@@ -1,18 +1,18 @@
 package rest
 
 import (
-	"bytes"
-
 	"barberd/ent"
 	"barberd/graph"
 	"barberd/graph/model"
 	"barberd/graph/slots"
+	"barberd/rest/view"
 )
 
-// The v1 resources of rest-v1.md. Appointments render through
-// graph.AppointmentView, which notifications keep as their snapshot. The
-// types and the functions that build them are exported for the MCP adapter
-// (rest/mcpserver), whose tools answer in the same shapes.
+// The v1 resources of rest-v1.md. Appointments and notifications render
+// through package view, whose appointment form notifications keep as their
+// snapshot. The types and the functions that build them are exported for
+// the MCP adapter (package mcpserver), whose tools answer in the same
+// shapes.
 
 // List is the v1 form of a list: {"data": [...]}.
 type List[T any] struct {
@@ -65,7 +65,7 @@ func ContextOf(c *model.BookingContext) Context {
 	var out Context
 	out.Account.ID, out.Account.Name = c.Account.ID, c.Account.Name
 	out.APIKey.ID, out.APIKey.Name, out.APIKey.Prefix, out.APIKey.Scopes = c.APIKey.ID, c.APIKey.Name, c.APIKey.Prefix, c.APIKey.Scopes
-	out.ServerTime = graph.UTC(c.ServerTime)
+	out.ServerTime = slots.UTC(c.ServerTime)
 	l := c.Limits
 	out.Limits.HoldTTLSeconds = limit{Default: l.HoldTTLDefaultSeconds, Min: &l.HoldTTLMinSeconds, Max: l.HoldTTLMaxSeconds}
 	out.Limits.NotificationsLimit = limit{Default: l.NotificationsLimitDefault, Max: l.NotificationsLimitMax}
@@ -101,13 +101,13 @@ func UnitOf(u *ent.Unit) Unit {
 
 // Service is something that can be booked.
 type Service struct {
-	ID              string      `json:"id"`
-	Name            string      `json:"name"`
-	Description     string      `json:"description"`
-	DurationMinutes int         `json:"duration_minutes"`
-	BufferMinutes   int         `json:"buffer_minutes"`
-	Price           graph.Price `json:"price"`
-	UnitIDs         []string    `json:"unit_ids"`
+	ID              string     `json:"id"`
+	Name            string     `json:"name"`
+	Description     string     `json:"description"`
+	DurationMinutes int        `json:"duration_minutes"`
+	BufferMinutes   int        `json:"buffer_minutes"`
+	Price           view.Price `json:"price"`
+	UnitIDs         []string   `json:"unit_ids"`
 }
 
 // ServiceOf renders a service; its units must be loaded.
@@ -115,7 +115,7 @@ func ServiceOf(s *ent.Service) Service {
 	return Service{
 		ID: s.ID, Name: s.Name, Description: s.Description,
 		DurationMinutes: s.DurationMinutes, BufferMinutes: s.BufferMinutes,
-		Price:   graph.Price{Amount: s.PriceAmount, Currency: s.PriceCurrency},
+		Price:   view.Price{Amount: s.PriceAmount, Currency: s.PriceCurrency},
 		UnitIDs: idsOf(s.Edges.Units, func(u *ent.Unit) string { return u.ID }),
 	}
 }
@@ -158,7 +158,7 @@ type Slot struct {
 func SlotOf(s *model.Slot) Slot {
 	return Slot{
 		StartsAt: s.StartsAt, EndsAt: s.EndsAt,
-		StartsAtUTC: graph.UTC(s.StartsAtUtc), EndsAtUTC: graph.UTC(s.EndsAtUtc),
+		StartsAtUTC: slots.UTC(s.StartsAtUtc), EndsAtUTC: slots.UTC(s.EndsAtUtc),
 		BarberID: s.BarberID,
 	}
 }
@@ -245,39 +245,8 @@ func HoldOf(h *ent.Hold) (Hold, error) {
 		HoldID: h.ID, Status: string(h.Status),
 		UnitID: h.UnitID, ServiceID: h.ServiceID, BarberID: h.BarberID,
 		StartsAt: slots.Local(h.StartsAt, loc), EndsAt: slots.Local(h.EndsAt, loc),
-		StartsAtUTC: graph.UTC(h.StartsAt), EndsAtUTC: graph.UTC(h.EndsAt),
+		StartsAtUTC: slots.UTC(h.StartsAt), EndsAtUTC: slots.UTC(h.EndsAt),
 		Timezone:  h.Edges.Unit.Timezone,
-		ExpiresAt: graph.UTC(h.ExpiresAt), CreatedAt: graph.UTC(h.CreatedAt),
+		ExpiresAt: slots.UTC(h.ExpiresAt), CreatedAt: slots.UTC(h.CreatedAt),
 	}, nil
-}
-
-// Notification is an event of the account.
-type Notification struct {
-	ID                  string         `json:"id"`
-	Type                string         `json:"type"`
-	CreatedAt           string         `json:"created_at"`
-	AppointmentID       string         `json:"appointment_id"`
-	Appointment         map[string]any `json:"appointment"`
-	Source              string         `json:"source"`
-	PreviousStartsAt    *string        `json:"previous_starts_at,omitempty"`
-	PreviousStartsAtUTC *string        `json:"previous_starts_at_utc,omitempty"`
-}
-
-// NotificationBody is a notification as one item of GET
-// /notifications/pending shows it, byte for byte: the body of its webhook
-// deliveries (rest/webhook).
-func NotificationBody(n *ent.Notification) []byte {
-	return bytes.TrimSuffix(encodeJSON(NotificationOf(n)), []byte("\n"))
-}
-
-// NotificationOf renders a notification.
-func NotificationOf(n *ent.Notification) Notification {
-	out := Notification{
-		ID: n.ID, Type: n.Type, CreatedAt: graph.UTC(n.CreatedAt),
-		AppointmentID: n.AppointmentID, Appointment: n.Appointment, Source: string(n.Source),
-	}
-	if local, utc, ok := graph.PreviousStartsAt(n); ok {
-		out.PreviousStartsAt, out.PreviousStartsAtUTC = &local, &utc
-	}
-	return out
 }

@@ -28,6 +28,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
+	"barberd/rest/view"
 )
 
 // OpenAPI is the OpenAPI 3.1 document of the v1 interface.
@@ -126,9 +127,9 @@ func respond[T, V any](w http.ResponseWriter, r *http.Request, status int, v T, 
 // respondAppointment renders an appointment, or an error.
 func respondAppointment(w http.ResponseWriter, r *http.Request, status int, a *ent.Appointment, err error) {
 	if err == nil {
-		var view graph.AppointmentView
-		if view, err = graph.ViewAppointment(a); err == nil {
-			writeJSON(w, status, view)
+		var v view.Appointment
+		if v, err = view.AppointmentOf(a); err == nil {
+			writeJSON(w, status, v)
 			return
 		}
 	}
@@ -300,7 +301,7 @@ func (a *api) pendingNotifications(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ns, err = a.m.TakeNotifications(r.Context(), limit)
 	}
-	respond(w, r, http.StatusOK, ns, err, func(ns []*ent.Notification) List[Notification] { return ListOf(ns, NotificationOf) })
+	respond(w, r, http.StatusOK, ns, err, func(ns []*ent.Notification) List[view.Notification] { return ListOf(ns, view.NotificationOf) })
 }
 
 func (a *api) ackNotifications(w http.ResponseWriter, r *http.Request) {

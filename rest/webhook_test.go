@@ -20,11 +20,11 @@ import (
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // Webhook delivery end to end: endpoints made over GraphQL, events made
-// over REST, real receivers (httptest), the worker of rest/webhook with
+// over REST, real receivers (httptest), the worker of package webhook with
 // test-short timings, on both databases.
 
 // hookCall is one request a receiver got.

@@ -18,7 +18,7 @@ import (
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // newServer serves barberd's REST v1 and /healthz over db, in process.

@@ -14,7 +14,7 @@ import (
 
 	"barberd/graph"
 	"barberd/rest"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // serverConfig holds the settings of serve and demo.

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
-	"barberd/rest/mcpserver"
+	"barberd/mcpserver"
 )
 
 // The findings on the largest unit the caps allow (200 barbers, open 24 h,

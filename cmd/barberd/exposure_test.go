@@ -16,7 +16,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"

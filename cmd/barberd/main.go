@@ -21,10 +21,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/slots"
 	"barberd/graph/store"
-	"barberd/rest/mcpserver"
+	"barberd/mcpserver"
 )
 
 const usage = `barberd: booking integration service for barbershops
@@ -331,7 +332,7 @@ func accountListCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	for _, a := range accs {
-		if _, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", a.ID, graph.UTC(a.CreatedAt), a.Name); err != nil {
+		if _, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", a.ID, slots.UTC(a.CreatedAt), a.Name); err != nil {
 			return err
 		}
 	}

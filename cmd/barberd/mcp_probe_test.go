@@ -12,8 +12,8 @@ import (
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/mcpserver"
 	"barberd/rest"
-	"barberd/rest/mcpserver"
 )
 
 // The findings of a probe of /mcp (issue 22), each answered with a clear

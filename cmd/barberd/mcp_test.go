@@ -21,7 +21,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
 	"barberd/graph/store"

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"barberd/cmd/barberd/demo"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"

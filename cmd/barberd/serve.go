@@ -16,14 +16,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/cmd/barberd/demo"
 	"barberd/cmd/barberd/playground"
+	"barberd/demo"
 	"barberd/graph"
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
+	"barberd/mcpserver"
 	"barberd/rest"
-	"barberd/rest/mcpserver"
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // serveCmd runs serve, or demo.
@@ -146,7 +146,7 @@ func serve(ctx context.Context, ln net.Listener, c serverConfig, res *graph.Reso
 	if c.jobsInterval > 0 {
 		jobs.Go(func() { res.RunJobs(jobsCtx, c.jobsInterval, c.reminderLead, c.retention) })
 	}
-	// Webhooks go out from every replica (rest/webhook); a stop waits for
+	// Webhooks go out from every replica (package webhook); a stop waits for
 	// the requests in flight.
 	w := c.webhooks
 	w.Resolver, w.Log, w.Metrics = res, res.Settings().Log, metrics

@@ -39,7 +39,7 @@ func (WebhookEndpoint) Fields() []ent.Field {
 		// by the next delivered one.
 		field.Time("failing_since").Optional().Nillable(),
 		// leased_until and lease_token are the claim of the worker sending
-		// the endpoint's deliveries (rest/webhook): one at a time, in order.
+		// the endpoint's deliveries (package webhook): one at a time, in order.
 		field.Time("leased_until").Optional().Nillable().
 			Annotations(entgql.Skip()),
 		field.String("lease_token").Default("").

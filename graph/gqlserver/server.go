@@ -35,6 +35,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/fresh"
+	"barberd/graph/slots"
 )
 
 // NewHandler returns the GraphQL HTTP handler over r. Authentication
@@ -200,7 +201,7 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 	}
 	if c := e.HoldCap; c != nil {
 		gqlErr.Extensions["activeHolds"], gqlErr.Extensions["activeHoldsMax"] = c.Active, c.Max
-		gqlErr.Extensions["oldestHoldId"], gqlErr.Extensions["oldestHoldExpiresAt"] = c.OldestHoldID, graph.UTC(c.OldestExpiresAt)
+		gqlErr.Extensions["oldestHoldId"], gqlErr.Extensions["oldestHoldExpiresAt"] = c.OldestHoldID, slots.UTC(c.OldestExpiresAt)
 	}
 	return gqlErr
 }

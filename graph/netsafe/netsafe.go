@@ -7,7 +7,7 @@
 // Teredo), and the numeric IPv4 shorthands (2130706433, 0x7f000001,
 // 0177.0.0.1, 127.1) that URL parsers and resolvers take for addresses. The
 // same rule (Host) runs on the URL when an endpoint is saved and on the host
-// dialed (rest/webhook), and Blocked on the address each connection is
+// dialed (package webhook), and Blocked on the address each connection is
 // actually made to, so a name that resolves to a private address, now or
 // after a DNS change, is refused too.
 package netsafe

@@ -1,7 +1,9 @@
 // Package store opens barberd's database (embedded SQLite or PostgreSQL),
-// brings its schema up to date, classifies database errors, and holds the
-// few statements barberd writes as SQL of its own (queries.go), so the rest
-// of the code can stay unaware of which of the two it runs on.
+// brings its schema up to date, runs transactions with their retries
+// (tx.go), classifies database errors, and holds the few statements barberd
+// writes as SQL of its own (queries.go) and the webhook queue's reads and
+// writes (webhooks.go), so the rest of the code can stay unaware of which
+// of the two it runs on.
 package store
 
 import (

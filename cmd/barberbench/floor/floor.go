@@ -46,7 +46,7 @@ import (
 	"barberd/graph/store"
 )
 
-// maxAttempts is barberd's bound on a transaction's attempts (graph's
+// maxAttempts is barberd's bound on a transaction's attempts (store's
 // maxTxAttempts).
 const maxAttempts = 6
 

@@ -12,8 +12,17 @@
 // Anything else (another status, a redirect, which is never followed, a
 // timeout, a refused connection) is retried with exponential backoff and
 // jitter until the retries' time limit passes; then the delivery fails and
-// its endpoint is marked failing (graph/webhook_worker.go says how
-// replicas share the work).
+// its endpoint is marked failing.
+//
+// Every replica runs a Worker. A worker claims an endpoint with a lease
+// before it sends anything to it; while the lease runs no other worker
+// claims the endpoint, so two replicas never send the same attempt at once
+// and one endpoint's deliveries go out one at a time, oldest first. A
+// worker that dies mid-delivery leaves the delivery pending: once the lease
+// runs out another worker sends it again. A worker shares its senders among
+// accounts (at most PerAccount endpoints of one account, accounts in turn),
+// and an endpoint whose delivery failed backs off before it is claimed
+// again. The queue's reads and writes are graph/store's (webhooks.go).
 //
 // Outbound requests never use a proxy, read at most MaxResponse bytes of an
 // answer, and connect only to public addresses (package netsafe), checked

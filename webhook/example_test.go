@@ -14,7 +14,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"barberd/rest/webhook"
+	"barberd/webhook"
 )
 
 // A receiver checks a delivery barberd signed with a Standard Webhooks
@@ -52,7 +52,7 @@ func verify(secret string, body []byte, r *http.Request) error {
 // of Example_verify, which runs: its import, and the lines between its
 // markers.
 func TestDocsVerifyExample(t *testing.T) {
-	docs, err := os.ReadFile("../../docs/webhooks.md")
+	docs, err := os.ReadFile("../docs/webhooks.md")
 	if err != nil {
 		t.Fatal(err)
 	}

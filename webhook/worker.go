@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"barberd/ent"
 	"barberd/graph"
-	"barberd/rest"
+	"barberd/graph/store"
+	"barberd/rest/view"
 )
 
 // Metrics receives what operators watch of deliveries; rest.Metrics is one.
@@ -72,6 +74,7 @@ type Settings struct {
 // one.
 type Worker struct {
 	s      Settings
+	db     *store.DB
 	client *http.Client
 
 	mu   sync.Mutex
@@ -113,7 +116,7 @@ func New(s Settings) *Worker {
 	if s.Metrics == nil {
 		s.Metrics = noMetrics{}
 	}
-	return &Worker{s: s, client: newClient(s.Timeout, s.AllowPrivate), held: map[string]string{}, again: make(chan struct{}, 1)}
+	return &Worker{s: s, db: s.Resolver.Settings().DB, client: newClient(s.Timeout, s.AllowPrivate), held: map[string]string{}, again: make(chan struct{}, 1)}
 }
 
 type noMetrics struct{}
@@ -138,7 +141,7 @@ func (w *Worker) Run(ctx context.Context) {
 	for {
 		if time.Since(counted) >= failingEvery {
 			counted = time.Now()
-			if n, err := w.s.Resolver.FailingWebhookEndpoints(ctx); err == nil {
+			if n, err := w.db.FailingWebhookEndpoints(ctx); err == nil {
 				w.s.Metrics.WebhookFailingEndpoints(n)
 			} else if ctx.Err() == nil {
 				w.s.Log.Warn("webhooks: counting failing endpoints", "error", err.Error())
@@ -187,7 +190,7 @@ func (w *Worker) holdsAll(es []string) bool {
 }
 
 // hold records that a send loop holds a claim.
-func (w *Worker) hold(c graph.WebhookClaim) {
+func (w *Worker) hold(c store.WebhookClaim) {
 	w.mu.Lock()
 	w.held[c.EndpointID] = c.AccountID
 	w.after = c.AccountID
@@ -195,14 +198,14 @@ func (w *Worker) hold(c graph.WebhookClaim) {
 }
 
 // share is how the next claim shares the free senders among accounts.
-func (w *Worker) share() graph.WebhookShare {
+func (w *Worker) share() share {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	held := map[string]int{}
 	for _, a := range w.held {
 		held[a]++
 	}
-	return graph.WebhookShare{PerAccount: w.s.PerAccount, Held: held, After: w.after}
+	return share{perAccount: w.s.PerAccount, held: held, after: w.after}
 }
 
 // release records that the send loop of endpoint e let its claim go, and
@@ -222,7 +225,7 @@ func (w *Worker) release(e string) {
 // each in a goroutine of its own.
 func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.WaitGroup) {
 	now := time.Now()
-	oldest, due, err := w.s.Resolver.OldestDueWebhook(ctx, now)
+	oldest, due, err := w.db.OldestDueWebhook(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.s.Log.Warn("webhooks: looking for due deliveries", "error", err.Error())
@@ -238,7 +241,9 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 	if free == 0 {
 		return
 	}
-	claims, err := w.s.Resolver.ClaimWebhookEndpoints(ctx, now, w.s.Lease, free, w.share())
+	sh := w.share()
+	claims, err := w.db.ClaimWebhookEndpoints(ctx, now, w.s.Lease, sh.after, free+claimCandidates,
+		func(es []*ent.WebhookEndpoint) []*ent.WebhookEndpoint { return sh.pick(es, free) })
 	if err != nil {
 		if ctx.Err() == nil {
 			w.s.Log.Warn("webhooks: claiming endpoints", "error", err.Error())
@@ -264,7 +269,7 @@ func (w *Worker) claim(ctx context.Context, slots chan struct{}, busy *sync.Wait
 // full one), so under a steady stream of events the claim, and the look
 // for due work, are paid once, and rounds carry what came in meanwhile.
 // The last round, which found nothing due, releases the claim.
-func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
+func (w *Worker) send(ctx context.Context, c store.WebhookClaim) {
 	defer func() {
 		if v := recover(); v != nil {
 			w.s.Log.Error("webhooks: delivery panicked", "endpoint", c.EndpointID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -292,7 +297,7 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 		}
 		// Recorded even when stopping: the requests were sent.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = w.s.Resolver.FinishWebhookRound(fctx, &c, round, !last)
+		err = w.db.FinishWebhookRound(fctx, &c, round, !last)
 		cancel()
 		if err != nil {
 			w.s.Log.Warn("webhooks: recording deliveries", "endpoint", c.EndpointID, "error", err.Error())
@@ -314,7 +319,7 @@ func (w *Worker) send(ctx context.Context, c graph.WebhookClaim) {
 
 // renew extends the claim every third of the lease until ctx ends, and
 // calls lost when the claim is no longer this worker's.
-func (w *Worker) renew(ctx context.Context, c *graph.WebhookClaim, lost func()) {
+func (w *Worker) renew(ctx context.Context, c *store.WebhookClaim, lost func()) {
 	t := time.NewTicker(w.s.Lease / 3)
 	defer t.Stop()
 	for {
@@ -323,7 +328,7 @@ func (w *Worker) renew(ctx context.Context, c *graph.WebhookClaim, lost func()) 
 			return
 		case <-t.C:
 		}
-		held, err := w.s.Resolver.RenewWebhookLease(ctx, c, time.Now().Add(w.s.Lease))
+		held, err := w.db.RenewWebhookLease(ctx, c, time.Now().Add(w.s.Lease))
 		if err != nil && ctx.Err() == nil {
 			w.s.Log.Warn("webhooks: renewing a claim", "endpoint", c.EndpointID, "error", err.Error())
 		}
@@ -336,9 +341,9 @@ func (w *Worker) renew(ctx context.Context, c *graph.WebhookClaim, lost func()) 
 }
 
 // deliver sends the due deliveries of one claim; see send.
-func (w *Worker) deliver(ctx context.Context, c graph.WebhookClaim) (graph.WebhookRound, error) {
-	var round graph.WebhookRound
-	due, err := w.s.Resolver.DueWebhooks(ctx, c, time.Now(), w.s.Batch)
+func (w *Worker) deliver(ctx context.Context, c store.WebhookClaim) (store.WebhookRound, error) {
+	var round store.WebhookRound
+	due, err := w.db.DueWebhooks(ctx, c, time.Now(), w.s.Batch)
 	if err != nil {
 		return round, err
 	}
@@ -347,11 +352,11 @@ func (w *Worker) deliver(ctx context.Context, c graph.WebhookClaim) (graph.Webho
 			break // stopping, or the claim was lost: the rest stay pending
 		}
 		at := time.Now()
-		o := post(ctx, w.client, w.s.Timeout, c.URL, c.Secret, d.Notification.ID, rest.NotificationBody(d.Notification))
+		o := post(ctx, w.client, w.s.Timeout, c.URL, c.Secret, d.Notification.ID, view.NotificationBody(d.Notification))
 		if o.err != "" && ctx.Err() != nil && !o.timedOut(w.s.Timeout) {
 			break // cut short by the stop, not the endpoint's doing: sent again later
 		}
-		round.Attempts = append(round.Attempts, graph.WebhookAttemptResult{
+		round.Attempts = append(round.Attempts, store.WebhookAttemptResult{
 			DeliveryID: d.DeliveryID, AttemptedAt: at.UTC(), StatusCode: o.status, Latency: o.latency, Error: o.err,
 		})
 		if o.err == "" {
