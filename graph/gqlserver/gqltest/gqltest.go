@@ -48,8 +48,7 @@ func NewServer(t testing.TB, db *store.DB) *Server {
 		if key := r.Header.Get("X-Service-Api-Key"); key != "" {
 			v, err := res.Authenticate(r.Context(), key)
 			if err != nil {
-				w.WriteHeader(http.StatusUnauthorized)
-				_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{gqlserver.AuthError(err)}})
+				gqlserver.WriteError(w, r, err)
 				return
 			}
 			r = r.WithContext(graph.WithViewer(r.Context(), v))
