@@ -233,7 +233,7 @@ func BenchmarkHostileDocuments(b *testing.B) {
 	}
 }
 
-// The numbers in cost.go's comment: what the admin dashboard's queries
+// The numbers in the package doc (doc.go): what the admin dashboard's queries
 // cost, within MaxCost.
 func TestDashboardCosts(t *testing.T) {
 	for _, c := range dashboardQueries {

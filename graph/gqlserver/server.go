@@ -1,20 +1,3 @@
-// Package gqlserver is barberd's GraphQL HTTP handler over the resolvers of
-// package graph: its transports, its error presenter, and the limits every
-// request meets before anything runs.
-//
-// Before any resolver runs, with or without an API key, a request is
-// refused with validation_failed, naming what is wrong:
-//
-//   - when its text is not clean: bytes that are not UTF-8 anywhere in the
-//     request, a NUL in any string input (cleantext.go);
-//   - when its document is too large or too nested to parse and validate
-//     cheaply (cost_shape.go);
-//   - when its operation costs too much, nests too deep, asks for too large
-//     a page or filters by too many conditions (cost.go, which explains the
-//     cost).
-//
-// A mutation's answer goes out once its writes are settled (package
-// fresh).
 package gqlserver
 
 import (
