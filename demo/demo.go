@@ -24,6 +24,7 @@ type Keys struct {
 	AccountID   string `json:"account_id"`
 	APIKey      string `json:"api_key"`
 	AdminAPIKey string `json:"admin_api_key"`
+	IDs         IDs    `json:"-"` // its units, services and barbers
 }
 
 type service struct {
@@ -109,6 +110,9 @@ func Seed(ctx context.Context, res *graph.Resolver) (*Keys, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	keys := &Keys{AccountID: acc.ID}
+	if keys.IDs, err = IDsOf(ctx, res.Settings().DB, acc.ID); err != nil {
+		return nil, err
+	}
 	if keys.APIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo chatbot", graph.BookingScopes); err != nil {
 		return nil, err
 	}

@@ -158,10 +158,7 @@ func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUni
 // Errors: unit_not_found.
 func anyUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 	u, err := c.Unit.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeUnitNotFound, "No unit %q.", id)
-	}
-	return u, err
+	return u, notFound(err, CodeUnitNotFound, "unit", id)
 }
 
 // unitIDs checks that every id names a unit of the account (active or not)

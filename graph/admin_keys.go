@@ -77,11 +77,8 @@ func (r *Resolver) changeAPIKey(ctx context.Context, id string, change func(*ent
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		k, err = tx.APIKey.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeNotFound, "No API key %q.", id)
-		}
 		if err != nil {
-			return err
+			return notFound(err, CodeNotFound, "API key", id)
 		}
 		k, err = change(tx, k)
 		return err

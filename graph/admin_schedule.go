@@ -241,11 +241,8 @@ func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error)
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		// Read through the tenant filter first: deletes do not pass it.
 		t, err := tx.TimeOff.Query().Where(timeoff.ID(id)).Only(ctx)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeNotFound, "No time off %q.", id)
-		}
 		if err != nil {
-			return err
+			return notFound(err, CodeNotFound, "time off", id)
 		}
 		return tx.TimeOff.DeleteOne(t).Exec(ctx)
 	})

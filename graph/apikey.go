@@ -217,10 +217,7 @@ func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name stri
 	}
 	ctx = tenant.WithAccount(ctx, accountID)
 	if _, err := r.cfg.DB.Account.Get(ctx, accountID); err != nil {
-		if ent.IsNotFound(err) {
-			return "", nil, Errorf(CodeNotFound, "No account %q.", accountID)
-		}
-		return "", nil, err
+		return "", nil, notFound(err, CodeNotFound, "account", accountID)
 	}
 	secret := newSecret()
 	k, err := r.cfg.DB.APIKey.Create().

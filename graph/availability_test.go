@@ -4,10 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"barberd/ent/barber"
-	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/graph"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/model"
@@ -29,14 +25,11 @@ func TestAvailabilityDayTags(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := graph.WithViewer(context.Background(), v)
-		actx := tenant.WithAccount(context.Background(), keys.AccountID)
-		lisbon := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)
-		haircut := db.Service.Query().Where(service.Name("Haircut")).OnlyX(actx)
-		joao := db.Barber.Query().Where(barber.Name("João Silva")).OnlyX(actx)
+		lisbon, haircut, joao := keys.IDs["Barbearia Chiado"], keys.IDs["Haircut"], keys.IDs["João Silva"]
 		const date = "2027-03-02"
 		day := func(barberID *string) *graph.Day {
 			t.Helper()
-			d, err := res.AvailabilityDay(ctx, lisbon.ID, haircut.ID, barberID, date)
+			d, err := res.AvailabilityDay(ctx, lisbon, haircut, barberID, date)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,16 +43,16 @@ func TestAvailabilityDayTags(t *testing.T) {
 		if d := day(nil); d.Tag != first.Tag {
 			t.Fatalf("tag %d, then %d, with nothing written", first.Tag, d.Tag)
 		}
-		if d := day(&joao.ID); d.Tag != first.Tag {
+		if d := day(&joao); d.Tag != first.Tag {
 			t.Fatalf("one barber's day has tag %d, every barber's %d", d.Tag, first.Tag)
 		}
-		slots := first.Availability(&joao.ID).Slots
+		slots := first.Availability(&joao).Slots
 		if len(slots) == 0 {
 			t.Fatal("João has no free slot")
 		}
 
 		if _, err := res.Mutation().HoldSlot(ctx, model.HoldSlotInput{
-			UnitID: lisbon.ID, ServiceID: haircut.ID, BarberID: &joao.ID, StartsAt: slots[0].StartsAt,
+			UnitID: lisbon, ServiceID: haircut, BarberID: &joao, StartsAt: slots[0].StartsAt,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +60,7 @@ func TestAvailabilityDayTags(t *testing.T) {
 		if held.Tag == first.Tag || held.Tag == 0 {
 			t.Fatalf("tag %d after a hold, %d before", held.Tag, first.Tag)
 		}
-		if n := len(held.Availability(&joao.ID).Slots); n >= len(slots) {
+		if n := len(held.Availability(&joao).Slots); n >= len(slots) {
 			t.Fatalf("João has %d free slots after a hold, %d before", n, len(slots))
 		}
 	})

@@ -2,13 +2,9 @@ package graph_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 
-	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/graph"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
@@ -24,21 +20,18 @@ import (
 func TestClientAsBooked(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		bg := context.Background()
 		res, keys := gqltest.Resolver(t, db)
 		bot, admin := gqltest.Client(t, res, keys.APIKey), gqltest.Client(t, res, keys.AdminAPIKey)
 		ok := func(r *gqltest.Answer) map[string]any {
 			t.Helper()
 			return r.OK(t)
 		}
-		actx := tenant.WithAccount(bg, keys.AccountID)
-		lisbon := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)
-		haircut := db.Service.Query().Where(service.Name("Haircut")).OnlyX(actx)
+		lisbon, haircut := keys.IDs["Barbearia Chiado"], keys.IDs["Haircut"]
 		const client = `customerID clientName clientPhone clientEmail`
 		create := func(at string, c map[string]any) map[string]any {
 			t.Helper()
 			data := ok(bot(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id `+client+` } } }`,
-				map[string]any{"in": map[string]any{"unitId": lisbon.ID, "serviceId": haircut.ID, "startsAt": at, "client": c}}))
+				map[string]any{"in": map[string]any{"unitId": lisbon, "serviceId": haircut, "startsAt": at, "client": c}}))
 			return data["createAppointment"].(map[string]any)["appointment"].(map[string]any)
 		}
 		same := func(what string, got map[string]any, name string, email any) {
@@ -66,7 +59,7 @@ func TestClientAsBooked(t *testing.T) {
 			"a read":            `query($id: ID!) { appointment(id: $id) { id customer { name email } } }`,
 		} {
 			r := bot(q, map[string]any{"id": first["id"], "in": map[string]any{
-				"unitId": lisbon.ID, "serviceId": haircut.ID, "startsAt": "2027-03-02T14:00:00",
+				"unitId": lisbon, "serviceId": haircut, "startsAt": "2027-03-02T14:00:00",
 				"client": map[string]any{"name": "Carla Reis", "phone": "+351912345678"}}})
 			if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != graph.CodeInsufficientScope {
 				t.Errorf("%s with the customer record: %+v, want insufficient_scope", what, r)
@@ -79,7 +72,7 @@ func TestClientAsBooked(t *testing.T) {
 		// The dashboard sees both: each appointment's client as booked, and
 		// the record with the newest name.
 		agenda := ok(admin(`query($u: ID!) { agenda(unitId: $u, date: "2027-03-02", first: 10) { edges { node { id `+client+` customer { name email } } } } }`,
-			map[string]any{"u": lisbon.ID}))
+			map[string]any{"u": lisbon}))
 		names := map[any]any{}
 		for _, e := range agenda["agenda"].(map[string]any)["edges"].([]any) {
 			n := e.(map[string]any)["node"].(map[string]any)

@@ -95,15 +95,10 @@ func (r *Resolver) appointmentsByClient(ctx context.Context, l ClientLookup) ([]
 
 // startingOn is the condition that an appointment starts on a day from
 // from through to (either open when nil), each day taken in the zone of
-// the appointment's unit, or nil when the account has no unit.
-//
-// The days are turned into instants zone by zone, and the condition keeps
-// each unit's appointments within its zone's bounds. So the database
-// filters exactly and applies the limit itself, at the price of reading the
-// account's units (at most MaxCatalog) first. The other way, a range of
-// instants wide enough for every zone then filtered here by local date,
-// would need to read past the limit, as often as the edges of the range
-// hold appointments of units in other zones, to fill a page.
+// the appointment's unit, or nil when the account has no unit. Bounds per
+// zone let the database filter exactly and apply the limit itself, at the
+// price of reading the account's units first; one range wide enough for
+// every zone would need reading past the limit to fill a page.
 func (r *Resolver) startingOn(ctx context.Context, from, to *string) (predicate.Appointment, error) {
 	zones, err := r.unitZones(ctx)
 	if err != nil {

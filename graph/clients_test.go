@@ -26,14 +26,11 @@ func TestAppointmentLocalTimes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		res, keys := gqltest.Resolver(t, db)
 		bot, admin := gqltest.Client(t, res, keys.APIKey), gqltest.Client(t, res, keys.AdminAPIKey)
-		actx := tenant.WithAccount(context.Background(), keys.AccountID)
 		const local = `id startsAt startsAtLocal endsAtLocal timezone`
 		book := func(unitName, serviceName, at string) map[string]any {
 			t.Helper()
-			u := db.Unit.Query().Where(unit.Name(unitName)).OnlyX(actx)
-			s := db.Service.Query().Where(service.Name(serviceName)).OnlyX(actx)
 			a := bot(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { `+local+` } } }`,
-				map[string]any{"in": map[string]any{"unitId": u.ID, "serviceId": s.ID, "startsAt": at,
+				map[string]any{"in": map[string]any{"unitId": keys.IDs[unitName], "serviceId": keys.IDs[serviceName], "startsAt": at,
 					"client": map[string]any{"name": "Ana Costa", "phone": "+351912345678"}}}).OK(t)
 			return a["createAppointment"].(map[string]any)["appointment"].(map[string]any)
 		}

@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"barberd/ent"
-	"barberd/ent/barber"
 	entHold "barberd/ent/hold"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -49,9 +46,7 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 			return gql(query, vars).OK(t)
 		}
 		actx := tenant.WithAccount(bg, keys.AccountID)
-		lisbon := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)
-		haircut := db.Service.Query().Where(service.Name("Haircut")).OnlyX(actx)
-		joao := db.Barber.Query().Where(barber.Name("João Silva")).OnlyX(actx)
+		lisbon, haircut, joao := keys.IDs["Barbearia Chiado"], keys.IDs["Haircut"], keys.IDs["João Silva"]
 
 		read := func(id string) map[string]any {
 			t.Helper()
@@ -69,7 +64,7 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 		}
 		create := func(name string, in map[string]any) string {
 			t.Helper()
-			in["unitId"], in["serviceId"] = lisbon.ID, haircut.ID
+			in["unitId"], in["serviceId"] = lisbon, haircut
 			data := do(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment {`+appointmentFields+`} } }`,
 				map[string]any{"in": in})
 			p := data["createAppointment"].(map[string]any)
@@ -81,7 +76,7 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 
 		withEmail := map[string]any{"name": " Ana Costa ", "phone": "+351912345678", "email": "ana@example.com"}
 		first := create("a named barber, a new customer", map[string]any{
-			"barberId": joao.ID, "startsAt": "2027-03-02T10:00:00", "client": withEmail, "externalReference": "crm-1",
+			"barberId": joao, "startsAt": "2027-03-02T10:00:00", "client": withEmail, "externalReference": "crm-1",
 		})
 		create("any barber, a known customer without e-mail", map[string]any{
 			"startsAt": "2027-03-02T10:00:00", "client": map[string]any{"name": "Ana C.", "phone": "+351912345678"},
@@ -89,7 +84,7 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 		held := do(`mutation($in: HoldSlotInput!) { holdSlot(input: $in) {
 			id createdAt updatedAt apiKeyID unitID serviceID barberID startsAt endsAt status expiresAt
 			unit { id name } service { id name } barber { id name units { id } } } }`, map[string]any{"in": map[string]any{
-			"unitId": lisbon.ID, "serviceId": haircut.ID, "startsAt": "2027-03-02T11:00:00",
+			"unitId": lisbon, "serviceId": haircut, "startsAt": "2027-03-02T11:00:00",
 		}})["holdSlot"].(map[string]any)
 		hold := held["id"].(string)
 		// As the hold reads back.
@@ -117,7 +112,7 @@ func TestMutationsAnswerAsTheyRead(t *testing.T) {
 		// A replay answers as a read does, too: of a valid request, found in
 		// the transaction, and of one refused before it.
 		data := do(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment {`+appointmentFields+`} } }`,
-			map[string]any{"in": map[string]any{"unitId": lisbon.ID, "serviceId": haircut.ID, "startsAt": "2027-03-02T16:00:00", "client": withEmail, "externalReference": "crm-1"}})
+			map[string]any{"in": map[string]any{"unitId": lisbon, "serviceId": haircut, "startsAt": "2027-03-02T16:00:00", "client": withEmail, "externalReference": "crm-1"}})
 		if p := data["createAppointment"].(map[string]any); !p["replayed"].(bool) || same("a replay", p["appointment"].(map[string]any)) != first {
 			t.Errorf("a request with a used reference did not replay %s: %v", first, p)
 		}

@@ -123,7 +123,16 @@ func DomainError(err error) *Error {
 	case store.Canceled:
 		return &Error{Code: CodeCanceled, Message: "The request was canceled before it finished.", Err: err}
 	}
-	return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
+	return Internal(err)
+}
+
+// MessageInternal is all an internal_error tells its caller, whatever the
+// protocol.
+const MessageInternal = "Something went wrong on our side."
+
+// Internal is the internal_error of err, which is kept for the log only.
+func Internal(err error) *Error {
+	return &Error{Code: CodeInternal, Message: MessageInternal, Err: err}
 }
 
 // AsError returns err's domain error, if it has one.

@@ -20,7 +20,7 @@ func Zone(name string) (*time.Location, error) {
 func mustZone(name string) (*time.Location, error) {
 	loc, err := Zone(name)
 	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: err}
+		return nil, Internal(err)
 	}
 	return loc, nil
 }

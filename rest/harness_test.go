@@ -1,9 +1,7 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,14 +16,12 @@ import (
 
 	"barberd/demo"
 	"barberd/ent"
-	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
+	"barberd/rest/apitest"
 	"barberd/rest/openapitest"
 )
 
@@ -146,36 +142,7 @@ func (e *env) reconfigure(change func(*graph.Settings)) {
 }
 
 // response is one checked exchange.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// JSON decodes the body into a generic map.
-func (r *response) JSON(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Fatalf("response body is not a JSON object: %v: %s", err, r.Body)
-	}
-	return m
-}
-
-// Decode decodes the body into v.
-func (r *response) Decode(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("decode %T: %v: %s", v, err, r.Body)
-	}
-}
-
-// Code is the problem code of an error response.
-func (r *response) Code(t testing.TB) string {
-	t.Helper()
-	code, _ := r.JSON(t)["code"].(string)
-	return code
-}
+type response = apitest.Answer
 
 // do sends a request with the given key (none when "") and JSON body (none
 // when nil; a string or []byte is sent as is), and checks the exchange
@@ -199,29 +166,9 @@ func doRequest(t testing.TB, base, method, path, key string, body any, header ht
 // when "") and JSON body (none when nil; a string or []byte is sent as is).
 func newRequest(t testing.TB, base, method, path, key string, body any, header http.Header) *http.Request {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	case []byte:
-		rd = bytes.NewBuffer(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewBuffer(buf)
-	}
-	req, err := http.NewRequest(method, base+rest.BasePath+path, rd)
+	req, err := apitest.NewRequest(method, base+rest.BasePath+path, key, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("X-Service-Api-Key", key)
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -232,16 +179,11 @@ func newRequest(t testing.TB, base, method, path, key string, body any, header h
 // send performs a request and reads the whole response.
 func send(t testing.TB, c *http.Client, req *http.Request) *response {
 	t.Helper()
-	resp, err := c.Do(req)
+	r, err := apitest.Send(c, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return r
 }
 
 // expect fails the test unless the response has the given status (and, for
@@ -252,7 +194,7 @@ func expect(t testing.TB, r *response, status int, code string) {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
 	if code != "" {
-		if got := r.Code(t); got != code {
+		if got := r.Code(); got != code {
 			t.Fatalf("code %q, want %q: %s", got, code, r.Body)
 		}
 		if ct := r.Header.Get("Content-Type"); ct != problemMedia {
@@ -261,22 +203,19 @@ func expect(t testing.TB, r *response, status int, code string) {
 	}
 }
 
-// unit returns the id of the demo unit with the given name.
-func (e *env) unit(name string) string {
-	e.t.Helper()
-	return e.db.Unit.Query().Where(unit.Name(name)).OnlyIDX(e.ctx)
-}
+// unit, service and barber return the id of the demo unit, service or
+// barber with the given name.
+func (e *env) unit(name string) string    { return e.demoID(name) }
+func (e *env) service(name string) string { return e.demoID(name) }
+func (e *env) barber(name string) string  { return e.demoID(name) }
 
-// service returns the id of the demo service with the given name.
-func (e *env) service(name string) string {
+func (e *env) demoID(name string) string {
 	e.t.Helper()
-	return e.db.Service.Query().Where(service.Name(name)).OnlyIDX(e.ctx)
-}
-
-// barber returns the id of the demo barber with the given name.
-func (e *env) barber(name string) string {
-	e.t.Helper()
-	return e.db.Barber.Query().Where(barber.Name(name)).OnlyIDX(e.ctx)
+	id, ok := e.keys.IDs[name]
+	if !ok {
+		e.t.Fatalf("the demo has no %q", name)
+	}
+	return id
 }
 
 // key makes another key of the demo account with the given scopes.

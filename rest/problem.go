@@ -94,12 +94,19 @@ type Problem struct {
 // with it too.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p := ProblemOf(r.Context(), err)
-	if p.Status == http.StatusServiceUnavailable {
+	WriteStatus(w, p.Status, "application/problem+json")
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// WriteStatus writes the head of an error answer with the given status and
+// Content-Type: a 503 tells the client, in Retry-After, how long to wait.
+// Other protocols over HTTP (GraphQL) answer their refusals with it.
+func WriteStatus(w http.ResponseWriter, status int, contentType string) {
+	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
 }
 
 // ProblemOf is the problem that tells of err, with ctx's request id.
@@ -129,7 +136,7 @@ func ProblemOf(ctx context.Context, err error) Problem {
 		Errors:    e.Fields,
 	}
 	if status == http.StatusInternalServerError {
-		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, "Something went wrong on our side."
+		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, graph.MessageInternal
 	}
 	if e.Code == graph.CodeSlotUnavailable {
 		p.Alternatives = []Slot{}

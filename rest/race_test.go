@@ -1,10 +1,8 @@
 package rest_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/graph"
 	"barberd/rest"
+	"barberd/rest/apitest"
 )
 
 // The race tests fire many identical or conflicting requests at once and
@@ -76,35 +75,18 @@ func newRacerAt(t *testing.T, base, key string, n int) *racer {
 // send is doRequest for goroutines: it returns errors instead of stopping
 // the test, and checks the exchange against the OpenAPI document.
 func (r *racer) send(method, path, key string, body any) (*response, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, r.base+rest.BasePath+path, rd)
+	req, err := apitest.NewRequest(method, r.base+rest.BasePath+path, key, body)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-Service-Api-Key", key)
-	resp, err := r.client.Do(req)
+	res, err := apitest.Send(r.client, req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
+	if err := openAPI(r.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+		r.t.Errorf("response does not match openapi.json: %v\nbody: %s", err, res.Body)
 	}
-	if err := openAPI(r.t).Check(req, resp.StatusCode, resp.Header, b); err != nil {
-		r.t.Errorf("response does not match openapi.json: %v\nbody: %s", err, b)
-	}
-	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	return res, nil
 }
 
 // race runs n contenders at once, released together by one barrier, and
@@ -142,7 +124,7 @@ func tally(t *testing.T, rs []*response) map[string]int {
 	for _, r := range rs {
 		k := fmt.Sprint(r.Status)
 		if r.Status >= 400 {
-			k += " " + r.Code(t)
+			k += " " + r.Code()
 		}
 		if r.Status >= 500 {
 			t.Errorf("server error: %d %s", r.Status, r.Body)

@@ -49,15 +49,6 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	return srv
 }
 
-func count(t *testing.T, db *store.DB, query string) int {
-	t.Helper()
-	var n int
-	if err := db.SQL.QueryRow(query).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
-}
-
 func TestSeedAndRun(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -79,12 +70,12 @@ func TestSeedAndRun(t *testing.T) {
 			defer db.Close()
 			// As barberd keeps them: a confirmed appointment, and only one,
 			// has a reservation.
-			confirmed := count(t, db, "SELECT count(*) FROM appointments WHERE status = 'confirmed'")
-			joined := count(t, db, "SELECT count(*) FROM appointments a JOIN reservations r ON r.appointment_id = a.id WHERE a.status = 'confirmed'")
-			if rsv := count(t, db, "SELECT count(*) FROM reservations"); confirmed != rsv || confirmed != joined || confirmed != res.Reservations {
+			confirmed := storetest.Count(t, db, "SELECT count(*) FROM appointments WHERE status = 'confirmed'")
+			joined := storetest.Count(t, db, "SELECT count(*) FROM appointments a JOIN reservations r ON r.appointment_id = a.id WHERE a.status = 'confirmed'")
+			if rsv := storetest.Count(t, db, "SELECT count(*) FROM reservations"); confirmed != rsv || confirmed != joined || confirmed != res.Reservations {
 				t.Errorf("confirmed %d, reservations %d, joined %d, reported %d", confirmed, rsv, joined, res.Reservations)
 			}
-			if n := count(t, db, "SELECT count(DISTINCT status) FROM appointments"); n != 4 {
+			if n := storetest.Count(t, db, "SELECT count(DISTINCT status) FROM appointments"); n != 4 {
 				t.Errorf("%d distinct statuses, want 4", n)
 			}
 
@@ -136,7 +127,7 @@ func TestSeedAndRun(t *testing.T) {
 						// A machine loaded this much leaves the count untested.
 						t.Logf("flow booked nothing in %s here: no delivery to count", d)
 					}
-					if n := count(t, db, "SELECT count(*) FROM holds WHERE status = 'active'"); n != 0 {
+					if n := storetest.Count(t, db, "SELECT count(*) FROM holds WHERE status = 'active'"); n != 0 {
 						t.Errorf("flow left %d active holds", n)
 					}
 				}
@@ -144,12 +135,12 @@ func TestSeedAndRun(t *testing.T) {
 					t.Errorf("hot slot: %d rounds, %d double booked, %d empty", rep.Rounds, rep.DoubleBooked, rep.EmptyRounds)
 				}
 			}
-			created := count(t, db, "SELECT count(*) FROM appointments WHERE external_reference LIKE 'bench-%'")
+			created := storetest.Count(t, db, "SELECT count(*) FROM appointments WHERE external_reference LIKE 'bench-%'")
 			if created == 0 {
 				t.Error("the run booked nothing")
 			}
 			// The write floor's scratch account is gone, with all its rows.
-			if leftover := count(t, db, "SELECT count(*) FROM accounts WHERE name LIKE 'barberbench floor%'"); leftover != 0 {
+			if leftover := storetest.Count(t, db, "SELECT count(*) FROM accounts WHERE name LIKE 'barberbench floor%'"); leftover != 0 {
 				t.Errorf("%d floor accounts left behind", leftover)
 			}
 		})

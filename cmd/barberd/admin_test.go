@@ -17,7 +17,6 @@ import (
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/graph"
 	"barberd/graph/store"
@@ -646,9 +645,8 @@ func TestAgendaQueryCount(t *testing.T) {
 			})
 			e := newGQLEnv(t, db)
 			ctx := tenant.WithAccount(context.Background(), e.keys.AccountID)
-			u := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(ctx)
-			svc := db.Service.Query().Where(service.Name("Haircut")).OnlyX(ctx)
-			barbers := db.Barber.Query().Where(barber.HasUnitsWith(unit.ID(u.ID)), barber.Active(true)).AllX(ctx)
+			unitID, serviceID := e.keys.IDs["Barbearia Chiado"], e.keys.IDs["Haircut"]
+			barbers := db.Barber.Query().Where(barber.HasUnitsWith(unit.ID(unitID)), barber.Active(true)).AllX(ctx)
 			key := db.APIKey.Query().FirstX(ctx)
 			var rows []*ent.AppointmentCreate
 			start := time.Date(2027, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -656,8 +654,8 @@ func TestAgendaQueryCount(t *testing.T) {
 				c := db.Customer.Create().SetAccountID(e.keys.AccountID).SetName(fmt.Sprintf("Client %d", i)).
 					SetPhone(fmt.Sprintf("+3519100%05d", i)).SaveX(ctx)
 				at := start.Add(time.Duration(i/2) * 10 * time.Minute)
-				rows = append(rows, db.Appointment.Create().SetAccountID(e.keys.AccountID).SetUnitID(u.ID).
-					SetServiceID(svc.ID).SetBarberID(barbers[i%2].ID).SetCustomerID(c.ID).SetAPIKeyID(key.ID).
+				rows = append(rows, db.Appointment.Create().SetAccountID(e.keys.AccountID).SetUnitID(unitID).
+					SetServiceID(serviceID).SetBarberID(barbers[i%2].ID).SetCustomerID(c.ID).SetAPIKeyID(key.ID).
 					SetClientName(c.Name).SetClientPhone(c.Phone).SetStartsAt(at).SetEndsAt(at.Add(10*time.Minute)))
 			}
 			db.Appointment.CreateBulk(rows...).ExecX(ctx)
@@ -670,7 +668,7 @@ func TestAgendaQueryCount(t *testing.T) {
 					barber { name } service { name durationMinutes } unit { name timezone } customer { name phone } } } } }`,
 			} {
 				statements.Store(0)
-				data := e.must(t, e.keys.AdminAPIKey, q, map[string]any{"u": u.ID})
+				data := e.must(t, e.keys.AdminAPIKey, q, map[string]any{"u": unitID})
 				n := statements.Load()
 				edges := dig(t, data, name+".edges").([]any)
 				if len(edges) != 100 || str(t, edges[99], "node.customer.name") == "" || str(t, edges[0], "node.barber.name") == "" {

@@ -12,6 +12,7 @@ import (
 
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // distinctSlots returns n Lisbon wall times ("2006-01-02T15:04:05") of
@@ -88,7 +89,7 @@ func checkInvariants(t testing.TB, db *store.DB) {
 		for i := range args {
 			args[i] = now
 		}
-		n := count(t, db, inv.query, args...)
+		n := storetest.Count(t, db, inv.query, args...)
 		if n != 0 {
 			t.Errorf("invariant broken: %d %s", n, inv.name)
 		}
@@ -147,7 +148,7 @@ func TestCrashSafety(t *testing.T) {
 						if !ok {
 							return
 						}
-						r, err := send(client, "POST", api+"/appointments", keys.APIKey, body(i))
+						r, err := apitest.Do(client, "POST", api+"/appointments", keys.APIKey, body(i))
 						mu.Lock()
 						switch {
 						case err != nil:
@@ -197,7 +198,7 @@ func TestCrashSafety(t *testing.T) {
 			api = s2.URL + "/api/integrations/v1"
 			present := 0
 			for i, a := range answered {
-				r, err := send(client, "GET", api+"/appointments/"+a["id"].(string), keys.APIKey, nil)
+				r, err := apitest.Do(client, "GET", api+"/appointments/"+a["id"].(string), keys.APIKey, nil)
 				if err != nil || r.Status != 200 {
 					t.Errorf("appointment %v answered 201 before the crash: %v %s", a["id"], err, replyText(r))
 					continue
@@ -214,7 +215,7 @@ func TestCrashSafety(t *testing.T) {
 			sort.Ints(unanswered)
 			retried := map[string]int{}
 			for _, i := range unanswered {
-				r, err := send(client, "POST", api+"/appointments", keys.APIKey, body(i))
+				r, err := apitest.Do(client, "POST", api+"/appointments", keys.APIKey, body(i))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -239,10 +240,10 @@ func TestCrashSafety(t *testing.T) {
 
 			db := openDB(t, dbURL)
 			want := len(answered) + retried["201"] + retried["200"]
-			if n := count(t, db, "SELECT COUNT(*) FROM appointments"); n != want {
+			if n := storetest.Count(t, db, "SELECT COUNT(*) FROM appointments"); n != want {
 				t.Errorf("%d appointments in the database, want %d (answered + retried)", n, want)
 			}
-			if n := count(t, db, "SELECT COUNT(*) FROM notifications WHERE type = 'appointment.created'"); n != want {
+			if n := storetest.Count(t, db, "SELECT COUNT(*) FROM notifications WHERE type = 'appointment.created'"); n != want {
 				t.Errorf("%d created notifications, want %d", n, want)
 			}
 			checkInvariants(t, db)

@@ -18,6 +18,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // TestDeadConnections loses the server's PostgreSQL connections again and
@@ -54,7 +55,7 @@ func TestDeadConnections(t *testing.T) {
 	srv := httptest.NewServer(newRouter(res, db))
 	t.Cleanup(srv.Close)
 	api := srv.URL + "/api/integrations/v1"
-	ids := lisbonIDs(t, srv.URL, keys.APIKey)
+	ids := lisbonOf(keys)
 	slots := distinctSlots(t, rounds+1)
 	first := call(t, "POST", api+"/appointments", keys.APIKey, ids.bookingAt(slots[rounds], "+351912200000", "dc-first"), 201).JSON(t)
 	day := slots[0][:10]
@@ -80,9 +81,9 @@ func TestDeadConnections(t *testing.T) {
 	// such an answer counts as 503 when its code is unavailable, else as 500.
 	read := func(p probe) (*reply, error) {
 		if p.url != srv.URL+"/graphql" {
-			return send(client, p.method, p.url, keys.APIKey, nil)
+			return apitest.Do(client, p.method, p.url, keys.APIKey, nil)
 		}
-		r, err := send(client, "POST", p.url, keys.APIKey, map[string]any{"query": "{ bookableUnits { id name } }"})
+		r, err := apitest.Do(client, "POST", p.url, keys.APIKey, map[string]any{"query": "{ bookableUnits { id name } }"})
 		if err == nil && strings.Contains(string(r.Body), `"errors"`) {
 			r.Status = 500
 			if strings.Contains(string(r.Body), `"code":"unavailable"`) {
@@ -172,7 +173,7 @@ func TestDeadConnections(t *testing.T) {
 				})
 			}
 			wg.Go(func() {
-				r, err := send(client, "POST", api+"/appointments", keys.APIKey, booking(round))
+				r, err := apitest.Do(client, "POST", api+"/appointments", keys.APIKey, booking(round))
 				ok(fmt.Sprintf("round %d, %s: create", round, kind), r, err, 201)
 			})
 			wg.Wait()
@@ -188,7 +189,7 @@ func TestDeadConnections(t *testing.T) {
 			r, err := read(p)
 			must(fmt.Sprintf("round %d, after %s: %s %s", round, kind, p.method, p.url), r, err, 200)
 		}
-		r, err := send(client, "POST", api+"/appointments", keys.APIKey, booking(round))
+		r, err := apitest.Do(client, "POST", api+"/appointments", keys.APIKey, booking(round))
 		if strings.HasPrefix(kind, "mid-") && err == nil && r.Status == 200 && r.Header.Get("Idempotent-Replayed") == "true" {
 			r.Status = 201 // the create before the drop was committed
 		}
@@ -207,7 +208,7 @@ func TestDeadConnections(t *testing.T) {
 	}
 	check := openDB(t, dbURL)
 	for round := range rounds {
-		if n := count(t, check, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", fmt.Sprintf("dc-%d", round)); n != 1 {
+		if n := storetest.Count(t, check, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", fmt.Sprintf("dc-%d", round)); n != 1 {
 			t.Errorf("round %d: %d appointments for its reference, want 1", round, n)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // TestEndToEnd drives the built binary through a newcomer's and an
@@ -102,7 +103,7 @@ func TestEndToEnd(t *testing.T) {
 			if l, _ := data["bookableUnits"].([]any); len(l) != 2 || gql["errors"] != nil {
 				t.Fatalf("/graphql bookableUnits: %v", gql)
 			}
-			gqlNoKey, err := send(nil, "POST", s.URL+"/graphql", "", map[string]any{"query": "{ bookableUnits { id } }"})
+			gqlNoKey, err := apitest.Do(nil, "POST", s.URL+"/graphql", "", map[string]any{"query": "{ bookableUnits { id } }"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
+	"barberd/rest/apitest"
 )
 
 // exposed is a server assembled by routes with the given settings over a
@@ -64,26 +65,22 @@ func (x *exchange) gqlCode(t *testing.T) string {
 
 func (e *exposed) do(t *testing.T, method, path, key string, body io.Reader, header map[string]string) *exchange {
 	t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	var b any
+	if body != nil {
+		b = body
+	}
+	req, err := apitest.NewRequest(method, e.srv.URL+path, key, b)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("X-Service-Api-Key", key)
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	a, err := apitest.Send(nil, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return &exchange{status: resp.StatusCode, header: resp.Header, body: b}
+	return &exchange{status: a.Status, header: a.Header, body: a.Body}
 }
 
 func gqlBody(query string) *bytes.Reader {
@@ -286,7 +283,7 @@ func TestRequestsStopWhenNobodyWaits(t *testing.T) {
 		}
 		srv := httptest.NewServer(routes(res, db, serverConfig{writeTimeout: time.Second}, rest.NewMetrics(db.SQL), nil))
 		t.Cleanup(srv.Close)
-		ids := lisbonIDs(t, srv.URL, keys.APIKey)
+		ids := lisbonOf(keys)
 		day := nextWeekday(time.Tuesday)
 
 		// Another transaction holds João's lock (SQLite: the write lock).

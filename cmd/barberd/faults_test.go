@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
+	"barberd/rest/apitest"
 )
 
 // openDB opens a test database directly, to check what the server wrote.
@@ -36,36 +36,6 @@ func openDB(t testing.TB, dbURL string) *store.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// count runs a query that returns one integer.
-func count(t testing.TB, db *store.DB, query string, args ...any) int {
-	t.Helper()
-	if db.Dialect == dialect.Postgres {
-		query = dollarArgs(query)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var n int
-	if err := db.SQL.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
-}
-
-// dollarArgs turns ? placeholders into PostgreSQL's $1, $2, ...
-func dollarArgs(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // TestDatabaseOutage cuts a running server off its PostgreSQL: every API call
@@ -113,7 +83,7 @@ func TestDatabaseOutage(t *testing.T) {
 	for round := range 2 {
 		for _, p := range probes {
 			began := time.Now()
-			r, err := send(client, p.method, api+p.path, p.key, p.body)
+			r, err := apitest.Do(client, p.method, api+p.path, p.key, p.body)
 			took := time.Since(began)
 			slowest = max(slowest, took)
 			if err != nil {
@@ -128,15 +98,15 @@ func TestDatabaseOutage(t *testing.T) {
 				t.Errorf("round %d: %s %s took %v during the outage", round, p.method, p.path, took)
 			}
 		}
-		r, err := send(client, "GET", s.URL+"/readyz", "", nil)
+		r, err := apitest.Do(client, "GET", s.URL+"/readyz", "", nil)
 		if err != nil || r.Status != 503 || r.Header.Get("Retry-After") == "" {
 			t.Errorf("/readyz during the outage: %v %+v", err, r)
 		}
-		r, err = send(client, "GET", s.URL+"/healthz", "", nil)
+		r, err = apitest.Do(client, "GET", s.URL+"/healthz", "", nil)
 		if err != nil || r.Status != 200 {
 			t.Errorf("/healthz (liveness) during the outage: %v %+v", err, r)
 		}
-		r, err = send(client, "POST", s.URL+"/graphql", keys.APIKey, map[string]any{"query": "{ bookableUnits { id } }"})
+		r, err = apitest.Do(client, "POST", s.URL+"/graphql", keys.APIKey, map[string]any{"query": "{ bookableUnits { id } }"})
 		if err != nil || !strings.Contains(string(r.Body), `"unavailable"`) {
 			t.Errorf("/graphql during the outage: %v %+v", err, r)
 		} else if r.Status != 503 {
@@ -162,7 +132,7 @@ func TestDatabaseOutage(t *testing.T) {
 	restored := time.Now()
 	var recovery time.Duration
 	for attempt := 1; ; attempt++ {
-		r, err := send(client, "GET", api+"/units", keys.APIKey, nil)
+		r, err := apitest.Do(client, "GET", api+"/units", keys.APIKey, nil)
 		if err == nil && r.Status == 200 {
 			recovery = time.Since(restored)
 			t.Logf("recovery: first 200 on attempt %d", attempt)
@@ -191,7 +161,7 @@ func TestDatabaseOutage(t *testing.T) {
 	for _, p := range append(probes[:2:2], probe{"POST", "/appointments", keys.APIKey, ids.bookingAt(day+"T16:00:00", "+351912100003", "silent-outage")}) {
 		silent.Go(func() {
 			began := time.Now()
-			r, err := send(client, p.method, api+p.path, p.key, p.body)
+			r, err := apitest.Do(client, p.method, api+p.path, p.key, p.body)
 			took := time.Since(began)
 			if err != nil || r.Status != 503 || r.Code() != "unavailable" || r.Header.Get("Retry-After") == "" || took > 6*time.Second {
 				t.Errorf("%s %s with the database silent: %v %s after %v", p.method, p.path, err, replyText(r), took)
@@ -200,7 +170,7 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	silent.Go(func() {
 		began := time.Now()
-		r, err := send(client, "GET", s.URL+"/readyz", "", nil)
+		r, err := apitest.Do(client, "GET", s.URL+"/readyz", "", nil)
 		if took := time.Since(began); err != nil || r.Status != 503 || took > 6*time.Second {
 			t.Errorf("/readyz with the database silent: %v %s after %v", err, replyText(r), took)
 		}
@@ -210,7 +180,7 @@ func TestDatabaseOutage(t *testing.T) {
 	proxy.Speak()
 	spoke := time.Now()
 	for {
-		r, err := send(client, "GET", api+"/units", keys.APIKey, nil)
+		r, err := apitest.Do(client, "GET", api+"/units", keys.APIKey, nil)
 		if err == nil && r.Status == 200 {
 			break
 		}
@@ -232,16 +202,16 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Errorf("the create refused during the outage was replayed: it was written")
 	}
 	db := openDB(t, dbURL)
-	if n := count(t, db, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", "during-outage"); n != 1 {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", "during-outage"); n != 1 {
 		t.Errorf("%d appointments for the outage's reference, want 1", n)
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", "silent-outage"); n != 0 {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM appointments WHERE external_reference = ?", "silent-outage"); n != 0 {
 		t.Errorf("%d appointments for the create refused while the database was silent", n)
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM holds"); n != 0 {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM holds"); n != 0 {
 		t.Errorf("%d holds after a hold refused during the outage", n)
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM notifications"); n != 2 {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM notifications"); n != 2 {
 		t.Errorf("%d notifications, want 2 (two creates)", n)
 	}
 	checkInvariants(t, db)
@@ -466,11 +436,11 @@ func testSIGTERMDrains(t *testing.T, keepAlive bool) {
 	}
 	db := openDB(t, dbURL)
 	for _, id := range createdIDs {
-		if n := count(t, db, "SELECT COUNT(*) FROM appointments WHERE id = ? AND status = 'confirmed'", id); n != 1 {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM appointments WHERE id = ? AND status = 'confirmed'", id); n != 1 {
 			t.Errorf("appointment %s answered 201 is not in the database", id)
 		}
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM appointments"); n != created {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM appointments"); n != created {
 		t.Errorf("%d appointments in the database, %d answered 201", n, created)
 	}
 	checkInvariants(t, db)
@@ -551,7 +521,7 @@ func sendWithID(client *http.Client, method, url, key, reqID string, body any, t
 	if len(trace) > 0 {
 		tr = trace[0]
 	}
-	return send(&http.Client{Transport: headerTransport{client.Transport, "X-Request-Id", reqID, tr}, Timeout: client.Timeout}, method, url, key, body)
+	return apitest.Do(&http.Client{Transport: headerTransport{client.Transport, "X-Request-Id", reqID, tr}, Timeout: client.Timeout}, method, url, key, body)
 }
 
 type headerTransport struct {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // gqlEnv is a server with the full router over a fresh database holding
@@ -59,23 +57,13 @@ type gqlResponse struct {
 
 func (e *gqlEnv) query(t *testing.T, key, query string, vars map[string]any) *gqlResponse {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest("POST", e.srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("X-Service-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	a, err := apitest.Do(nil, "POST", e.srv.URL+"/graphql", key, map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	var out gqlResponse
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("graphql response: %v: %s", err, b)
-	}
-	out.status = resp.StatusCode
+	a.Decode(t, &out)
+	out.status = a.Status
 	return &out
 }
 
@@ -159,18 +147,7 @@ func TestGraphQL(t *testing.T) {
 			}
 		})
 		t.Run("booking through GraphQL, conflict code in extensions", func(t *testing.T) {
-			units := e.query(t, e.keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).ok(t)
-			var unitID, serviceID string
-			for _, u := range units["bookableUnits"].([]any) {
-				if u.(map[string]any)["name"] == "Barbearia Chiado" {
-					unitID = u.(map[string]any)["id"].(string)
-				}
-			}
-			for _, s := range units["bookableServices"].([]any) {
-				if s.(map[string]any)["name"] == "Haircut" {
-					serviceID = s.(map[string]any)["id"].(string)
-				}
-			}
+			unitID, serviceID := e.keys.IDs["Barbearia Chiado"], e.keys.IDs["Haircut"]
 			const create = `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { replayed appointment { id status barber { name } clientPhone } } }`
 			in := map[string]any{"unitId": unitID, "serviceId": serviceID, "startsAt": "2027-03-02T10:00:00",
 				"client": map[string]any{"name": "Ana", "phone": "+351912345678"}}

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"barberd/demo"
+	"barberd/rest/apitest"
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,71 +224,13 @@ func (s *server) waitStdout(want string) string {
 }
 
 // reply is one HTTP exchange's outcome.
-type reply struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+type reply = apitest.Answer
 
-// JSON decodes the body into a map.
-func (r *reply) JSON(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v: %s", err, r.Body)
-	}
-	return m
-}
-
-// Code is the problem code of an error reply.
-func (r *reply) Code() string {
-	var p struct{ Code string }
-	_ = json.Unmarshal(r.Body, &p)
-	return p.Code
-}
-
-// send makes one request with client (http.DefaultClient when nil); a
-// non-nil body is sent as JSON. It returns errors instead of failing, so
-// goroutines may use it.
-func send(client *http.Client, method, url, key string, body any) (*reply, error) {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("X-Service-Api-Key", key)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &reply{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
-}
-
-// call is send that fails the test on a transport error or an unexpected
+// call is apitest.Do that fails the test on a transport error or an unexpected
 // status.
 func call(t testing.TB, method, url, key string, body any, want int) *reply {
 	t.Helper()
-	r, err := send(nil, method, url, key, body)
+	r, err := apitest.Do(nil, method, url, key, body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -351,6 +294,11 @@ func lisbonIDs(t testing.TB, base, key string) demoIDs {
 	ids.haircut = find(list("/services?unit_id="+ids.unit), "Haircut")
 	ids.joao = find(list("/barbers?unit_id="+ids.unit), "João Silva")
 	return ids
+}
+
+// lisbonOf is lisbonIDs for a demo account seeded in this process.
+func lisbonOf(keys *demo.Keys) demoIDs {
+	return demoIDs{unit: keys.IDs["Barbearia Chiado"], haircut: keys.IDs["Haircut"], joao: keys.IDs["João Silva"]}
 }
 
 // bookingAt is a create body for a haircut with João at a Lisbon wall time.

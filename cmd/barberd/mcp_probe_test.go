@@ -177,7 +177,7 @@ func TestMCPUncleanText(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newMCPEnv(t, db, serverConfig{})
 		key := []string{"Authorization", "Bearer " + e.keys.APIKey}
-		s := lisbonIDs(t, e.srv.URL, e.keys.APIKey)
+		s := lisbonOf(e.keys)
 		count := countAppointments(t, db)
 		before := count()
 		at := nextWeekday(time.Tuesday) + "T10:00:00"

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect"
 
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // TestReplicasMixedLoad runs three server processes on one PostgreSQL, as
@@ -95,7 +96,7 @@ func TestReplicasMixedLoad(t *testing.T) {
 		}
 	}
 	poll := func(c *http.Client, base string, k int, limit int) int {
-		r, err := send(c, "GET", fmt.Sprintf("%s/api/integrations/v1/notifications/pending?limit=%d", base, limit), keyList[k], nil)
+		r, err := apitest.Do(c, "GET", fmt.Sprintf("%s/api/integrations/v1/notifications/pending?limit=%d", base, limit), keyList[k], nil)
 		record("poll", r, err)
 		if err != nil || r.Status != 200 {
 			return 0
@@ -153,7 +154,7 @@ func TestReplicasMixedLoad(t *testing.T) {
 				switch p := rng.IntN(100); {
 				case p < 20: // hold, then book it, release it, or let it expire
 					start, barber := pick(starts), pick(barberIDs)
-					r, err := send(httpClient, "POST", api+"/slots/hold", key, map[string]any{
+					r, err := apitest.Do(httpClient, "POST", api+"/slots/hold", key, map[string]any{
 						"unit_id": ids.unit, "service_id": ids.haircut, "barber_id": barber, "starts_at": start, "ttl_seconds": 10})
 					record("hold", r, err)
 					if err != nil || r.Status != 201 {
@@ -167,30 +168,30 @@ func TestReplicasMixedLoad(t *testing.T) {
 					case 0, 1:
 						b := booking(start, barber)
 						b["hold_id"] = h.HoldID
-						r, err := send(httpClient, "POST", api+"/appointments", key, b)
+						r, err := apitest.Do(httpClient, "POST", api+"/appointments", key, b)
 						record("create with hold", r, err)
 						if err == nil {
 							created(r)
 						}
 					case 2:
-						r, err := send(httpClient, "POST", api+"/slots/hold/"+h.HoldID+"/release", key, nil)
+						r, err := apitest.Do(httpClient, "POST", api+"/slots/hold/"+h.HoldID+"/release", key, nil)
 						record("release", r, err)
 					}
 				case p < 45:
-					r, err := send(httpClient, "POST", api+"/appointments", key, booking(pick(starts), pick(barberIDs)))
+					r, err := apitest.Do(httpClient, "POST", api+"/appointments", key, booking(pick(starts), pick(barberIDs)))
 					record("create", r, err)
 					if err == nil {
 						created(r)
 					}
 				case p < 60:
 					if id := knownApt(); id != "" {
-						r, err := send(httpClient, "POST", api+"/appointments/"+id+"/reschedule", key,
+						r, err := apitest.Do(httpClient, "POST", api+"/appointments/"+id+"/reschedule", key,
 							map[string]any{"starts_at": pick(starts), "barber_id": pick(barberIDs)})
 						record("reschedule", r, err)
 					}
 				case p < 63: // rarely, so confirmed appointments remain to check
 					if id := knownApt(); id != "" {
-						r, err := send(httpClient, "POST", api+"/appointments/"+id+"/cancel", key,
+						r, err := apitest.Do(httpClient, "POST", api+"/appointments/"+id+"/cancel", key,
 							map[string]any{"reason": "mixed load"})
 						record("cancel", r, err)
 						if err == nil && r.Status == 200 {
@@ -227,7 +228,7 @@ func TestReplicasMixedLoad(t *testing.T) {
 
 	db := openDB(t, dbURL)
 	checkInvariants(t, db)
-	notes := count(t, db, "SELECT COUNT(*) FROM notifications")
+	notes := storetest.Count(t, db, "SELECT COUNT(*) FROM notifications")
 	for k := range keyList {
 		dups := 0
 		for id, n := range received[k] {
@@ -241,13 +242,13 @@ func TestReplicasMixedLoad(t *testing.T) {
 		}
 		t.Logf("key %d: %d notifications received, %d more than once; the database holds %d", k, len(received[k]), dups, notes)
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM deliveries WHERE delivered_at IS NULL"); n != 0 {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM deliveries WHERE delivered_at IS NULL"); n != 0 {
 		t.Errorf("%d deliveries still pending after the drain", n)
 	}
-	if n := count(t, db, "SELECT COUNT(*) FROM deliveries"); n != 2*notes {
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM deliveries"); n != 2*notes {
 		t.Errorf("%d deliveries, want %d (two keys x %d notifications)", n, 2*notes, notes)
 	}
 	t.Logf("database: %d appointments (%d confirmed), %d holds (%d expired), %d notifications",
-		count(t, db, "SELECT COUNT(*) FROM appointments"), count(t, db, "SELECT COUNT(*) FROM appointments WHERE status = 'confirmed'"),
-		count(t, db, "SELECT COUNT(*) FROM holds"), count(t, db, "SELECT COUNT(*) FROM holds WHERE status = 'expired'"), notes)
+		storetest.Count(t, db, "SELECT COUNT(*) FROM appointments"), storetest.Count(t, db, "SELECT COUNT(*) FROM appointments WHERE status = 'confirmed'"),
+		storetest.Count(t, db, "SELECT COUNT(*) FROM holds"), storetest.Count(t, db, "SELECT COUNT(*) FROM holds WHERE status = 'expired'"), notes)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"barberd/graph/storetest"
+	"barberd/rest/apitest"
 )
 
 // TestReplicas runs two server processes on one database and races them:
@@ -48,7 +49,7 @@ func TestReplicas(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					<-warm
-					r, err := send(client, "GET", servers[i%2].URL+"/api/integrations/v1/units", keys.APIKey, nil)
+					r, err := apitest.Do(client, "GET", servers[i%2].URL+"/api/integrations/v1/units", keys.APIKey, nil)
 					if err != nil || r.Status != 200 {
 						t.Errorf("warm-up: %v %v", err, r)
 					}
@@ -67,7 +68,7 @@ func TestReplicas(t *testing.T) {
 					b := body(i)
 					wg.Go(func() {
 						<-barrier
-						r, err := send(client, "POST", servers[i%2].URL+"/api/integrations/v1/appointments", keys.APIKey, b)
+						r, err := apitest.Do(client, "POST", servers[i%2].URL+"/api/integrations/v1/appointments", keys.APIKey, b)
 						if err != nil {
 							t.Errorf("contender %d: %v", i, err)
 							return

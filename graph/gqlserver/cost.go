@@ -15,50 +15,7 @@ import (
 	"barberd/graph"
 )
 
-// Every GraphQL operation, with or without an API key, is measured after it
-// is validated and before anything runs, and refused with validation_failed
-// when it would cost more than MaxCost, nest deeper than maxDepth, ask
-// for a page over graph.MaxPageSize, or filter by more than maxFilterSize
-// conditions.
-//
-// The cost counts what the answer can hold. Each field costs 1 for each
-// time it can appear in the answer; a list multiplies what it selects by
-// its length: a connection by its page (first or last,
-// graph.DefaultPageSize without either), a list that takes first (bookableBarbers, apiKeys, ...)
-// the same way, pendingNotifications, takeNotifications and
-// appointmentsByClient by their limit, nodes by its number of ids, an
-// availability range's days by graph.MaxRangeDays, a day's slots by
-// daySlots, the next free slots by graph.MaxNextLimit, a webhook delivery's
-// attempts by graph.MaxWebhookAttemptsShown, webhookEndpoints by
-// graph.MaxWebhookEndpoints, and any other list
-// (the units, services and
-// barbers of an entity, ...) by listItems. Nested
-// lists multiply. A field that runs a database query of its own (a root
-// field, a connection's totalCount or pageInfo, each id of nodes) costs
-// queryCost more, so one operation runs at most MaxCost/queryCost of them.
-// Introspection counts the same way, each list of the schema by its real
-// length (an average where it lists every type or every field), so
-// GraphiQL's own introspection query costs about 33,000 with today's schema
-// (TestDashboardCosts pins it; its answer holds fewer values) and twice it
-// is refused.
-//
-// What the admin dashboard asks for, and what it costs:
-//
-//   - a day's agenda with the unit, service, barber and customer names
-//     (agenda(unitId:, date:) { edges { node { id startsAt endsAt status
-//     unit { name } service { name } barber { name } customer { name phone }
-//     } } }): 1,702 for the default page of 50, 8,002 for first: 500;
-//   - a page of 100 barbers with a few fields and their units and services
-//     (barbers(first: 100) { totalCount pageInfo { hasNextPage endCursor }
-//     edges { cursor node { id name active units { id name } services { id
-//     name durationMinutes } } } }): 13,706;
-//   - bookableBarbers with each barber's services and units: 5,201 (a page of 50);
-//   - a page of an endpoint's webhook delivery log with each delivery's
-//     attempts (webhookDeliveries(endpointId:) { edges { node { id status
-//     createdAt attempts { attemptedAt statusCode latencyMs error } } } }):
-//     11,252.
-//
-// The numbers are checked by TestDashboardCosts.
+// The cost and its bounds (see the package doc, "The cost of an operation").
 const (
 	// MaxCost is the most one operation may cost.
 	MaxCost = 50_000

@@ -14,29 +14,8 @@ import (
 	"barberd/graph"
 )
 
-// The parser and validator's own work is bounded before the cost is: a
-// request of the body limit, 1 MiB, must be refused within milliseconds.
-//
-// Before it is parsed, a document may have at most maxDocumentBytes,
-// maxTokens, and maxNesting levels of selection sets, lists and objects;
-// its variables too may nest at most maxNesting levels. gqlparser spends
-// time superlinear in how deeply values nest: ValuesOfCorrectType reads
-// every value's subtree again, and so does the coercion of variables (a
-// where filter nested 500 levels cost tens of milliseconds).
-//
-// gqlparser's validation is otherwise linear in the document, except for
-// OverlappingFieldsCanBeMerged, which compares every pair of fields that
-// answer under the same name (a 64 KiB document of one field repeated
-// took 14 s). So before it runs, the document's shape is checked: how many
-// selections it expands to with its fragments spread, how many such pairs
-// and fragments it has, how many names one selection set answers under
-// (the executor gathers each object's fields in time quadratic in them),
-// and how many directives one place carries. Validation reports at most
-// maxValidationErrors errors, without "did you mean" suggestions (each
-// compares a name with every name of its type).
-//
-// Legitimate documents are far below these: GraphiQL's introspection query
-// has 1.9 KiB, 160 tokens, 10 levels, and expands to 227 selections.
+// Bounds of a document before it is parsed and validated (see the package
+// doc, "Bounds before the cost").
 const (
 	maxDocumentBytes    = 64 << 10
 	maxTokens           = 10_000

@@ -233,7 +233,7 @@ func BenchmarkHostileDocuments(b *testing.B) {
 	}
 }
 
-// The numbers in cost.go's comment: what the admin dashboard's queries
+// The numbers in the package doc (doc.go): what the admin dashboard's queries
 // cost, within MaxCost.
 func TestDashboardCosts(t *testing.T) {
 	for _, c := range dashboardQueries {
@@ -344,17 +344,7 @@ func TestCostBoundsTheAnswer(t *testing.T) {
 // returns the ids of the unit and the haircut.
 func bookSome(t testing.TB, s *gqltest.Server) (unit, haircut string) {
 	t.Helper()
-	catalog := s.Query(t, s.Keys.APIKey, `{ bookableUnits { id name } bookableServices { id name } }`, nil).OK(t)
-	find := func(list, name string) string {
-		for _, x := range catalog[list].([]any) {
-			if x.(map[string]any)["name"] == name {
-				return x.(map[string]any)["id"].(string)
-			}
-		}
-		t.Fatalf("no %s in %s", name, list)
-		return ""
-	}
-	unit, haircut = find("bookableUnits", "Barbearia Chiado"), find("bookableServices", "Haircut")
+	unit, haircut = s.Keys.IDs["Barbearia Chiado"], s.Keys.IDs["Haircut"]
 	for i, at := range []string{"10:00", "10:00", "11:00", "11:00", "14:30"} {
 		s.Query(t, s.Keys.APIKey, `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`, map[string]any{"in": map[string]any{
 			"unitId": unit, "serviceId": haircut, "startsAt": "2027-03-02T" + at + ":00",

@@ -28,17 +28,7 @@ func TestKeyHoldCap(t *testing.T) {
 		limits := func() map[string]any {
 			return s.Query(t, key, `{ context { limits { activeHoldsMax activeHolds } } }`, nil).OK(t)["context"].(map[string]any)["limits"].(map[string]any)
 		}
-		catalog := s.Query(t, key, `{ bookableUnits { id name } bookableServices { id name } }`, nil).OK(t)
-		find := func(list, name string) string {
-			for _, x := range catalog[list].([]any) {
-				if x.(map[string]any)["name"] == name {
-					return x.(map[string]any)["id"].(string)
-				}
-			}
-			t.Fatalf("no %s in %s", name, list)
-			return ""
-		}
-		unit, haircut := find("bookableUnits", "Barbearia Chiado"), find("bookableServices", "Haircut")
+		unit, haircut := s.Keys.IDs["Barbearia Chiado"], s.Keys.IDs["Haircut"]
 		hold := func(at string) *gqltest.Answer {
 			return s.Query(t, key, `mutation($in: HoldSlotInput!) { holdSlot(input: $in) { id expiresAt } }`, map[string]any{"in": map[string]any{
 				"unitId": unit, "serviceId": haircut, "startsAt": "2027-03-02T" + at + ":00"}})

@@ -1,27 +1,8 @@
-// Package gqlserver is barberd's GraphQL HTTP handler over the resolvers of
-// package graph: its transports, its error presenter, and the limits every
-// request meets before anything runs.
-//
-// Before any resolver runs, with or without an API key, a request is
-// refused with validation_failed, naming what is wrong:
-//
-//   - when its text is not clean: bytes that are not UTF-8 anywhere in the
-//     request, a NUL in any string input (cleantext.go);
-//   - when its document is too large or too nested to parse and validate
-//     cheaply (cost_shape.go);
-//   - when its operation costs too much, nests too deep, asks for too large
-//     a page or filters by too many conditions (cost.go, which explains the
-//     cost).
-//
-// A mutation's answer goes out once its writes are settled (package
-// fresh).
 package gqlserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"runtime/debug"
 	"time"
@@ -35,7 +16,6 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/fresh"
-	"barberd/graph/slots"
 )
 
 // NewHandler returns the GraphQL HTTP handler over r. Authentication
@@ -63,7 +43,7 @@ func NewHandler(r *graph.Resolver) *handler.Server {
 	})
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		settings.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		return &graph.Error{Code: graph.CodeInternal, Message: "Something went wrong on our side.", Err: fmt.Errorf("panic: %v", v)}
+		return graph.Internal(fmt.Errorf("panic: %v", v))
 	})
 	return srv
 }
@@ -146,76 +126,4 @@ func (slotsPerOperation) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s slotsPerOperation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	return next(graph.WithSlotPool(ctx, s.slots))
-}
-
-// presentError is the one GraphQL error presenter: a domain error keeps its
-// safe message and puts its code (and bad fields, and alternatives) in
-// extensions; anything else is logged to log and shown as internal_error.
-func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
-	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-	e, ok := graph.AsError(err)
-	if !ok {
-		var ge *gqlerror.Error
-		switch {
-		case errors.As(err, &ge) && ge.Unwrap() == nil:
-			// gqlgen's own error about the query (syntax, unknown field, too
-			// complex): safe to show; in our vocabulary it is a bad request.
-			if reason, ok := gqlErr.Extensions["code"]; ok {
-				gqlErr.Extensions["reason"] = reason
-			}
-			if gqlErr.Extensions == nil {
-				gqlErr.Extensions = map[string]any{}
-			}
-			gqlErr.Extensions["code"] = graph.CodeValidationFailed
-			return gqlErr
-		case badArgument(ctx):
-			// The client's argument could not be read (a malformed cursor, say).
-			e = &graph.Error{Code: graph.CodeValidationFailed, Message: gqlErr.Message}
-		default:
-			// ent's generated resolvers (pages, edges) return store errors
-			// as they come: classified here as everywhere else.
-			e = graph.DomainError(err)
-		}
-	}
-	if e.Code == graph.CodeInternal || e.Code == graph.CodeUnavailable {
-		log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
-	}
-	gqlErr.Message = e.Message
-	if e.Code == graph.CodeInternal {
-		gqlErr.Message = "Something went wrong on our side."
-	}
-	gqlErr.Extensions = map[string]any{"code": e.Code}
-	if len(e.Fields) > 0 {
-		gqlErr.Extensions["fields"] = e.Fields
-	}
-	if len(e.Alternatives) > 0 {
-		alts := make([]map[string]any, len(e.Alternatives))
-		for i, s := range e.Alternatives {
-			alts[i] = map[string]any{
-				"startsAt": s.StartsAt, "endsAt": s.EndsAt,
-				"startsAtUtc": s.StartsAtUtc.Format(time.RFC3339), "endsAtUtc": s.EndsAtUtc.Format(time.RFC3339),
-				"barberId": s.BarberID,
-			}
-		}
-		gqlErr.Extensions["alternatives"] = alts
-	}
-	if c := e.HoldCap; c != nil {
-		gqlErr.Extensions["activeHolds"], gqlErr.Extensions["activeHoldsMax"] = c.Active, c.Max
-		gqlErr.Extensions["oldestHoldId"], gqlErr.Extensions["oldestHoldExpiresAt"] = c.OldestHoldID, slots.UTC(c.OldestExpiresAt)
-	}
-	return gqlErr
-}
-
-// badArgument reports whether the error being presented arose while the
-// field's arguments were read: gqlgen then has not set them, although the
-// query gave some. Resolvers only ever run with their arguments set.
-func badArgument(ctx context.Context) bool {
-	fc := graphql.GetFieldContext(ctx)
-	return fc != nil && fc.Args == nil && len(fc.Field.Arguments) > 0
-}
-
-// AuthError renders an authentication failure in GraphQL's response form.
-func AuthError(err error) *gqlerror.Error {
-	e := graph.DomainError(err)
-	return &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 }

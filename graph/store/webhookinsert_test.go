@@ -10,8 +10,6 @@ import (
 	"barberd/ent"
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/ent/webhookdelivery"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
@@ -27,11 +25,8 @@ func TestInsertNotificationWebhookDeliveries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		res, keys := gqltest.Resolver(t, db)
 		sys := tenant.System(context.Background())
-		actx := tenant.WithAccount(context.Background(), keys.AccountID)
-		u := db.Unit.Query().Where(unit.Name("Barbearia Chiado")).OnlyX(actx)
-		svc := db.Service.Query().Where(service.Name("Haircut")).OnlyX(actx)
 		booked := gqltest.Client(t, res, keys.APIKey)(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`,
-			map[string]any{"in": map[string]any{"unitId": u.ID, "serviceId": svc.ID, "startsAt": "2027-03-02T10:00:00",
+			map[string]any{"in": map[string]any{"unitId": keys.IDs["Barbearia Chiado"], "serviceId": keys.IDs["Haircut"], "startsAt": "2027-03-02T10:00:00",
 				"client": map[string]any{"name": "Ana Costa", "phone": "+351912345678"}}}).OK(t)
 		aptID := booked["createAppointment"].(map[string]any)["appointment"].(map[string]any)["id"].(string)
 		endpoint := func(enabled bool, types ...string) string {

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +134,35 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Count runs a query that returns one integer, such as SELECT count(*);
+// its placeholders are ?, on PostgreSQL too.
+func Count(t testing.TB, db *store.DB, query string, args ...any) int {
+	t.Helper()
+	if db.Dialect == dialect.Postgres {
+		query = dollarArgs(query)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// dollarArgs turns ? placeholders into PostgreSQL's $1, $2, ...
+func dollarArgs(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

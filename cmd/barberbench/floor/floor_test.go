@@ -22,18 +22,6 @@ var accountTables = []string{
 	"customers", "api_keys", "barbers", "services", "units",
 }
 
-func count(t *testing.T, db *store.DB, query string, args ...any) int {
-	t.Helper()
-	if db.Dialect == dialect.SQLite {
-		query = strings.ReplaceAll(query, "$1", "?")
-	}
-	var n int
-	if err := db.SQL.QueryRow(query, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
-}
-
 func TestScratchFloor(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -69,18 +57,18 @@ func TestScratchFloor(t *testing.T) {
 		}
 		const n = workers * each
 		for _, table := range []string{"appointments", "reservations", "notifications", "deliveries", "customers"} {
-			if got := count(t, db, "SELECT count(*) FROM "+table+" WHERE account_id = $1", acc); got != n {
+			if got := storetest.Count(t, db, "SELECT count(*) FROM "+table+" WHERE account_id = ?", acc); got != n {
 				t.Errorf("%s: %d rows, want %d", table, got, n)
 			}
 		}
 		// Every appointment is confirmed, with its reservation, its
 		// notification and the notification's delivery.
-		joined := count(t, db, `SELECT count(*) FROM appointments a
+		joined := storetest.Count(t, db, `SELECT count(*) FROM appointments a
 			JOIN reservations r ON r.appointment_id = a.id
 			JOIN notifications n ON n.appointment_id = a.id
 			JOIN deliveries d ON d.notification_id = n.id
 			JOIN customers c ON c.id = a.customer_id
-			WHERE a.account_id = $1 AND a.status = 'confirmed' AND a.external_reference IS NOT NULL
+			WHERE a.account_id = ? AND a.status = 'confirmed' AND a.external_reference IS NOT NULL
 			AND r.starts_at = a.starts_at AND r.barber_id = a.barber_id`, acc)
 		if joined != n {
 			t.Errorf("%d complete creates, want %d", joined, n)
@@ -118,7 +106,7 @@ func TestScratchFloor(t *testing.T) {
 		if err := offFloor.Create(ctx); !errors.Is(err, floor.ErrSlotTaken) {
 			t.Errorf("create over time off: %v, want ErrSlotTaken", err)
 		}
-		if got := count(t, db, "SELECT count(*) FROM appointments WHERE account_id = $1", acc); got != n {
+		if got := storetest.Count(t, db, "SELECT count(*) FROM appointments WHERE account_id = ?", acc); got != n {
 			t.Errorf("%d appointments after refused creates, want %d", got, n)
 		}
 
@@ -128,11 +116,11 @@ func TestScratchFloor(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, table := range accountTables {
-			if got := count(t, db, "SELECT count(*) FROM "+table+" WHERE account_id = $1", acc); got != 0 {
+			if got := storetest.Count(t, db, "SELECT count(*) FROM "+table+" WHERE account_id = ?", acc); got != 0 {
 				t.Errorf("%s: %d rows left", table, got)
 			}
 		}
-		if got := count(t, db, "SELECT count(*) FROM accounts WHERE id = $1", acc); got != 0 {
+		if got := storetest.Count(t, db, "SELECT count(*) FROM accounts WHERE id = ?", acc); got != 0 {
 			t.Error("the scratch account is left")
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"barberd/graph"
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
+	"barberd/rest/apitest"
 )
 
 // Resolver is a resolver over db with the demo account seeded, whose clock
@@ -48,8 +48,7 @@ func NewServer(t testing.TB, db *store.DB) *Server {
 		if key := r.Header.Get("X-Service-Api-Key"); key != "" {
 			v, err := res.Authenticate(r.Context(), key)
 			if err != nil {
-				w.WriteHeader(http.StatusUnauthorized)
-				_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{gqlserver.AuthError(err)}})
+				gqlserver.WriteError(w, r, err)
 				return
 			}
 			r = r.WithContext(graph.WithViewer(r.Context(), v))
@@ -100,16 +99,11 @@ func Client(t testing.TB, res *graph.Resolver, key string) func(query string, va
 	t.Cleanup(srv.Close)
 	return func(query string, vars map[string]any) *Answer {
 		t.Helper()
-		resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body(t, query, vars)))
+		a, err := apitest.Do(nil, "POST", srv.URL, "", body(t, query, vars))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return decode(t, resp.StatusCode, b)
+		return decode(t, a.Status, a.Body)
 	}
 }
 
