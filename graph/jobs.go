@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"sync"
 	"time"
-
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
 	"barberd/ent/appointment"
@@ -18,6 +16,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/store"
 )
 
 // Background jobs. Every replica runs them at once (architecture.md,
@@ -84,26 +83,17 @@ func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due fun
 func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now time.Time) (int, error) {
 	var n int
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		n = 0
 		if err := r.lockBarber(ctx, tx, barberID); err != nil {
 			return err
 		}
-		// Under the lock nobody else changes these holds until we commit.
-		ids, err := tx.Hold.Query().
-			Where(hold.BarberID(barberID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
-			IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if err := freeExpiredHolds(ctx, tx, barberID, now); err != nil {
+		freed, err := r.freeExpiredHolds(ctx, tx, barberID, now)
+		if err != nil {
 			return err
 		}
 		// A due hold that had somehow lost its reservation is expired too.
-		if err := expireHolds(ctx, tx, ids); err != nil {
-			return err
-		}
-		n = len(ids)
-		return nil
+		lost, err := expireHolds(ctx, tx, hold.BarberID(barberID), hold.ExpiresAtLTE(now))
+		n = freed + lost
+		return err
 	})
 	return n, err
 }
@@ -120,16 +110,16 @@ const pruneAfter = time.Hour
 func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	before := r.now().Add(-pruneAfter)
-	due := []predicate.Reservation{reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)}
 	return r.perBarber(ctx, "prune reservations", limit, func(limit int) ([]string, error) {
-		return r.cfg.DB.Reservation.Query().Where(due...).Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
+		return r.cfg.DB.Reservation.Query().Where(reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)).
+			Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
 	}, func(barberID string) (n int, err error) {
 		err = r.inTx(sys, func(tx *ent.Tx) error {
 			if err := r.lockBarber(sys, tx, barberID); err != nil {
 				return err
 			}
 			var err error
-			n, err = tx.Reservation.Delete().Where(append(due, reservation.BarberID(barberID))...).Exec(sys)
+			n, err = r.freeEnded(sys, tx, barberID, before)
 			return err
 		})
 		return n, err
@@ -154,13 +144,9 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 		var claimed, sent int
 		err := r.inTx(sys, func(tx *ent.Tx) error {
 			claimed, sent = 0, 0
-			q := tx.Appointment.Query().
+			as, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Appointment.Query().
 				Where(dueReminder(now, lead)...).
-				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)
-			if r.cfg.DB.Dialect == dialect.Postgres {
-				q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-			}
-			as, err := q.All(sys)
+				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)).All(sys)
 			if err != nil {
 				return err
 			}
@@ -208,24 +194,30 @@ func dueReminder(now time.Time, lead time.Duration) []predicate.Appointment {
 	}
 }
 
-// RunJobs runs ExpireHolds, SendReminders and PruneReservations about every
-// interval (with jitter, so replicas started together spread out) until ctx
-// ends, and with a retention (0: keep everything) PruneNotifications and
-// PruneHolds. It logs what they did at debug level and their failures at
-// warn, and never panics.
+// holdExpiryEvery is how often ExpireHolds runs (at most; more often with
+// a shorter jobs interval): the time of an expired hold is freed by a write
+// within about this long. A booking frees the expired holds of its barber
+// itself, so none ever blocks in between.
+const holdExpiryEvery = time.Second
+
+// RunJobs runs SendReminders and PruneReservations about every interval
+// (with jitter, so replicas started together spread out) until ctx ends,
+// and with a retention (0: keep everything) PruneNotifications and
+// PruneHolds; ExpireHolds runs about every holdExpiryEvery beside them. It
+// logs what they did at debug level and their failures at warn, and never
+// panics.
 func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention time.Duration) {
 	if every <= 0 {
 		return
 	}
-	t := time.NewTimer(jitter(every, true))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+	var expiry sync.WaitGroup
+	defer expiry.Wait()
+	expiry.Go(func() {
+		r.every(ctx, min(every, holdExpiryEvery), func() {
+			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+		})
+	})
+	r.every(ctx, every, func() {
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
 		if retention > 0 {
@@ -234,7 +226,21 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 			})
 			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), jobBatch) })
 		}
-		t.Reset(jitter(every, false))
+	})
+}
+
+// every runs jobs about every interval, with jitter, until ctx ends.
+func (r *Resolver) every(ctx context.Context, interval time.Duration, jobs func()) {
+	t := time.NewTimer(jitter(interval, true))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		jobs()
+		t.Reset(jitter(interval, false))
 	}
 }
 
@@ -252,7 +258,7 @@ func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, err
 		// Stopping: an interrupted job is no failure.
 	case err != nil:
 		r.cfg.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
-	default:
+	case n > 0:
 		r.cfg.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
 	}
 }

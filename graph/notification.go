@@ -6,13 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"barberd/ent"
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
-	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
@@ -57,13 +53,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	var hookIDs []string // ids for the webhook deliveries the statement inserts
-	if r.cfg.DB.Dialect == dialect.Postgres {
-		hookIDs = make([]string, MaxWebhookEndpoints)
-		for i := range hookIDs {
-			hookIDs[i] = webhookdelivery.DefaultID()
-		}
-	}
+	hookIDs := store.WebhookDeliveryIDs(r.cfg.DB.Dialect, MaxWebhookEndpoints)
 	owed, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, hookIDs)
 	if err != nil {
 		return err
@@ -146,12 +136,8 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 	}
 	var ds []*ent.Delivery
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		q := pending(tx.Client())
-		if r.cfg.DB.Dialect == dialect.Postgres {
-			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
 		var err error
-		if ds, err = q.All(ctx); err != nil || len(ds) == 0 {
+		if ds, err = store.SkipLocked(r.cfg.DB.Dialect, pending(tx.Client())).All(ctx); err != nil || len(ds) == 0 {
 			return err
 		}
 		ids := make([]string, len(ds))
