@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +88,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 				free[s.BarberID] = true
 			}
 		}
-		candidates = filter(candidates, func(b *ent.Barber) bool { return free[b.ID] })
+		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
 	}
 	for _, b := range candidates {
 		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
@@ -105,16 +106,6 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 		}
 	}
 	return nil, false, Errorf(CodeSlotUnavailable, "The slot is not free.")
-}
-
-func filter[T any](xs []T, keep func(T) bool) []T {
-	out := xs[:0:0]
-	for _, x := range xs {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // loadByReference returns the appointment a key created with an external

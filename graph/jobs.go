@@ -164,7 +164,7 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 				if n == 0 {
 					continue // reminded (or changed) meanwhile
 				}
-				if err := r.notify(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
+				if _, err := r.notifyLoaded(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
 					return err
 				}
 				sent++

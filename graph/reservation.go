@@ -12,19 +12,12 @@ import (
 	"barberd/graph/store"
 )
 
-// Where time changes hands (see "Reservations" in the package doc): every
-// write that books, moves or frees a barber's time is one of these, in the
-// caller's transaction, with the events of the change.
-
 // Freed is a barber's time that stopped being taken: the span of a
-// reservation (the buffer after an appointment included), whose it was, and
-// why it was freed.
+// reservation (the buffer after an appointment included), whose it was
+// (the appointment or hold that had it), and why it was freed.
 type Freed struct {
-	AccountID, BarberID string
-	StartsAt, EndsAt    time.Time
-	Cause               FreeCause
-	// One of them: the appointment or hold that had the time.
-	AppointmentID, HoldID *string
+	store.Reservation
+	Cause FreeCause
 }
 
 // FreeCause says why time was freed.
@@ -42,11 +35,11 @@ const (
 )
 
 // timeFreed is where every freeing of a barber's time passes, once per
-// reservation, inside the transaction that frees it and after its writes:
-// the hook point of anything that must know "this time became free" (the
-// waitlist). Causes expired and pruned hold the barber's lock; the others
-// hold the appointment's or hold's, so a hook that takes time locks the
-// barber first, as every booking writer does.
+// reservation, in the transaction that frees it, after the change's writes
+// (a booking that frees expired holds books after): the hook point of what
+// must know "this time became free" (the waitlist). Only expired, pruned
+// and released time comes with the barber's lock held, so a hook that takes
+// time locks the barber first, as every booking writer does.
 func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
 		onCommit(tx, func() { observe(f) })
@@ -61,9 +54,7 @@ type freedObserverKey struct{}
 // free passes each removed reservation to timeFreed.
 func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause) error {
 	for _, x := range rs {
-		f := Freed{AccountID: x.AccountID, BarberID: x.BarberID, StartsAt: x.StartsAt, EndsAt: x.EndsAt,
-			Cause: cause, AppointmentID: x.AppointmentID, HoldID: x.HoldID}
-		if err := r.timeFreed(ctx, tx, f); err != nil {
+		if err := r.timeFreed(ctx, tx, Freed{x, cause}); err != nil {
 			return err
 		}
 	}

@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
+	"barberd/ent"
 	"barberd/ent/webhookdelivery"
 )
 
@@ -104,16 +106,41 @@ func SkipLocked[Q interface{ ForUpdate(...entsql.LockOption) Q }](dia string, q 
 	return q
 }
 
-// WebhookDeliveryIDs returns the ids InsertNotification takes for the
-// webhook deliveries it inserts itself: n of them on PostgreSQL, none on
-// SQLite, where the caller inserts them.
-func WebhookDeliveryIDs(dia string, n int) []string {
-	if dia != dialect.Postgres {
-		return nil
+// Notify inserts a notification with InsertNotification and every delivery
+// it is owed: the feed rows of the keys and the webhook deliveries (due at
+// once) the statement left to it, and says to whom it is owed. It costs the
+// notification's statement and one more for each of those that has any:
+// the keys' rows, and on SQLite the webhook deliveries.
+func Notify(ctx context.Context, tx *ent.Tx, dia string, n *ent.Notification, readScope string, maxEndpoints int) (Owed, error) {
+	var hookIDs []string // ids of the webhook deliveries the statement inserts
+	if dia == dialect.Postgres {
+		hookIDs = make([]string, maxEndpoints)
+		for i := range hookIDs {
+			hookIDs[i] = webhookdelivery.DefaultID()
+		}
 	}
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = webhookdelivery.DefaultID()
+	owed, err := InsertNotification(ctx, tx, dia, n, readScope, hookIDs)
+	if err != nil {
+		return owed, err
 	}
-	return ids
+	if len(owed.Keys) > 0 {
+		ds := make([]*ent.DeliveryCreate, len(owed.Keys))
+		for i, k := range owed.Keys {
+			ds[i] = tx.Delivery.Create().SetAccountID(n.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
+		}
+		if err := tx.Delivery.CreateBulk(ds...).Exec(ctx); err != nil {
+			return owed, err
+		}
+	}
+	var ws []*ent.WebhookDeliveryCreate
+	for _, e := range owed.Endpoints {
+		if _, queued := slices.BinarySearch(owed.Queued, e); !queued {
+			ws = append(ws, tx.WebhookDelivery.Create().SetAccountID(n.AccountID).SetEndpointID(e).
+				SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt))
+		}
+	}
+	if len(ws) > 0 {
+		return owed, tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx)
+	}
+	return owed, nil
 }
