@@ -2,12 +2,10 @@ package graph_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"barberd/ent"
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
@@ -236,75 +234,4 @@ func TestHoldExpiryJob(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
-}
-
-// TestHoldExpiryExactlyOnce races ExpireHolds in 8 goroutines over two
-// database handles with bookings of the same barbers, which free expired
-// holds too: every expired hold is freed exactly once.
-func TestHoldExpiryExactlyOnce(t *testing.T) {
-	t.Parallel()
-	for _, d := range storetest.Dialects {
-		t.Run(d, func(t *testing.T) {
-			db1, db2 := twoHandles(t, d)
-			clock := &jobClock{}
-			clock.set(jobsMonday)
-			res1, res2 := newJobResolver(db1, clock), newJobResolver(db2, clock)
-			s := newJobShop(t, res1, "Exactly once", 3)
-			tomorrow := jobsMonday.Add(24 * time.Hour)
-			var due []*ent.Hold
-			for b := range 3 {
-				for i := range 6 {
-					due = append(due, s.mustHold(b, tomorrow.Add(time.Duration(i)*30*time.Minute), 10))
-				}
-			}
-			clock.set(jobsMonday.Add(time.Minute))
-			var log freedLog
-			ctx := graph.ObserveFreed(context.Background(), log.add)
-			booker := *s
-			booker.ctx = graph.ObserveFreed(s.ctx, log.add)
-			var wg sync.WaitGroup
-			errs := make(chan error, 16)
-			for g := range 8 {
-				res := []*graph.Resolver{res1, res2}[g%2]
-				wg.Go(func() {
-					if _, err := res.ExpireHolds(ctx, 2); err != nil {
-						errs <- err
-					}
-				})
-			}
-			for b := range 3 {
-				res := []*graph.Resolver{res1, res2}[b%2]
-				wg.Go(func() {
-					_, err := res.Mutation().CreateAppointment(booker.ctx, model.CreateAppointmentInput{
-						UnitID: s.unit.ID, ServiceID: s.svc.ID, BarberID: &s.barbers[b].ID,
-						StartsAt: at(tomorrow.Add(5 * time.Hour)), Client: &model.ClientInput{Name: "Racer", Phone: fmt.Sprintf("+35191000010%d", b)}})
-					if err != nil {
-						errs <- err
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			times := map[string]int{}
-			for _, f := range log.take() {
-				if f.Cause != graph.FreedExpired || f.HoldID == nil {
-					t.Errorf("freed %+v, want only expired holds", f)
-					continue
-				}
-				times[*f.HoldID]++
-			}
-			for _, h := range due {
-				if times[h.ID] != 1 {
-					t.Errorf("hold %s freed %d times, want once", h.ID, times[h.ID])
-				}
-			}
-			if len(times) != len(due) {
-				t.Errorf("%d holds freed, want %d", len(times), len(due))
-			}
-			checkHolds(t, db1, hold.StatusExpired, due...)
-		})
-	}
 }
