@@ -26,9 +26,10 @@ import (
 // jobBatch is how many rows a background job takes per round.
 const jobBatch = 100
 
-// ExpireHolds marks expired holds expired and removes their reservations,
-// in rounds of up to limit (see "Jobs" in the package doc), and returns how
-// many it expired. Readers ignore expired holds already: this is tidiness.
+// ExpireHolds frees the time of expired holds and marks them expired, in
+// rounds of up to limit (see "Jobs" in the package doc), and returns how
+// many it expired. Readers ignore expired holds already; this write is what
+// tells timeFreed, within a second when RunJobs runs it.
 func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	now := r.now()
@@ -38,18 +39,25 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
 			Select(hold.FieldBarberID).Strings(sys)
 	}
-	return r.perBarber(ctx, "expire holds", limit, due, func(barberID string) (int, error) {
-		n, err := r.expireBarberHolds(sys, barberID, now)
-		r.metrics().HoldsExpired(n)
-		return n, err
+	return r.perBarber(sys, "expire holds", limit, due, func(tx *ent.Tx, barberID string) (int, error) {
+		freed, err := r.freeExpiredHolds(sys, tx, barberID, now)
+		if err != nil {
+			return 0, err
+		}
+		// A due hold that had somehow lost its reservation is expired too.
+		lost, err := expireHolds(sys, tx, hold.BarberID(barberID), hold.ExpiresAtLTE(now))
+		onCommit(tx, func() { r.metrics().HoldsExpired(freed + lost) })
+		return freed + lost, err
 	})
 }
 
 // perBarber runs a background job in rounds: due lists the barbers of up to
 // limit due rows (one entry per row), and each handles every due row of one
-// barber and says how many it handled. Each round thus leaves none of its
-// barbers' rows due, so the rounds end; a short round was the last.
-func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(barberID string) (int, error)) (int, error) {
+// barber, in a transaction under the barber's lock, and says how many it
+// handled (none when another process got there first). Each round thus
+// leaves none of its barbers' rows due, so the rounds end; a short round
+// was the last.
+func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(tx *ent.Tx, barberID string) (int, error)) (int, error) {
 	if limit <= 0 {
 		limit = jobBatch
 	}
@@ -65,37 +73,24 @@ func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due fun
 				continue
 			}
 			seen[b] = true
-			n, err := each(b)
-			total += n
+			var n int
+			err := r.inTx(ctx, func(tx *ent.Tx) error {
+				if err := r.lockBarber(ctx, tx, b); err != nil {
+					return err
+				}
+				var err error
+				n, err = each(tx, b)
+				return err
+			})
 			if err != nil {
 				return total, fmt.Errorf("%s of barber %s: %w", job, b, err)
 			}
+			total += n
 		}
 		if len(batch) < limit || ctx.Err() != nil {
 			return total, ctx.Err()
 		}
 	}
-}
-
-// expireBarberHolds expires every due hold of one barber, under the
-// barber's lock, and says how many it expired (none when another process
-// got there first).
-func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now time.Time) (int, error) {
-	var n int
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		if err := r.lockBarber(ctx, tx, barberID); err != nil {
-			return err
-		}
-		freed, err := r.freeExpiredHolds(ctx, tx, barberID, now)
-		if err != nil {
-			return err
-		}
-		// A due hold that had somehow lost its reservation is expired too.
-		lost, err := expireHolds(ctx, tx, hold.BarberID(barberID), hold.ExpiresAtLTE(now))
-		n = freed + lost
-		return err
-	})
-	return n, err
 }
 
 // pruneAfter is how long after its appointment ends a reservation is kept.
@@ -110,19 +105,11 @@ const pruneAfter = time.Hour
 func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	before := r.now().Add(-pruneAfter)
-	return r.perBarber(ctx, "prune reservations", limit, func(limit int) ([]string, error) {
+	return r.perBarber(sys, "prune reservations", limit, func(limit int) ([]string, error) {
 		return r.cfg.DB.Reservation.Query().Where(reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)).
 			Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
-	}, func(barberID string) (n int, err error) {
-		err = r.inTx(sys, func(tx *ent.Tx) error {
-			if err := r.lockBarber(sys, tx, barberID); err != nil {
-				return err
-			}
-			var err error
-			n, err = r.freeEnded(sys, tx, barberID, before)
-			return err
-		})
-		return n, err
+	}, func(tx *ent.Tx, barberID string) (int, error) {
+		return r.freeEnded(sys, tx, barberID, before)
 	})
 }
 
