@@ -7,7 +7,6 @@ import (
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/notification"
-	"barberd/ent/reservation"
 	"barberd/graph/slots"
 )
 
@@ -29,19 +28,12 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 	if _, err := require(ctx, ScopeAdmin); err != nil {
 		return nil, err
 	}
-	event := EventCompleted
-	if status == appointment.StatusNoShow {
-		event = EventNoShow
-	}
 	label := strings.ReplaceAll(string(status), "_", "-")
 	now := r.now()
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).WithUnit().Only(ctx)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
-		}
 		if err != nil {
-			return err
+			return notFound(err, CodeAppointmentNotFound, "appointment", id)
 		}
 		switch {
 		case a.Status == status:
@@ -55,13 +47,8 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 			}
 			return Errorf(CodeNotMarkable, "The appointment starts at %s; it can be marked %s once it has started.", slots.Local(a.StartsAt, loc), label)
 		}
-		if err := tx.Appointment.UpdateOne(a).SetStatus(status).AddVersion(1).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.Reservation.Delete().Where(reservation.AppointmentID(a.ID)).Exec(ctx); err != nil {
-			return err
-		}
-		return r.notify(ctx, tx, a.ID, event, notification.SourceAdmin, nil)
+		_, err = r.endAppointment(ctx, tx, a, status, "", now, notification.SourceAdmin)
+		return err
 	})
 	if err != nil {
 		return nil, err

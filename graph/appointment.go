@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"barberd/ent/appointment"
 	"barberd/ent/customer"
 	"barberd/ent/notification"
-	"barberd/ent/reservation"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
@@ -32,10 +32,7 @@ const (
 func loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
 	a, err := c.Appointment.Query().Where(appointment.ID(id)).
 		WithUnit().WithService().WithBarber().Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
-	}
-	return a, err
+	return a, notFound(err, CodeAppointmentNotFound, "appointment", id)
 }
 
 // getAppointment returns one appointment of the caller's account.
@@ -91,13 +88,13 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 				free[s.BarberID] = true
 			}
 		}
-		candidates = filter(candidates, func(b *ent.Barber) bool { return free[b.ID] })
+		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
 	}
 	for _, b := range candidates {
 		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
 			return nil, false, err
 		}
-		if err := freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
+		if _, err := r.freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
 			return nil, false, err
 		}
 		d, err := o.day(ctx, c, r.cfg.DB.Dialect, now, []*ent.Barber{b}, ignore...)
@@ -109,16 +106,6 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 		}
 	}
 	return nil, false, Errorf(CodeSlotUnavailable, "The slot is not free.")
-}
-
-func filter[T any](xs []T, keep func(T) bool) []T {
-	out := xs[:0:0]
-	for _, x := range xs {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // loadByReference returns the appointment a key created with an external
@@ -214,28 +201,17 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		if err != nil {
 			return err
 		}
-		end := o.start.Add(o.duration())
-		created, err := tx.Appointment.Create().SetAccountID(v.AccountID).
+		create := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
 			SetClientName(given.name).SetClientPhone(given.phone).SetNillableClientEmail(given.email).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
-			SetStartsAt(o.start).SetEndsAt(end).SetSource(source).Save(ctx)
-		if err != nil {
-			return err
-		}
-		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(created.ID).Exec(ctx)
-		if err != nil {
-			return err
-		}
+			SetStartsAt(o.start).SetEndsAt(o.start.Add(o.duration())).SetSource(source)
 		// The customer record is left to load when asked for (dashboards
 		// only), after the transaction, as a read would show it.
-		created.Edges.Unit, created.Edges.Service, created.Edges.Barber = o.unit, o.service, b
-		if err := r.record(ctx, tx, created, EventCreated, notification.Source(source), nil); err != nil {
-			return err
-		}
+		edges := ent.AppointmentEdges{Unit: o.unit, Service: o.service, Barber: b}
+		created, err := r.bookAppointment(ctx, tx, create, o.buffer(), edges, source)
 		a, barberInTx = created, inTx
-		return nil
+		return err
 	})
 	switch {
 	case errors.Is(err, errReplay):
@@ -361,11 +337,8 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		done = nil
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
-		}
 		if err != nil {
-			return err
+			return notFound(err, CodeAppointmentNotFound, "appointment", id)
 		}
 		switch {
 		case a.Status == appointment.StatusCancelled:
@@ -375,15 +348,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		case !a.StartsAt.After(now):
 			return Errorf(CodeNotCancellable, "The appointment has already started.")
 		}
-		err = tx.Appointment.UpdateOne(a).SetStatus(appointment.StatusCancelled).SetCancelledAt(now).
-			SetCancellationReason(strings.TrimSpace(reason)).AddVersion(1).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Reservation.Delete().Where(reservation.AppointmentID(a.ID)).Exec(ctx); err != nil {
-			return err
-		}
-		done, err = r.notifyLoaded(ctx, tx, a.ID, EventCancelled, notification.Source(source), nil)
+		done, err = r.endAppointment(ctx, tx, a, appointment.StatusCancelled, strings.TrimSpace(reason), now, notification.Source(source))
 		return err
 	})
 	if err != nil {
@@ -412,11 +377,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		return nil, err
 	}
 	current, err := r.cfg.DB.Appointment.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeAppointmentNotFound, "No appointment %q.", id)
-	}
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, CodeAppointmentNotFound, "appointment", id)
 	}
 	barberID := in.BarberID
 	if barberID == nil && in.HoldID == nil {
@@ -452,30 +414,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		if err != nil {
 			return err
 		}
-		end := o.start.Add(o.duration())
-		n, err := tx.Reservation.Update().Where(reservation.AppointmentID(a.ID)).
-			SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).Save(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(barber).
-				SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetAppointmentID(a.ID).Exec(ctx)
-			if err != nil {
-				return err
-			}
-		}
-		// A moved appointment is reminded again before its new time.
-		upd := tx.Appointment.UpdateOne(a).SetBarberID(barber).SetStartsAt(o.start).SetEndsAt(end).
-			ClearRemindedAt().AddVersion(1)
-		if in.HoldID != nil {
-			upd.SetHoldID(*in.HoldID)
-		}
-		if err := upd.Exec(ctx); err != nil {
-			return err
-		}
-		previous := a.StartsAt
-		done, err = r.notifyLoaded(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+		done, err = r.moveAppointment(ctx, tx, a, barber, o.start, o.start.Add(o.duration()), o.buffer(), in.HoldID, source)
 		return err
 	})
 	if ErrorCode(err) == CodeSlotUnavailable {

@@ -21,6 +21,18 @@
 // a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
 // A reschedule does not count the appointment's own reservation as busy.
 //
+// # Reservations
+//
+// Time changes hands in one file, reservation.go: booking an appointment,
+// holding a slot, moving an appointment, and freeing time (a cancel, a
+// completed or no-show mark, a hold released or expired, the pruning of
+// ended appointments) each write their reservation, the appointment or
+// hold, and their events (the notifications the feed and webhooks read) in
+// the caller's transaction. Every reservation freed passes timeFreed once,
+// with the barber, the span and the cause: the one place that knows "this
+// time became free". A hold used by a booking frees nothing: its time
+// passes to the appointment in the same transaction.
+//
 // # Repeated creates
 //
 // A create with an external_reference its key used before returns the
@@ -41,7 +53,9 @@
 // Background jobs (ExpireHolds, PruneReservations, SendReminders) run in
 // every replica at once, across all accounts, in rounds of a bounded size.
 // Those that change a barber's reservations work one barber per transaction
-// under the barber's lock, like booking writers. SendReminders claims its
+// under the barber's lock, like booking writers, so a hold expired is freed
+// exactly once, by ExpireHolds (every second) or by the next booking of its
+// barber, whichever locks the barber first. SendReminders claims its
 // appointments with FOR UPDATE SKIP LOCKED on PostgreSQL and updates each
 // only while reminded_at is still null, so every appointment is reminded
 // exactly once; SQLite's serial write transactions make the same re-check

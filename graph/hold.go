@@ -4,14 +4,12 @@ import (
 	"context"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/hold"
-	"barberd/ent/reservation"
 	"barberd/graph/model"
 	"barberd/graph/slots"
+	"barberd/graph/store"
 )
 
 // effectiveStatus is a hold's status at instant now: an active hold past its
@@ -30,11 +28,8 @@ func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
 	}
 	h, err := r.cfg.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
-	}
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, CodeHoldNotFound, "hold", id)
 	}
 	h.Status = effectiveStatus(h, r.now())
 	return h, nil
@@ -76,16 +71,9 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		if err != nil {
 			return err
 		}
-		end := o.start.Add(o.duration())
-		created, err := tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+		created, err := holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(end).SetExpiresAt(now.Add(ttl)).Save(ctx)
-		if err != nil {
-			return err
-		}
-		err = tx.Reservation.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(end.Add(o.buffer())).SetExpiresAt(created.ExpiresAt).
-			SetHoldID(created.ID).Exec(ctx)
+			SetStartsAt(o.start).SetEndsAt(o.start.Add(o.duration())).SetExpiresAt(now.Add(ttl)), o.buffer())
 		if err != nil {
 			return err
 		}
@@ -133,8 +121,7 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 // barber work. SQLite writes one transaction at a time: the first check is
 // exact there. Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) error {
-	pg := r.cfg.DB.Dialect == dialect.Postgres
-	if written && !pg {
+	if written && store.SerialWrites(r.cfg.DB.Dialect) {
 		return nil
 	}
 	q := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID, apikey.FieldMaxActiveHolds)
@@ -187,22 +174,12 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 		case hold.StatusExpired:
 			return Errorf(CodeHoldExpired, "The hold has expired.")
 		}
-		return release(ctx, tx, h)
+		return r.endHold(ctx, tx, h, hold.StatusReleased)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return r.loadHold(ctx, id)
-}
-
-// release marks an active hold released and frees its slot; the caller
-// holds its barber's lock.
-func release(ctx context.Context, tx *ent.Tx, h *ent.Hold) error {
-	if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusReleased).Exec(ctx); err != nil {
-		return err
-	}
-	_, err := tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx)
-	return err
 }
 
 // releaseAllHolds frees every active hold of the calling key in one
@@ -228,7 +205,7 @@ func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
 			if effectiveStatus(h, now) != hold.StatusActive {
 				continue // used or released meanwhile
 			}
-			if err := release(ctx, tx, h); err != nil {
+			if err := r.endHold(ctx, tx, h, hold.StatusReleased); err != nil {
 				return err
 			}
 			released++
@@ -246,11 +223,8 @@ func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Ho
 		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
 	}
 	h, err := tx.Hold.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
-	}
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, CodeHoldNotFound, "hold", id)
 	}
 	if err := r.lockBarber(ctx, tx, h.BarberID); err != nil {
 		return nil, err
@@ -284,20 +258,5 @@ func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer
 	if !o.start.After(now) {
 		return "", Errorf(CodeOutsideWindow, "The held time has already passed.")
 	}
-	if err := tx.Hold.UpdateOne(h).SetStatus(hold.StatusConsumed).Exec(ctx); err != nil {
-		return "", err
-	}
-	if _, err := tx.Reservation.Delete().Where(reservation.HoldID(h.ID)).Exec(ctx); err != nil {
-		return "", err
-	}
-	return h.BarberID, nil
-}
-
-// expireHolds records active holds as expired.
-func expireHolds(ctx context.Context, tx *ent.Tx, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	return tx.Hold.Update().Where(hold.IDIn(ids...), hold.StatusEQ(hold.StatusActive)).
-		SetStatus(hold.StatusExpired).Exec(ctx)
+	return h.BarberID, r.endHold(ctx, tx, h, hold.StatusConsumed)
 }

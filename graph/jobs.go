@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"sync"
 	"time"
-
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
 	"barberd/ent/appointment"
@@ -18,6 +16,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/store"
 )
 
 // Background jobs. Every replica runs them at once (architecture.md,
@@ -27,9 +26,10 @@ import (
 // jobBatch is how many rows a background job takes per round.
 const jobBatch = 100
 
-// ExpireHolds marks expired holds expired and removes their reservations,
-// in rounds of up to limit (see "Jobs" in the package doc), and returns how
-// many it expired. Readers ignore expired holds already: this is tidiness.
+// ExpireHolds frees the time of expired holds and marks them expired, in
+// rounds of up to limit (see "Jobs" in the package doc), and returns how
+// many it expired. Readers ignore expired holds already; this write is what
+// tells timeFreed, within a second when RunJobs runs it.
 func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	now := r.now()
@@ -39,18 +39,25 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 			Order(hold.ByExpiresAt(), hold.ByID()).Limit(limit).
 			Select(hold.FieldBarberID).Strings(sys)
 	}
-	return r.perBarber(ctx, "expire holds", limit, due, func(barberID string) (int, error) {
-		n, err := r.expireBarberHolds(sys, barberID, now)
-		r.metrics().HoldsExpired(n)
-		return n, err
+	return r.perBarber(sys, "expire holds", limit, due, func(tx *ent.Tx, barberID string) (int, error) {
+		freed, err := r.freeExpiredHolds(sys, tx, barberID, now)
+		if err != nil {
+			return 0, err
+		}
+		// A due hold that had somehow lost its reservation is expired too.
+		lost, err := expireHolds(sys, tx, hold.BarberID(barberID), hold.ExpiresAtLTE(now))
+		onCommit(tx, func() { r.metrics().HoldsExpired(freed + lost) })
+		return freed + lost, err
 	})
 }
 
 // perBarber runs a background job in rounds: due lists the barbers of up to
 // limit due rows (one entry per row), and each handles every due row of one
-// barber and says how many it handled. Each round thus leaves none of its
-// barbers' rows due, so the rounds end; a short round was the last.
-func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(barberID string) (int, error)) (int, error) {
+// barber, in a transaction under the barber's lock, and says how many it
+// handled (none when another process got there first). Each round thus
+// leaves none of its barbers' rows due, so the rounds end; a short round
+// was the last.
+func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(tx *ent.Tx, barberID string) (int, error)) (int, error) {
 	if limit <= 0 {
 		limit = jobBatch
 	}
@@ -66,46 +73,24 @@ func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due fun
 				continue
 			}
 			seen[b] = true
-			n, err := each(b)
-			total += n
+			var n int
+			err := r.inTx(ctx, func(tx *ent.Tx) error {
+				if err := r.lockBarber(ctx, tx, b); err != nil {
+					return err
+				}
+				var err error
+				n, err = each(tx, b)
+				return err
+			})
 			if err != nil {
 				return total, fmt.Errorf("%s of barber %s: %w", job, b, err)
 			}
+			total += n
 		}
 		if len(batch) < limit || ctx.Err() != nil {
 			return total, ctx.Err()
 		}
 	}
-}
-
-// expireBarberHolds expires every due hold of one barber, under the
-// barber's lock, and says how many it expired (none when another process
-// got there first).
-func (r *Resolver) expireBarberHolds(ctx context.Context, barberID string, now time.Time) (int, error) {
-	var n int
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		n = 0
-		if err := r.lockBarber(ctx, tx, barberID); err != nil {
-			return err
-		}
-		// Under the lock nobody else changes these holds until we commit.
-		ids, err := tx.Hold.Query().
-			Where(hold.BarberID(barberID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtLTE(now)).
-			IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if err := freeExpiredHolds(ctx, tx, barberID, now); err != nil {
-			return err
-		}
-		// A due hold that had somehow lost its reservation is expired too.
-		if err := expireHolds(ctx, tx, ids); err != nil {
-			return err
-		}
-		n = len(ids)
-		return nil
-	})
-	return n, err
 }
 
 // pruneAfter is how long after its appointment ends a reservation is kept.
@@ -120,19 +105,11 @@ const pruneAfter = time.Hour
 func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	before := r.now().Add(-pruneAfter)
-	due := []predicate.Reservation{reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)}
-	return r.perBarber(ctx, "prune reservations", limit, func(limit int) ([]string, error) {
-		return r.cfg.DB.Reservation.Query().Where(due...).Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
-	}, func(barberID string) (n int, err error) {
-		err = r.inTx(sys, func(tx *ent.Tx) error {
-			if err := r.lockBarber(sys, tx, barberID); err != nil {
-				return err
-			}
-			var err error
-			n, err = tx.Reservation.Delete().Where(append(due, reservation.BarberID(barberID))...).Exec(sys)
-			return err
-		})
-		return n, err
+	return r.perBarber(sys, "prune reservations", limit, func(limit int) ([]string, error) {
+		return r.cfg.DB.Reservation.Query().Where(reservation.AppointmentIDNotNil(), reservation.EndsAtLT(before)).
+			Limit(limit).Select(reservation.FieldBarberID).Strings(sys)
+	}, func(tx *ent.Tx, barberID string) (int, error) {
+		return r.freeEnded(sys, tx, barberID, before)
 	})
 }
 
@@ -154,13 +131,9 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 		var claimed, sent int
 		err := r.inTx(sys, func(tx *ent.Tx) error {
 			claimed, sent = 0, 0
-			q := tx.Appointment.Query().
+			as, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Appointment.Query().
 				Where(dueReminder(now, lead)...).
-				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)
-			if r.cfg.DB.Dialect == dialect.Postgres {
-				q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-			}
-			as, err := q.All(sys)
+				Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit)).All(sys)
 			if err != nil {
 				return err
 			}
@@ -178,7 +151,7 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 				if n == 0 {
 					continue // reminded (or changed) meanwhile
 				}
-				if err := r.notify(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
+				if _, err := r.notifyLoaded(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
 					return err
 				}
 				sent++
@@ -208,24 +181,30 @@ func dueReminder(now time.Time, lead time.Duration) []predicate.Appointment {
 	}
 }
 
-// RunJobs runs ExpireHolds, SendReminders and PruneReservations about every
-// interval (with jitter, so replicas started together spread out) until ctx
-// ends, and with a retention (0: keep everything) PruneNotifications and
-// PruneHolds. It logs what they did at debug level and their failures at
-// warn, and never panics.
+// holdExpiryEvery is how often ExpireHolds runs (at most; more often with
+// a shorter jobs interval): the time of an expired hold is freed by a write
+// within about this long. A booking frees the expired holds of its barber
+// itself, so none ever blocks in between.
+const holdExpiryEvery = time.Second
+
+// RunJobs runs SendReminders and PruneReservations about every interval
+// (with jitter, so replicas started together spread out) until ctx ends,
+// and with a retention (0: keep everything) PruneNotifications and
+// PruneHolds; ExpireHolds runs about every holdExpiryEvery beside them. It
+// logs what they did at debug level and their failures at warn, and never
+// panics.
 func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention time.Duration) {
 	if every <= 0 {
 		return
 	}
-	t := time.NewTimer(jitter(every, true))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+	var expiry sync.WaitGroup
+	defer expiry.Wait()
+	expiry.Go(func() {
+		r.every(ctx, min(every, holdExpiryEvery), func() {
+			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+		})
+	})
+	r.every(ctx, every, func() {
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
 		if retention > 0 {
@@ -234,7 +213,21 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 			})
 			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), jobBatch) })
 		}
-		t.Reset(jitter(every, false))
+	})
+}
+
+// every runs jobs about every interval, with jitter, until ctx ends.
+func (r *Resolver) every(ctx context.Context, interval time.Duration, jobs func()) {
+	t := time.NewTimer(jitter(interval, true))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		jobs()
+		t.Reset(jitter(interval, false))
 	}
 }
 
@@ -252,7 +245,7 @@ func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, err
 		// Stopping: an interrupted job is no failure.
 	case err != nil:
 		r.cfg.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
-	default:
+	case n > 0:
 		r.cfg.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
 	}
 }

@@ -202,7 +202,7 @@ func TestExpireHolds(t *testing.T) {
 
 // TestExpireHoldsConcurrently runs ExpireHolds from 8 goroutines over two
 // database handles (two processes, as it were) while other goroutines hold
-// slots of another barber.
+// slots of another barber: each expired hold is freed exactly once.
 func TestExpireHoldsConcurrently(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
@@ -223,12 +223,13 @@ func TestExpireHoldsConcurrently(t *testing.T) {
 
 			var wg sync.WaitGroup
 			var expired atomic.Int64
+			var log freedLog
 			errs := make(chan error, 64)
 			newHolds := make(chan *ent.Hold, 64)
 			for g := range 8 {
 				res := []*graph.Resolver{res1, res2}[g%2]
 				wg.Go(func() {
-					n, err := res.ExpireHolds(context.Background(), 3)
+					n, err := res.ExpireHolds(graph.ObserveFreed(context.Background(), log.add), 3)
 					expired.Add(int64(n))
 					if err != nil {
 						errs <- fmt.Errorf("ExpireHolds: %w", err)
@@ -256,6 +257,17 @@ func TestExpireHoldsConcurrently(t *testing.T) {
 			}
 			if got := expired.Load(); got != int64(len(due)) {
 				t.Errorf("the 8 runs expired %d holds in all, want %d", got, len(due))
+			}
+			freed := map[string]int{}
+			for _, f := range log.take() {
+				if f.Cause == graph.FreedExpired && f.HoldID != nil {
+					freed[*f.HoldID]++
+				}
+			}
+			for _, h := range due {
+				if freed[h.ID] != 1 {
+					t.Errorf("hold %s freed %d times, want once", h.ID, freed[h.ID])
+				}
 			}
 			var made []*ent.Hold
 			for h := range newHolds {

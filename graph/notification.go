@@ -3,31 +3,21 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
-
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
-	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
 	"barberd/graph/store"
 	"barberd/rest/view"
 )
 
-// notify records an event about an appointment, inside the transaction that
-// made the change, and owes it to every key of the account that may read
-// notifications.
-func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) error {
-	_, err := r.notifyLoaded(ctx, tx, appointmentID, typ, source, previous)
-	return err
-}
-
-// notifyLoaded is notify returning the appointment as it recorded it, with
-// its unit, service and barber, all read in the transaction.
+// notifyLoaded records an event about an appointment, inside the
+// transaction that made the change, owes it to every key of the account
+// that may read notifications and to its webhooks, and returns the
+// appointment as it recorded it, with its unit, service and barber, all
+// read in the transaction.
 func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) (*ent.Appointment, error) {
 	a, err := loadAppointment(ctx, tx.Client(), appointmentID)
 	if err != nil {
@@ -36,13 +26,10 @@ func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, 
 	return a, r.record(ctx, tx, a, typ, source, previous)
 }
 
-// record is notify for an appointment whose unit, service and barber edges
-// the caller has already set, as they are after the change. The snapshot
-// shows the client as recorded on the appointment.
-// It costs one statement, the notification, which returns the keys and
-// webhook endpoints it is owed to (and on PostgreSQL inserts the webhook
-// deliveries, due at once), and one more for each of those that has any:
-// the keys' deliveries, and on SQLite the webhook deliveries.
+// record is notifyLoaded for an appointment whose unit, service and barber
+// edges the caller has already set, as they are after the change. The
+// snapshot shows the client as recorded on the appointment; store.Notify
+// says what the writes cost.
 func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, typ string, source notification.Source, previous *time.Time) error {
 	v, err := view.AppointmentOf(a)
 	if err != nil {
@@ -57,40 +44,12 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}
-	var hookIDs []string // ids for the webhook deliveries the statement inserts
-	if r.cfg.DB.Dialect == dialect.Postgres {
-		hookIDs = make([]string, MaxWebhookEndpoints)
-		for i := range hookIDs {
-			hookIDs[i] = webhookdelivery.DefaultID()
-		}
-	}
-	owed, err := store.InsertNotification(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, hookIDs)
+	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, MaxWebhookEndpoints)
 	if err != nil {
 		return err
 	}
 	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
-	if len(owed.Keys) > 0 {
-		ds := make([]*ent.DeliveryCreate, len(owed.Keys))
-		for i, k := range owed.Keys {
-			ds[i] = tx.Delivery.Create().SetAccountID(a.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
-		}
-		if err := tx.Delivery.CreateBulk(ds...).Exec(ctx); err != nil {
-			return err
-		}
-	}
 	if len(owed.Endpoints) > 0 {
-		var ws []*ent.WebhookDeliveryCreate
-		for _, e := range owed.Endpoints {
-			if _, queued := slices.BinarySearch(owed.Queued, e); !queued {
-				ws = append(ws, tx.WebhookDelivery.Create().SetAccountID(a.AccountID).SetEndpointID(e).
-					SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt))
-			}
-		}
-		if len(ws) > 0 {
-			if err := tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx); err != nil {
-				return err
-			}
-		}
 		onCommit(tx, func() { r.wakeWebhooks(owed.Endpoints...) })
 	}
 	return nil
@@ -132,12 +91,8 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 	}
 	var ds []*ent.Delivery
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		q := pending(tx.Client())
-		if r.cfg.DB.Dialect == dialect.Postgres {
-			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
 		var err error
-		if ds, err = q.All(ctx); err != nil || len(ds) == 0 {
+		if ds, err = store.SkipLocked(r.cfg.DB.Dialect, pending(tx.Client())).All(ctx); err != nil || len(ds) == 0 {
 			return err
 		}
 		ids := make([]string, len(ds))

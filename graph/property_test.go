@@ -98,7 +98,9 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := graph.WithViewer(bg, viewer)
+	// Each freeing of time is checked against the model too.
+	var freed freedLog
+	ctx := graph.ObserveFreed(graph.WithViewer(bg, viewer), freed.add)
 	q, m := res.Query(), res.Mutation()
 
 	// The shop.
@@ -234,6 +236,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	// Existing bookings, made a quarter of an hour before now: appointments
 	// (some then cancelled) and holds (the short ones expired by now).
 	clock.set(now.Add(-15 * time.Minute))
+	var holds []*ent.Hold
 	for range rng.IntN(5) {
 		free := offered()
 		if len(free) == 0 {
@@ -243,10 +246,11 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 		switch rng.IntN(4) {
 		case 0:
 			ttl := pick(10, 60, 600, 1800)
-			_, err := m.HoldSlot(ctx, model.HoldSlotInput{UnitID: u.ID, ServiceID: svc.ID, BarberID: &s.BarberID, StartsAt: s.StartsAt, TTLSeconds: &ttl})
+			h, err := m.HoldSlot(ctx, model.HoldSlotInput{UnitID: u.ID, ServiceID: svc.ID, BarberID: &s.BarberID, StartsAt: s.StartsAt, TTLSeconds: &ttl})
 			if err != nil {
 				t.Fatalf("hold offered slot %s with %s: %v", s.StartsAt, s.BarberID, err)
 			}
+			holds = append(holds, h)
 		default:
 			a, err := book(s.BarberID, s.StartsAt)
 			if err != nil {
@@ -255,6 +259,10 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 			if rng.IntN(3) == 0 {
 				if _, err := m.CancelAppointment(ctx, a.ID, "changed plans"); err != nil {
 					t.Fatalf("cancel: %v", err)
+				}
+				want := freedSpan{a.BarberID, a.StartsAt, a.EndsAt.Add(sh.buffer), graph.FreedCancelled, a.ID}
+				if got := freed.take(); len(got) != 1 || spanOf(got[0]) != want {
+					t.Fatalf("cancelling %s freed %v, want %+v", a.ID, got, want)
 				}
 			}
 		}
@@ -515,6 +523,26 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 		}
 	}
 	t.Logf("%d refusals, %d bookings of offered slots", refused, booked)
+
+	// Every hold expired by now was freed once, by a booking or the job,
+	// and nothing else was freed.
+	if _, err := res.ExpireHolds(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	times := map[freedSpan]int{}
+	for _, f := range freed.take() {
+		times[spanOf(f)]++
+	}
+	for _, h := range holds {
+		want := freedSpan{h.BarberID, h.StartsAt, h.EndsAt.Add(sh.buffer), graph.FreedExpired, h.ID}
+		if n := times[want]; n != map[bool]int{true: 1, false: 0}[!now.Before(h.ExpiresAt)] {
+			t.Fatalf("hold %s expiring at %s (now %s) freed %d times", h.ID, h.ExpiresAt, now, n)
+		}
+		delete(times, want)
+	}
+	if len(times) > 0 {
+		t.Fatalf("freed %v, which no hold expired", times)
+	}
 }
 
 // model computes the slots of day naively, minute by minute, from what the

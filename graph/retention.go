@@ -15,14 +15,7 @@ import (
 )
 
 // Retention: what barberd keeps only for a while (docs/operations.md,
-// "Retention"). A notification older than the retention period goes, with
-// every key's feed row of it, read or not, and every webhook delivery of
-// it, whatever its status, with their attempts: a feed reader or a
-// receiver that has not taken an event in that long never will. Holds go
-// once they ended (released, expired or consumed) and expired that long
-// ago; an appointment booked with one keeps all but its hold_id. Each
-// batch is one short transaction, so no lock is held for long, and a run
-// deletes at most pruneBatches of them; the next run goes on.
+// "Retention" says what goes when), deleted in short batches.
 
 // DefaultRetention is how long notifications, webhook deliveries and ended
 // holds are kept: 30 days.

@@ -312,20 +312,6 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 	return err
 }
 
-// freeExpiredHolds removes the reservations of a barber's expired holds and
-// marks the holds expired. Readers already ignore them; this lets a new
-// reservation take their place without tripping the no-overlap constraint.
-// The caller holds the barber's lock.
-func freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) error {
-	// One statement when nothing has expired: the delete says which holds
-	// it freed.
-	holdIDs, err := store.DeleteExpiredReservations(ctx, tx, barberID, now)
-	if err != nil {
-		return err
-	}
-	return expireHolds(ctx, tx, holdIDs)
-}
-
 // offers reports whether the day offers a slot at start with the barber.
 func offers(d slots.Day, barberID string, start time.Time) bool {
 	for _, s := range slots.FreeSlots(d) {

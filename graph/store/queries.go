@@ -203,41 +203,6 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` +
 	return out, rows.Close()
 }
 
-// DeleteExpiredReservations deletes a barber's reservations expired at now
-// and returns the holds they were for.
-//
-// Why not ent: ent's delete returns only a count, so it would take a
-// select and then the delete, two round trips on every create where one
-// does (nothing has expired, most of the time); DELETE ... RETURNING says
-// which holds it freed.
-func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, now time.Time) ([]string, error) {
-	var a sqlArgs
-	q := `DELETE FROM reservations WHERE barber_id = ` + a.add(barberID) + ` AND expires_at <= ` + a.add(now)
-	acct, err := tenantFilter(ctx, &a, "")
-	if err != nil {
-		return nil, err
-	}
-	rows, err := c.QueryContext(ctx, q+acct+` RETURNING hold_id`, a...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var holds []string
-	for rows.Next() {
-		var id sql.NullString
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		if id.Valid {
-			holds = append(holds, id.String)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return holds, rows.Close()
-}
-
 // Owed is who a notification is owed to: the API keys that read the
 // polling feed, and the webhook endpoints it is sent to, each by id, sorted.
 // Queued are the endpoints whose deliveries the notification's statement

@@ -21,7 +21,7 @@ import (
 )
 
 // TestQueriesMatchSchema checks every table and column the hand-written
-// statements (queries.go) name against ent's migration schema, in each
+// statements (queries.go, reservations.go) name against ent's migration schema, in each
 // form they take (both dialects, with and without the account filter), so a
 // table or column renamed in ent/schema fails here rather than in
 // production.
@@ -41,6 +41,18 @@ func TestQueriesMatchSchema(t *testing.T) {
 				},
 				"DeleteExpiredReservations": func(q store.Queryer) error {
 					_, err := store.DeleteExpiredReservations(ctx, q, "bar_1", at)
+					return err
+				},
+				"DeleteEndedReservations": func(q store.Queryer) error {
+					_, err := store.DeleteEndedReservations(ctx, q, "bar_1", at)
+					return err
+				},
+				"DeleteAppointmentReservation": func(q store.Queryer) error {
+					_, err := store.DeleteAppointmentReservation(ctx, q, "apt_1")
+					return err
+				},
+				"DeleteHoldReservation": func(q store.Queryer) error {
+					_, err := store.DeleteHoldReservation(ctx, q, "hld_1")
 					return err
 				},
 				"InsertNotification": func(q store.Queryer) error {

@@ -1,0 +1,204 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/hold"
+	"barberd/ent/notification"
+	"barberd/ent/predicate"
+	"barberd/graph/store"
+)
+
+// Freed is a barber's time that stopped being taken: the span of a
+// reservation (the buffer after an appointment included), whose it was
+// (the appointment or hold that had it), and why it was freed.
+type Freed struct {
+	store.Reservation
+	Cause FreeCause
+}
+
+// FreeCause says why time was freed.
+type FreeCause string
+
+// Why time is freed.
+const (
+	FreedCancelled   FreeCause = "cancelled"   // an appointment cancelled
+	FreedRescheduled FreeCause = "rescheduled" // an appointment moved away
+	FreedCompleted   FreeCause = "completed"   // marked completed: the rest of its time
+	FreedNoShow      FreeCause = "no_show"     // marked no-show: the rest of its time
+	FreedReleased    FreeCause = "released"    // a hold released
+	FreedExpired     FreeCause = "expired"     // a hold expired
+	FreedPruned      FreeCause = "pruned"      // an appointment ended over an hour ago
+)
+
+// timeFreed is where every freeing of a barber's time passes, once per
+// reservation, in the transaction that frees it, after the change's writes
+// (a booking that frees expired holds books after): the hook point of what
+// must know "this time became free" (the waitlist). Only expired, pruned
+// and released time comes with the barber's lock held, so a hook that takes
+// time locks the barber first, as every booking writer does.
+func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
+	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
+		onCommit(tx, func() { observe(f) })
+	}
+	return nil
+}
+
+// freedObserverKey is the context key of a function told of each Freed
+// once its transaction commits (tests observe the writers with it).
+type freedObserverKey struct{}
+
+// free passes each removed reservation to timeFreed.
+func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause) error {
+	for _, x := range rs {
+		if err := r.timeFreed(ctx, tx, Freed{x, cause}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bookAppointment writes an appointment, the reservation of its time
+// (buffer after it included) and its appointment.created event. The caller
+// checked the slot under the barber's lock; edges are the appointment's
+// unit, service and barber, as its view shows them.
+func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.AppointmentCreate, buffer time.Duration, edges ent.AppointmentEdges, source appointment.Source) (*ent.Appointment, error) {
+	a, err := create.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(a.BarberID).
+		SetStartsAt(a.StartsAt).SetEndsAt(a.EndsAt.Add(buffer)).SetAppointmentID(a.ID).Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.Edges.Unit, a.Edges.Service, a.Edges.Barber = edges.Unit, edges.Service, edges.Barber
+	return a, r.record(ctx, tx, a, EventCreated, notification.Source(source), nil)
+}
+
+// holdTime writes a hold and the reservation of its time, which blocks
+// until the hold expires. The caller checked the slot under the barber's
+// lock.
+func holdTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {
+	h, err := create.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Reservation.Create().SetAccountID(h.AccountID).SetBarberID(h.BarberID).
+		SetStartsAt(h.StartsAt).SetEndsAt(h.EndsAt.Add(buffer)).SetExpiresAt(h.ExpiresAt).
+		SetHoldID(h.ID).Exec(ctx)
+	return h, err
+}
+
+// moveAppointment moves a confirmed appointment to start (ending at end,
+// plus buffer) with a barber, reminds it again before its new time, frees
+// its old time and writes its appointment.rescheduled event; holdID, when
+// given, is the hold its new time was taken from. It returns the
+// appointment as the event recorded it.
+func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, barberID string, start, end time.Time, buffer time.Duration, holdID *string, source appointment.Source) (*ent.Appointment, error) {
+	old, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(barberID).
+		SetStartsAt(start).SetEndsAt(end.Add(buffer)).SetAppointmentID(a.ID).Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Appointment.Update().Where(appointment.ID(a.ID)).SetBarberID(barberID).
+		SetStartsAt(start).SetEndsAt(end).ClearRemindedAt().AddVersion(1).
+		SetNillableHoldID(holdID).Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.free(ctx, tx, old, FreedRescheduled); err != nil {
+		return nil, err
+	}
+	previous := a.StartsAt
+	return r.notifyLoaded(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+}
+
+// endAppointment records a confirmed appointment as cancelled (with the
+// reason), completed or no_show, frees its time (what is left of it) and
+// writes its event. It returns the appointment as the event recorded it.
+func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, status appointment.Status, reason string, now time.Time, source notification.Source) (*ent.Appointment, error) {
+	upd := tx.Appointment.Update().Where(appointment.ID(a.ID)).SetStatus(status).AddVersion(1)
+	event, cause := EventCancelled, FreedCancelled
+	switch status {
+	case appointment.StatusCancelled:
+		upd.SetCancelledAt(now).SetCancellationReason(reason)
+	case appointment.StatusCompleted:
+		event, cause = EventCompleted, FreedCompleted
+	default:
+		event, cause = EventNoShow, FreedNoShow
+	}
+	if err := upd.Exec(ctx); err != nil {
+		return nil, err
+	}
+	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.free(ctx, tx, rs, cause); err != nil {
+		return nil, err
+	}
+	return r.notifyLoaded(ctx, tx, a.ID, event, source, nil)
+}
+
+// endHold records an active hold as released, which frees its time, or as
+// consumed, whose time passes to the appointment the caller writes in the
+// same transaction. The caller holds the barber's lock.
+func (r *Resolver) endHold(ctx context.Context, tx *ent.Tx, h *ent.Hold, status hold.Status) error {
+	if err := tx.Hold.Update().Where(hold.ID(h.ID)).SetStatus(status).Exec(ctx); err != nil {
+		return err
+	}
+	rs, err := store.DeleteHoldReservation(ctx, tx, h.ID)
+	if err != nil || status == hold.StatusConsumed {
+		return err
+	}
+	return r.free(ctx, tx, rs, FreedReleased)
+}
+
+// freeExpiredHolds frees the time of a barber's holds expired at now,
+// records them expired and says how many. Readers ignore them already; this
+// lets a new reservation take their place without tripping the no-overlap
+// constraint, and tells timeFreed. The caller holds the barber's lock.
+// Nothing expired costs one statement.
+func (r *Resolver) freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) (int, error) {
+	rs, err := store.DeleteExpiredReservations(ctx, tx, barberID, now)
+	if err != nil || len(rs) == 0 {
+		return 0, err
+	}
+	var ids []string
+	for _, x := range rs {
+		if x.HoldID != nil {
+			ids = append(ids, *x.HoldID)
+		}
+	}
+	n, err := expireHolds(ctx, tx, hold.IDIn(ids...))
+	if err != nil {
+		return 0, err
+	}
+	return n, r.free(ctx, tx, rs, FreedExpired)
+}
+
+// expireHolds records the active holds that match as expired, and says how
+// many it recorded.
+func expireHolds(ctx context.Context, tx *ent.Tx, which ...predicate.Hold) (int, error) {
+	return tx.Hold.Update().Where(append(which, hold.StatusEQ(hold.StatusActive))...).
+		SetStatus(hold.StatusExpired).Save(ctx)
+}
+
+// freeEnded removes a barber's reservations of appointments that ended
+// before the given instant and says how many; the caller holds the
+// barber's lock.
+func (r *Resolver) freeEnded(ctx context.Context, tx *ent.Tx, barberID string, before time.Time) (int, error) {
+	rs, err := store.DeleteEndedReservations(ctx, tx, barberID, before)
+	if err != nil {
+		return 0, err
+	}
+	return len(rs), r.free(ctx, tx, rs, FreedPruned)
+}

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+
+	"barberd/ent"
+	"barberd/ent/webhookdelivery"
+)
+
+// The statements that free a barber's time: each deletes reservations and
+// says, in the same round trip, whose time they held and when (DELETE ...
+// RETURNING, which both databases run). Why not ent: its delete returns
+// only a count, so saying what was freed would cost a select before every
+// delete, on every cancel and on every create (which frees the barber's
+// expired holds first).
+
+// Reservation is a reservation a statement removed: the barber's time it
+// held (buffer included) and the hold or appointment it held it for.
+type Reservation struct {
+	AccountID, BarberID string
+	StartsAt, EndsAt    time.Time
+	HoldID              *string
+	AppointmentID       *string
+}
+
+// DeleteAppointmentReservation deletes an appointment's reservation, if it
+// has one (an appointment that ended over an hour ago has none left).
+func DeleteAppointmentReservation(ctx context.Context, c Queryer, appointmentID string) ([]Reservation, error) {
+	var a sqlArgs
+	return deleteReservations(ctx, c, `appointment_id = `+a.add(appointmentID), a)
+}
+
+// DeleteHoldReservation deletes an active hold's reservation.
+func DeleteHoldReservation(ctx context.Context, c Queryer, holdID string) ([]Reservation, error) {
+	var a sqlArgs
+	return deleteReservations(ctx, c, `hold_id = `+a.add(holdID), a)
+}
+
+// DeleteExpiredReservations deletes a barber's reservations of holds
+// expired at now. Nothing expired costs an index lookup.
+func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, now time.Time) ([]Reservation, error) {
+	var a sqlArgs
+	return deleteReservations(ctx, c, `barber_id = `+a.add(barberID)+` AND expires_at <= `+a.add(now), a)
+}
+
+// DeleteEndedReservations deletes a barber's reservations of appointments
+// that ended before the given instant.
+func DeleteEndedReservations(ctx context.Context, c Queryer, barberID string, before time.Time) ([]Reservation, error) {
+	var a sqlArgs
+	return deleteReservations(ctx, c, `barber_id = `+a.add(barberID)+` AND appointment_id IS NOT NULL AND ends_at < `+a.add(before), a)
+}
+
+func deleteReservations(ctx context.Context, c Queryer, where string, a sqlArgs) ([]Reservation, error) {
+	acct, err := tenantFilter(ctx, &a, "")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.QueryContext(ctx, `DELETE FROM reservations WHERE `+where+acct+`
+RETURNING account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`, a...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Reservation
+	for rows.Next() {
+		var r Reservation
+		var hold, appt sql.NullString
+		if err := rows.Scan(&r.AccountID, &r.BarberID, &r.StartsAt, &r.EndsAt, &hold, &appt); err != nil {
+			return nil, err
+		}
+		r.StartsAt, r.EndsAt = r.StartsAt.UTC(), r.EndsAt.UTC()
+		if hold.Valid {
+			r.HoldID = &hold.String
+		}
+		if appt.Valid {
+			r.AppointmentID = &appt.String
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}
+
+// SerialWrites reports whether the database runs one write transaction at
+// a time (SQLite's immediate transactions), so what a writer counts at its
+// start stays true until it commits; PostgreSQL's writers run side by side
+// and count again under a row lock.
+func SerialWrites(dia string) bool { return dia != dialect.Postgres }
+
+// SkipLocked makes a query claim the rows it reads until the transaction
+// ends, passing over rows another transaction claimed (FOR UPDATE SKIP
+// LOCKED on PostgreSQL); on SQLite, whose write transactions are serial,
+// the query stays as it is.
+func SkipLocked[Q interface{ ForUpdate(...entsql.LockOption) Q }](dia string, q Q) Q {
+	if dia == dialect.Postgres {
+		return q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
+	}
+	return q
+}
+
+// Notify inserts a notification with InsertNotification and every delivery
+// it is owed: the feed rows of the keys and the webhook deliveries (due at
+// once) the statement left to it, and says to whom it is owed. It costs the
+// notification's statement and one more for each of those that has any:
+// the keys' rows, and on SQLite the webhook deliveries.
+func Notify(ctx context.Context, tx *ent.Tx, dia string, n *ent.Notification, readScope string, maxEndpoints int) (Owed, error) {
+	var hookIDs []string // ids of the webhook deliveries the statement inserts
+	if dia == dialect.Postgres {
+		hookIDs = make([]string, maxEndpoints)
+		for i := range hookIDs {
+			hookIDs[i] = webhookdelivery.DefaultID()
+		}
+	}
+	owed, err := InsertNotification(ctx, tx, dia, n, readScope, hookIDs)
+	if err != nil {
+		return owed, err
+	}
+	if len(owed.Keys) > 0 {
+		ds := make([]*ent.DeliveryCreate, len(owed.Keys))
+		for i, k := range owed.Keys {
+			ds[i] = tx.Delivery.Create().SetAccountID(n.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
+		}
+		if err := tx.Delivery.CreateBulk(ds...).Exec(ctx); err != nil {
+			return owed, err
+		}
+	}
+	var ws []*ent.WebhookDeliveryCreate
+	for _, e := range owed.Endpoints {
+		if _, queued := slices.BinarySearch(owed.Queued, e); !queued {
+			ws = append(ws, tx.WebhookDelivery.Create().SetAccountID(n.AccountID).SetEndpointID(e).
+				SetNotificationID(n.ID).SetCreatedAt(n.CreatedAt).SetNextAttemptAt(n.CreatedAt))
+		}
+	}
+	if len(ws) > 0 {
+		return owed, tx.WebhookDelivery.CreateBulk(ws...).Exec(ctx)
+	}
+	return owed, nil
+}
