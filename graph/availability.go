@@ -284,6 +284,11 @@ func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID
 	if err != nil {
 		return nil, err
 	}
+	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.startsPerDay())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	a := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
 		a.barbers[i] = b.ID

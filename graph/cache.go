@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/graph/admit"
 	"barberd/graph/fresh"
 )
 
@@ -27,6 +28,7 @@ const (
 type caches struct {
 	metrics      Metrics
 	fence        *fresh.Fence
+	gate         *admit.Gate // of computing days (cost.go)
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalogKey, *catalogEntry]
@@ -37,6 +39,7 @@ func newCaches(r *Resolver) *caches {
 	return &caches{
 		metrics:     r.metrics(),
 		fence:       fresh.NewFence(r.cfg.DB, r.cfg.FreshnessWindow, r.metrics()),
+		gate:        newGate(r.metrics()),
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"barberd/ent/workinghours"
+	"barberd/graph/admit"
 	"barberd/graph/slots"
 )
 
@@ -212,8 +214,45 @@ func dayBound(o *offer, barberID *string) int {
 	if barberID != nil {
 		n = 1
 	}
+	return n * o.startsPerDay()
+}
+
+// startsPerDay bounds one barber's starts in a day: one every step.
+func (o *offer) startsPerDay() int {
 	step := max(o.unit.SlotStepMinutes, 1)
-	return n * ((24*60 + step - 1) / step)
+	return (24*60 + step - 1) / step
+}
+
+// Days missing from the cache are computed behind an admission gate
+// (package admit) weighted by the slots they can hold, whose capacity
+// leaves one core to everything else: a heavy request waits for its turn
+// rather than slowing every other account's. A request keeps its admission
+// until its answer starts to be written, so encoding counts too.
+const (
+	// slotsPerCore is the weight admitted at once per core: about 10-20 ms
+	// of computing and encoding slots.
+	slotsPerCore = 4096
+	// maxAdmissionWait is the longest a request waits to be admitted.
+	maxAdmissionWait = 10 * time.Second
+)
+
+// newGate is the admission gate of a process with GOMAXPROCS cores.
+func newGate(m Metrics) *admit.Gate {
+	return admit.New(max(runtime.GOMAXPROCS(0)-1, 1)*slotsPerCore, maxAdmissionWait, m)
+}
+
+// admitSlots waits until computing slots (a bound) is admitted and returns
+// the release of that admission.
+// Errors: unavailable (the wait ran out, or the request's time).
+func (r *Resolver) admitSlots(ctx context.Context, slots int) (func(), error) {
+	release, err := r.cache.gate.Acquire(ctx, slots)
+	switch {
+	case errors.Is(err, admit.ErrBusy):
+		return nil, &Error{Code: CodeUnavailable, Message: "The server is busy computing other large answers; try again shortly, or ask for less (fewer days, one barber).", Err: err}
+	case err != nil:
+		return nil, canceled(ctx)
+	}
+	return release, nil
 }
 
 // checkSlots refuses an availability request over dates that could list
