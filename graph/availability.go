@@ -2,10 +2,13 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
 
+	"barberd/ent"
+	"barberd/graph/fresh"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 )
@@ -75,12 +78,12 @@ type freeSlot struct {
 // dayTags numbers the days cached in this process.
 var dayTags atomic.Uint64
 
-// newDay is the Day of an offer, with its free slots and the stages of its
+// newDay is the Day of an offer on date, with its free slots and the stages of its
 // eligible barbers without any; order lists the eligible barbers as a create
 // without a barber tries them.
-func newDay(o *offer, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
+func newDay(o *offer, date slots.Date, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
 	d := &Day{
-		unitID: o.unit.ID, serviceID: o.service.ID, date: o.date.String(), timezone: o.unit.Timezone,
+		unitID: o.unit.ID, serviceID: o.service.ID, date: date.String(), timezone: o.unit.Timezone,
 		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
 		inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
 	}
@@ -161,51 +164,56 @@ func (d *Day) size() int { return 256 + 16*cap(d.free) + 20*len(d.barbers) + 24*
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
-	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
-	if err != nil {
-		return nil, err
-	}
-	d, _ := slots.ParseDate(date)
-	dates := []slots.Date{d}
-	if err := r.checkSlots(ctx, v, unitID, serviceID, barberID, dates); err != nil {
-		return nil, err
-	}
-	days, err := r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates, r.slotBudget(ctx))
+	d, p := checkAvailability(unitID, serviceID, barberID, date)
+	days, err := r.availabilityOf(ctx, unitID, serviceID, barberID, []slots.Date{d}, p)
 	if err != nil {
 		return nil, err
 	}
 	return days[0], nil
 }
 
-// checkAvailability checks the caller's scope and the request.
-func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Viewer, error) {
-	v, err := require(ctx, ScopeAvailabilityRead)
+// availabilityOf is the one path of every answer of given days (a day, a
+// range): the viewer and the offer are looked up once, the days' slots
+// bounded, then each day served from the cache or computed.
+// Errors: missing_api_key, insufficient_scope, validation_failed (p, or
+// too many slots), those of resolveCatalog.
+func (r *Resolver) availabilityOf(ctx context.Context, unitID, serviceID string, barberID *string, dates []slots.Date, p Problems) ([]*Day, error) {
+	a, err := r.askAvailability(ctx, unitID, serviceID, barberID, p)
 	if err != nil {
 		return nil, err
 	}
-	return v, CheckAvailability(unitID, serviceID, barberID, date).Err()
+	budget, err := r.checkSlots(ctx, a, dates)
+	if err != nil {
+		return nil, err
+	}
+	return r.availabilityDays(ctx, a, dates, budget)
 }
 
-// availabilityDays returns the Days of dates (ascending, distinct) of a unit
-// and service, for every eligible barber (or, rarely, for barberID alone).
-// Each comes from the availability cache while it is still what the
-// database says (cache.go); the others are read from the database in one
-// statement, then cached. When every barber's missing days would compute
-// more than budget slots, a barber's days are computed alone, not cached.
-func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) ([]*Day, error) {
+// availabilityDays returns the Days of dates (ascending, distinct) of an
+// offer, for every eligible barber (or, rarely, for the barber asked for
+// alone). Each comes from the availability cache while it is still what the
+// database says (cache.go); the others are computed together, then cached.
+// When every barber's missing days would compute more than budget slots,
+// the barber's days are computed alone, not cached.
+func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dates []slots.Date, budget int) ([]*Day, error) {
 	keys := make([]availabilityKey, len(dates))
 	for i, d := range dates {
-		keys[i] = newAvailabilityKey(v.AccountID, unitID, serviceID, d.String())
+		keys[i] = newAvailabilityKey(a.v.AccountID, a.o.unit.ID, a.o.service.ID, d.String())
 	}
-	entries, err := r.cache.cachedDays(ctx, v, keys, r.now())
-	if err != nil {
-		return nil, err
+	entries, covered := r.cache.cachedDays(a.v, keys, a.barberID, r.now())
+	if covered != nil { // some day is cached: are its barbers' bookings unchanged?
+		got, err := r.versions(ctx, a, covered)
+		if err != nil {
+			return nil, err
+		}
+		r.cache.dropChanged(a.v, entries, got)
 	}
+	r.cache.countLookups(entries)
 	out := make([]*Day, len(dates))
 	var missing []slots.Date
 	var at []int // missing[j] is dates[at[j]]
 	for i, e := range entries {
-		if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
+		if e != nil {
 			out[i] = e.day
 		} else {
 			missing, at = append(missing, dates[i]), append(at, i)
@@ -214,96 +222,98 @@ func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serv
 	if len(missing) == 0 {
 		return out, nil
 	}
-	if barberID != nil {
-		// The barber's own errors (barber_not_found, barber_not_eligible)
-		// come before the days are read.
-		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
-			return nil, err
-		}
-		n, err := r.slotsFor(ctx, v, unitID, serviceID, nil, missing, budget)
+	barbers, cache := a.o.eligible, a.v.versioned
+	if a.barber != nil {
+		n, err := r.slotsFor(ctx, a, nil, missing, budget)
 		if err != nil {
 			return nil, err
 		}
 		if n > budget {
-			a, err := r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false)
-			if err != nil {
-				return nil, err
-			}
-			for j, i := range at {
-				out[i] = a.days[j]
-			}
-			return out, nil
+			barbers, cache = []*ent.Barber{a.barber}, false
 		}
 	}
-	a, err := r.computeDays(ctx, v, unitID, serviceID, nil, missing, v.versioned)
+	var versions *fresh.Versions
+	if cache {
+		// Read before the reservations, so the days are at least as new
+		// as the versions say; without them the days are not cached.
+		if got, err := r.versions(ctx, a, nil); err == nil {
+			versions = &got
+		}
+	}
+	c, err := r.computeDays(ctx, a.o, barbers, missing, versions)
 	if err != nil {
 		return nil, err
 	}
-	if a.cacheable {
-		for i, d := range a.days {
-			d.Tag = dayTags.Add(1)
-			r.cache.availability.Put(keys[at[i]], &availabilityEntry{
-				config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
-				from: a.at, until: a.until[i], day: d,
+	for j, i := range at {
+		out[i] = c.days[j]
+		if versions != nil {
+			c.days[j].Tag = dayTags.Add(1)
+			r.cache.availability.Put(keys[i], &availabilityEntry{
+				config: a.v.configVersion, barbers: c.barbers, bookings: c.bookings,
+				from: c.at, until: c.until[j], day: c.days[j],
 			})
 		}
 	}
-	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
-		// The catalog changed between the two reads: answer as the
-		// barber's own days say, without caching them.
-		if a, err = r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false); err != nil {
-			return nil, err
-		}
-	}
-	for j, i := range at {
-		out[i] = a.days[j]
-	}
 	return out, nil
+}
+
+// versions reads, once a request, the bookings versions of the offer's
+// eligible barbers and of also (package fresh).
+func (r *Resolver) versions(ctx context.Context, a *availabilityAsk, also []string) (fresh.Versions, error) {
+	if a.versions == nil {
+		ids := make([]string, len(a.o.eligible), len(a.o.eligible)+len(also))
+		for i, b := range a.o.eligible {
+			ids[i] = b.ID
+		}
+		for _, id := range also {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
+		if err != nil {
+			return got, err
+		}
+		a.versions = &got
+	}
+	return *a.versions, nil
 }
 
 // computedDays are days read from the database, with what it takes to
 // cache them.
 type computedDays struct {
-	days      []*Day
-	at        time.Time   // the days hold from at
-	until     []time.Time // until until[i], if nothing is written
-	barbers   []string    // the barbers they cover
-	cacheable bool        // their versions were read before their reservations:
-	bookings  []int64
+	days     []*Day
+	at       time.Time   // the days hold from at
+	until    []time.Time // until until[i], if nothing is written
+	barbers  []string    // the barbers they cover, with
+	bookings []int64     // their bookings versions, when read
 }
 
-// computeDays reads days' availability from the database; with versioned,
-// it reads the barbers' bookings versions first, so the days can be cached
-// under them.
-func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, versioned bool) (*computedDays, error) {
-	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
-	if err != nil {
-		return nil, err
-	}
-	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
-	if err != nil {
-		return nil, err
-	}
+// computeDays computes the days of an offer for barbers from the database,
+// once admitted to (cost.go); with versions, it takes the barbers'
+// bookings versions from them, so the days can be cached under them.
+// Errors: unavailable (not admitted in time), request_canceled.
+func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
 	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.startsPerDay())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	a := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
+	c := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
-		a.barbers[i] = b.ID
+		c.barbers[i] = b.ID
 	}
-	if versioned {
-		// Read before the reservations, so the days are at least as new
-		// as the versions say.
-		a.bookings, err = r.cache.bookingVersions(ctx, v, a.barbers)
-		a.cacheable = err == nil
+	if versions != nil {
+		c.bookings = make([]int64, len(barbers))
+		for i, id := range c.barbers {
+			c.bookings[i], _ = versions.Bookings(id) // a barber not found never matches later
+		}
 	}
-	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, a.at, barbers, dates)
+	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	if err != nil {
 		return nil, err
 	}
-	a.days, a.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
+	c.days, c.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
 	for i, in := range inputs {
 		// A day of a large unit takes a good part of a second: stop
 		// between days once nobody waits for the answer.
@@ -316,11 +326,23 @@ func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID
 		if inWindow {
 			empty = slots.Stages(withoutSlots(in.Day, free))
 		}
-		a.until[i] = validUntil(in.Day, free, empty, in.holdsUntil)
-		o.date = in.Date
-		a.days[i] = newDay(o, a.barbers, free, inWindow, empty)
+		c.until[i] = validUntil(in.Day, free, empty, in.holdsUntil)
+		c.days[i] = newDay(o, in.Date, c.barbers, free, inWindow, empty)
 	}
-	return a, nil
+	return c, nil
+}
+
+// canceled is the error of a request whose context is done: its caller
+// went away, or its time ran out.
+func canceled(ctx context.Context) error {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
+	default:
+		return DomainError(err)
+	}
 }
 
 // withoutSlots is d with only its barbers that have none of the free slots.

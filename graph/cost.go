@@ -172,24 +172,15 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 	return w, nil
 }
 
-// slotsFor bounds the slots the days of a unit's service hold for
-// barberID (nil: every eligible barber), stopping past budget. It first
-// bounds them by the slot step alone, from the catalog cache when it can,
-// and reads the barbers' hours only when that bound is over budget.
-func (r *Resolver) slotsFor(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) (int, error) {
-	if e, ok := r.cache.catalogs.Get(newCatalogKey(v.AccountID, unitID, serviceID, nil)); ok && v.versioned && e.config == v.configVersion {
-		if n := dayBound(&e.offer, barberID) * len(dates); n <= budget {
-			return n, nil // nothing allocated
-		}
+// slotsFor bounds the slots the days of an offer hold for barberID (nil:
+// every eligible barber), stopping past budget. It first bounds them by the
+// slot step alone, and reads the barbers' hours only when that bound is
+// over budget.
+func (r *Resolver) slotsFor(ctx context.Context, a *availabilityAsk, barberID *string, dates []slots.Date, budget int) (int, error) {
+	if n := dayBound(a.o, barberID) * len(dates); n <= budget {
+		return n, nil // nothing allocated
 	}
-	o, err := r.resolveCatalog(ctx, unitID, serviceID, nil)
-	if err != nil {
-		return 0, err
-	}
-	if n := dayBound(o, barberID) * len(dates); n <= budget {
-		return n, nil
-	}
-	w, err := r.weekHoursOf(ctx, v, o)
+	w, err := r.weekHoursOf(ctx, a.v, a.o)
 	if err != nil {
 		return 0, err
 	}
@@ -256,15 +247,19 @@ func (r *Resolver) admitSlots(ctx context.Context, slots int) (func(), error) {
 }
 
 // checkSlots refuses an availability request over dates that could list
-// more slots than the request's budget, before any day is computed.
-// Errors: validation_failed, and those of resolveCatalog.
-func (r *Resolver) checkSlots(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) error {
+// more slots than the request's budget, before any day is computed; it
+// returns the budget left to compute them.
+// Errors: validation_failed.
+func (r *Resolver) checkSlots(ctx context.Context, a *availabilityAsk, dates []slots.Date) (int, error) {
 	budget := r.slotBudget(ctx)
-	n, err := r.slotsFor(ctx, v, unitID, serviceID, barberID, dates, budget)
-	if err != nil || n <= budget && reserve(ctx, n) {
-		return err
+	n, err := r.slotsFor(ctx, a, a.barberID, dates, budget)
+	switch {
+	case err != nil:
+		return 0, err
+	case n <= budget && reserve(ctx, n):
+		return r.slotBudget(ctx), nil
 	}
-	return tooManySlots(r.slotBudget(ctx), barberID, len(dates)) // less, when the request's other answers took some
+	return 0, tooManySlots(r.slotBudget(ctx), a.barberID, len(dates)) // less, when the request's other answers took some
 }
 
 // tooManySlots is the refusal of an answer of days that would hold more
@@ -289,17 +284,4 @@ func tooManySlots(budget int, barberID *string, days int) error {
 	e, _ := AsError(p.Err())
 	e.Message = fmt.Sprintf("This unit has too many slots for one answer: %d day(s) would list more than %d. Ask for %s.", days, budget, what)
 	return e
-}
-
-// canceled is the error of a request whose context is done: its caller
-// went away, or its time ran out.
-func canceled(ctx context.Context) error {
-	switch err := ctx.Err(); {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
-	default:
-		return DomainError(err)
-	}
 }
