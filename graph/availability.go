@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/graph/free"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -26,138 +27,19 @@ func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, b
 	return d.Availability(barberID), nil
 }
 
-// A Day is one day's free slots of a unit and service, for every eligible
-// barber (or, rarely, for the one barber asked for), from which any
-// availability answer for that day is taken.
-type Day struct {
-	// Tag names the day's slots within this process: days with the same
-	// nonzero Tag have the same slots, so an adapter may keep what it made
-	// of them under it. 0: the day was read for one request only.
-	Tag uint64
-
-	unitID, serviceID, date, timezone string
-	loc                               *time.Location
-	duration                          time.Duration // of every slot
-	barbers                           []string      // those with free slots
-	rank                              []int32       // of each of barbers among the eligible, in the order creates try them
-	free                              []freeSlot    // sorted by time, then barber
-	inWindow                          bool          // the date was within the booking window
-	empty                             []emptyBarber // the other eligible barbers
-}
-
-// emptyBarber is an eligible barber without free slots on a Day, and why.
-type emptyBarber struct {
-	id    string
-	stage slots.Stage
-}
+// A Day is one day's free slots of a unit and service (package free).
+type Day = free.Day
 
 // Why a day has no slots: the values of Availability.reason.
 const (
-	ReasonOutsideBookingWindow = "outside_booking_window"
-	ReasonClosed               = "closed"
-	ReasonTimeOff              = "time_off"
-	ReasonFullyBooked          = "fully_booked"
+	ReasonOutsideBookingWindow = free.ReasonOutsideBookingWindow
+	ReasonClosed               = free.ReasonClosed
+	ReasonTimeOff              = free.ReasonTimeOff
+	ReasonFullyBooked          = free.ReasonFullyBooked
 )
-
-// reasons names each stage a set of barbers without slots can end at.
-var reasons = [...]string{
-	slots.StageClosed:  ReasonClosed,
-	slots.StageLead:    ReasonOutsideBookingWindow,
-	slots.StageTimeOff: ReasonTimeOff,
-	slots.StageBooked:  ReasonFullyBooked,
-	slots.StageFree:    ReasonFullyBooked, // not reached: a free barber has slots
-}
-
-// freeSlot is a slot of a Day, kept small since days are cached: its start
-// (Unix nanoseconds) and its barber (an index into Day.barbers).
-type freeSlot struct {
-	start  int64
-	barber int32
-}
 
 // dayTags numbers the days cached in this process.
 var dayTags atomic.Uint64
-
-// newDay is the Day of an offer on date, with its free slots and the stages of its
-// eligible barbers without any; order lists the eligible barbers as a create
-// without a barber tries them.
-func newDay(o *offer, date slots.Date, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
-	d := &Day{
-		unitID: o.unit.ID, serviceID: o.service.ID, date: date.String(), timezone: o.unit.Timezone,
-		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
-		inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
-	}
-	for i, b := range empty {
-		d.empty[i] = emptyBarber{b.ID, b.Stage}
-	}
-	index := map[string]int32{}
-	for i, s := range free {
-		b, ok := index[s.BarberID]
-		if !ok {
-			b = int32(len(d.barbers))
-			index[s.BarberID] = b
-			d.barbers = append(d.barbers, s.BarberID)
-			d.rank = append(d.rank, int32(slices.Index(order, s.BarberID)))
-		}
-		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
-	}
-	return d
-}
-
-// Date is the day, YYYY-MM-DD in the unit's zone.
-func (d *Day) Date() string { return d.date }
-
-// Timezone is the unit's zone.
-func (d *Day) Timezone() string { return d.timezone }
-
-// Availability is the day's answer for every barber (barberID nil) or one.
-func (d *Day) Availability(barberID *string) *model.Availability {
-	a := &model.Availability{
-		UnitID: d.unitID, ServiceID: d.serviceID, BarberID: barberID,
-		Date: d.date, Timezone: d.timezone, Slots: make([]*model.Slot, 0, len(d.free)),
-	}
-	for _, s := range d.free {
-		id := d.barbers[s.barber]
-		if barberID == nil || id == *barberID {
-			start := time.Unix(0, s.start)
-			a.Slots = append(a.Slots, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: id}, d.loc))
-		}
-	}
-	if r := d.Reason(barberID); r != "" {
-		a.Reason = &r
-	}
-	return a
-}
-
-// Reason is why the day has no slots for every barber (barberID nil) or
-// one, as Availability.reason tells it: "" when it has some.
-func (d *Day) Reason(barberID *string) string {
-	if !d.inWindow {
-		return ReasonOutsideBookingWindow
-	}
-	if barberID == nil {
-		if len(d.barbers) > 0 {
-			return ""
-		}
-		stage := slots.StageClosed // also when no barber is eligible
-		for _, b := range d.empty {
-			stage = max(stage, b.stage)
-		}
-		return reasons[stage]
-	}
-	if slices.Contains(d.barbers, *barberID) {
-		return ""
-	}
-	for _, b := range d.empty {
-		if b.id == *barberID {
-			return reasons[b.stage]
-		}
-	}
-	return ReasonClosed
-}
-
-// size is about what the day costs to keep, in bytes.
-func (d *Day) size() int { return 256 + 16*cap(d.free) + 20*len(d.barbers) + 24*len(d.empty) }
 
 // AvailabilityDay is availability as a Day, from which the adapter takes
 // its answer (every barber's slots, or barberID's).
@@ -320,14 +202,14 @@ func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Bar
 		if err := canceled(ctx); err != nil {
 			return nil, err
 		}
-		free := slots.FreeSlots(in.Day)
+		slotsFree := slots.FreeSlots(in.Day)
 		inWindow := in.InWindow()
 		var empty []slots.BarberStage
 		if inWindow {
-			empty = slots.Stages(withoutSlots(in.Day, free))
+			empty = slots.Stages(withoutSlots(in.Day, slotsFree))
 		}
-		c.until[i] = validUntil(in.Day, free, empty, in.holdsUntil)
-		c.days[i] = newDay(o, in.Date, c.barbers, free, inWindow, empty)
+		c.until[i] = validUntil(in.Day, slotsFree, empty, in.holdsUntil)
+		c.days[i] = free.NewDay(o.of(), in.Date, c.barbers, slotsFree, inWindow, empty)
 	}
 	return c, nil
 }
@@ -409,26 +291,18 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
 	r.metrics().SlotConflict()
 	e := Errorf(CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
-	if free, err := r.freeSlots(ctx, o); err == nil {
-		e.Alternatives = slotModels(slots.Nearest(free, o.start, 3), o.loc)
+	if ss, err := r.freeSlots(ctx, o); err == nil {
+		e.Alternatives = slotModels(slots.Nearest(ss, o.start, 3), o.loc)
 	} else {
 		r.cfg.Log.WarnContext(ctx, "computing alternatives", "err", err)
 	}
 	return e
 }
 
-func slotModels(free []slots.Slot, loc *time.Location) []*model.Slot {
-	out := make([]*model.Slot, len(free))
-	for i, s := range free {
-		out[i] = slotModel(s, loc)
+func slotModels(ss []slots.Slot, loc *time.Location) []*model.Slot {
+	out := make([]*model.Slot, len(ss))
+	for i, s := range ss {
+		out[i] = free.SlotModel(s, loc)
 	}
 	return out
-}
-
-func slotModel(s slots.Slot, loc *time.Location) *model.Slot {
-	return &model.Slot{
-		StartsAt: slots.Local(s.Start, loc), EndsAt: slots.Local(s.End, loc),
-		StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(),
-		BarberID: s.BarberID,
-	}
 }

@@ -42,7 +42,7 @@ func newCaches(r *Resolver) *caches {
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
-			return 256 + 24*len(e.barbers) + e.day.size()
+			return 256 + 24*len(e.barbers) + e.day.Size()
 		}),
 	}
 }

@@ -88,41 +88,10 @@ func reserve(ctx context.Context, n int) bool {
 	}
 }
 
-// weekHours is the working hours of a unit's eligible barbers, by
-// weekday (Sunday 0), with the service's step and duration: what a day's
-// slots can be at most.
-type weekHours struct {
-	step, duration time.Duration
-	barbers        map[string]*[7][]slots.Span // working spans (slots.WorkingSpans)
-	all            [7]int                      // every eligible barber's starts, each weekday
-}
-
-// starts is how many slots barberID (nil: every eligible barber) can be
-// offered on a weekday with a start in [from, to) local time. slack
-// counts starts whose service would end up to an hour past their span,
-// which a day that falls back an hour may offer.
-func (w *weekHours) starts(barberID *string, weekday int, from, to slots.Clock, slack bool) int {
-	d := w.duration
-	if slack {
-		d = max(d-time.Hour, time.Second)
-	}
-	n := 0
-	if barberID != nil {
-		if week, ok := w.barbers[*barberID]; ok {
-			return slots.CountStarts(week[weekday], w.step, d, from, to)
-		}
-		return 0
-	}
-	for _, week := range w.barbers {
-		n += slots.CountStarts(week[weekday], w.step, d, from, to)
-	}
-	return n
-}
-
 // weekHoursOf reads the working hours of the offer's eligible barbers, or
 // takes them from the account's catalog cache entry of the unit and
 // service while it is current.
-func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekHours, error) {
+func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*slots.Week, error) {
 	key := newCatalogKey(v.AccountID, o.unit.ID, o.service.ID, nil)
 	e, cached := r.cache.catalogs.Get(key)
 	cached = cached && v.versioned && e.config == v.configVersion
@@ -138,12 +107,12 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 			return nil, err
 		}
 	}
-	w := &weekHours{step: o.policy().Step, duration: o.duration(), barbers: make(map[string]*[7][]slots.Span, len(barbers))}
+	w := &slots.Week{Step: o.policy().Step, Duration: o.duration(), Barbers: make(map[string]*[7][]slots.Span, len(barbers))}
 	ids := make([]string, len(barbers))
 	hours, breaks := make(map[string]*[7][]slots.Span, len(barbers)), make(map[string]*[7][]slots.Span, len(barbers))
 	for i, b := range barbers {
 		ids[i] = b.ID
-		w.barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
+		w.Barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
 	}
 	rows, err := r.cfg.DB.WorkingHours.Query().
 		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
@@ -158,13 +127,13 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 		hours[h.BarberID][h.Weekday] = append(hours[h.BarberID][h.Weekday], work)
 		breaks[h.BarberID][h.Weekday] = append(breaks[h.BarberID][h.Weekday], b...)
 	}
-	for id, week := range w.barbers {
+	for id, week := range w.Barbers {
 		for wd := range week {
 			week[wd] = slots.WorkingSpans(hours[id][wd], breaks[id][wd])
 		}
 	}
-	for wd := range w.all {
-		w.all[wd] = w.starts(nil, wd, 0, slots.EndOfDay, false)
+	for wd := range w.All {
+		w.All[wd] = w.Starts(nil, wd, 0, slots.EndOfDay, false)
 	}
 	if cached {
 		e.week.Store(w)
@@ -187,9 +156,9 @@ func (r *Resolver) slotsFor(ctx context.Context, a *availabilityAsk, barberID *s
 	n := 0
 	for _, d := range dates {
 		if barberID == nil {
-			n += w.all[d.Weekday()]
+			n += w.All[d.Weekday()]
 		} else {
-			n += w.starts(barberID, int(d.Weekday()), 0, slots.EndOfDay, false)
+			n += w.Starts(barberID, int(d.Weekday()), 0, slots.EndOfDay, false)
 		}
 		if n > budget {
 			break

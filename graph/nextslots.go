@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -69,7 +68,7 @@ func (r *Resolver) availabilityRange(ctx context.Context, unitID, serviceID stri
 	}
 	out := &model.AvailabilityRange{
 		UnitID: unitID, ServiceID: serviceID, BarberID: barberID,
-		Timezone: days[0].timezone, From: from, To: to,
+		Timezone: days[0].Timezone(), From: from, To: to,
 		Days: make([]*model.Availability, len(days)),
 	}
 	for i, d := range days {
@@ -195,11 +194,11 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 	budget, spent, exhausted := r.slotBudget(ctx), 0, false
 	from, to := slots.Clock(s.from/60), slots.Clock((s.to+59)/60)
 	var fits [7]bool // by weekday: a start can fall in the window
-	cost := week.all // by weekday: the slots a day read computes
+	cost := week.All // by weekday: the slots a day read computes
 	for wd := range fits {
-		fits[wd] = week.starts(q.BarberID, wd, from, to, true) > 0
+		fits[wd] = week.Starts(q.BarberID, wd, from, to, true) > 0
 		if q.BarberID != nil {
-			cost[wd] = week.starts(q.BarberID, wd, 0, slots.EndOfDay, false)
+			cost[wd] = week.Starts(q.BarberID, wd, 0, slots.EndOfDay, false)
 		}
 	}
 	// The days are read in growing batches: most searches end in the
@@ -236,7 +235,7 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 			return nil, err
 		}
 		for _, d := range days {
-			out.Slots = d.appendNext(out.Slots, q.BarberID, after, s)
+			out.Slots = d.AppendNext(out.Slots, q.BarberID, after, s.from, s.to, s.limit)
 		}
 	}
 	if len(out.Slots) == 0 && exhausted {
@@ -247,36 +246,6 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		out.Reason = &reason
 	}
 	return out, nil
-}
-
-// appendNext appends the day's free slots of barberID (nil: any) that start
-// at or after after, in s's daily window, until there are s.limit: without
-// a barber, one per start, with the first eligible barber free then.
-func (d *Day) appendNext(dst []*model.Slot, barberID *string, after time.Time, s nextSearch) []*model.Slot {
-	for i := 0; i < len(d.free) && len(dst) < s.limit; i++ {
-		f := d.free[i]
-		if barberID != nil && d.barbers[f.barber] != *barberID {
-			continue
-		}
-		start := time.Unix(0, f.start).In(d.loc)
-		if start.Before(after) {
-			continue
-		}
-		if sec := start.Hour()*3600 + start.Minute()*60 + start.Second(); sec < s.from || sec >= s.to {
-			continue
-		}
-		if barberID == nil {
-			// The slots of one start are together: take the one a
-			// create would, the first of the eligible barbers.
-			for ; i+1 < len(d.free) && d.free[i+1].start == f.start; i++ {
-				if d.rank[d.free[i+1].barber] < d.rank[f.barber] {
-					f = d.free[i+1]
-				}
-			}
-		}
-		dst = append(dst, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: d.barbers[f.barber]}, d.loc))
-	}
-	return dst
 }
 
 // searchExhausted refuses a search for the next free times that found

@@ -11,6 +11,7 @@ import (
 	"barberd/ent/predicate"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/free"
 	"barberd/graph/fresh"
 	"barberd/graph/slots"
 )
@@ -50,6 +51,11 @@ func (o *offer) policy() slots.Policy {
 
 func (o *offer) duration() time.Duration {
 	return time.Duration(o.service.DurationMinutes) * time.Minute
+}
+
+// of is what the offer's days are of (package free).
+func (o *offer) of() free.Of {
+	return free.Of{UnitID: o.unit.ID, ServiceID: o.service.ID, Timezone: o.unit.Timezone, Location: o.loc, Duration: o.duration()}
 }
 
 func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMinutes) * time.Minute }
@@ -243,7 +249,7 @@ type catalogEntry struct {
 	offer  offer // unit, loc, service, barber and eligible barbers
 	// week is the eligible barbers' hours, once weekHoursOf read them
 	// (entries of every barber only).
-	week atomic.Pointer[weekHours]
+	week atomic.Pointer[slots.Week]
 }
 
 // cachedCatalog returns the catalog entry of k when the viewer's config
