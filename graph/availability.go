@@ -2,10 +2,14 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
 
+	"barberd/ent"
+	"barberd/graph/free"
+	"barberd/graph/fresh"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 )
@@ -23,189 +27,75 @@ func (r *Resolver) availability(ctx context.Context, unitID, serviceID string, b
 	return d.Availability(barberID), nil
 }
 
-// A Day is one day's free slots of a unit and service, for every eligible
-// barber (or, rarely, for the one barber asked for), from which any
-// availability answer for that day is taken.
-type Day struct {
-	// Tag names the day's slots within this process: days with the same
-	// nonzero Tag have the same slots, so an adapter may keep what it made
-	// of them under it. 0: the day was read for one request only.
-	Tag uint64
-
-	unitID, serviceID, date, timezone string
-	loc                               *time.Location
-	duration                          time.Duration // of every slot
-	barbers                           []string      // those with free slots
-	rank                              []int32       // of each of barbers among the eligible, in the order creates try them
-	free                              []freeSlot    // sorted by time, then barber
-	inWindow                          bool          // the date was within the booking window
-	empty                             []emptyBarber // the other eligible barbers
-}
-
-// emptyBarber is an eligible barber without free slots on a Day, and why.
-type emptyBarber struct {
-	id    string
-	stage slots.Stage
-}
+// A Day is one day's free slots of a unit and service (package free).
+type Day = free.Day
 
 // Why a day has no slots: the values of Availability.reason.
 const (
-	ReasonOutsideBookingWindow = "outside_booking_window"
-	ReasonClosed               = "closed"
-	ReasonTimeOff              = "time_off"
-	ReasonFullyBooked          = "fully_booked"
+	ReasonOutsideBookingWindow = free.ReasonOutsideBookingWindow
+	ReasonClosed               = free.ReasonClosed
+	ReasonTimeOff              = free.ReasonTimeOff
+	ReasonFullyBooked          = free.ReasonFullyBooked
 )
-
-// reasons names each stage a set of barbers without slots can end at.
-var reasons = [...]string{
-	slots.StageClosed:  ReasonClosed,
-	slots.StageLead:    ReasonOutsideBookingWindow,
-	slots.StageTimeOff: ReasonTimeOff,
-	slots.StageBooked:  ReasonFullyBooked,
-	slots.StageFree:    ReasonFullyBooked, // not reached: a free barber has slots
-}
-
-// freeSlot is a slot of a Day, kept small since days are cached: its start
-// (Unix nanoseconds) and its barber (an index into Day.barbers).
-type freeSlot struct {
-	start  int64
-	barber int32
-}
 
 // dayTags numbers the days cached in this process.
 var dayTags atomic.Uint64
-
-// newDay is the Day of an offer, with its free slots and the stages of its
-// eligible barbers without any; order lists the eligible barbers as a create
-// without a barber tries them.
-func newDay(o *offer, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
-	d := &Day{
-		unitID: o.unit.ID, serviceID: o.service.ID, date: o.date.String(), timezone: o.unit.Timezone,
-		loc: o.loc, duration: o.duration(), free: make([]freeSlot, len(free)),
-		inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
-	}
-	for i, b := range empty {
-		d.empty[i] = emptyBarber{b.ID, b.Stage}
-	}
-	index := map[string]int32{}
-	for i, s := range free {
-		b, ok := index[s.BarberID]
-		if !ok {
-			b = int32(len(d.barbers))
-			index[s.BarberID] = b
-			d.barbers = append(d.barbers, s.BarberID)
-			d.rank = append(d.rank, int32(slices.Index(order, s.BarberID)))
-		}
-		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
-	}
-	return d
-}
-
-// Date is the day, YYYY-MM-DD in the unit's zone.
-func (d *Day) Date() string { return d.date }
-
-// Timezone is the unit's zone.
-func (d *Day) Timezone() string { return d.timezone }
-
-// Availability is the day's answer for every barber (barberID nil) or one.
-func (d *Day) Availability(barberID *string) *model.Availability {
-	a := &model.Availability{
-		UnitID: d.unitID, ServiceID: d.serviceID, BarberID: barberID,
-		Date: d.date, Timezone: d.timezone, Slots: make([]*model.Slot, 0, len(d.free)),
-	}
-	for _, s := range d.free {
-		id := d.barbers[s.barber]
-		if barberID == nil || id == *barberID {
-			start := time.Unix(0, s.start)
-			a.Slots = append(a.Slots, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: id}, d.loc))
-		}
-	}
-	if r := d.Reason(barberID); r != "" {
-		a.Reason = &r
-	}
-	return a
-}
-
-// Reason is why the day has no slots for every barber (barberID nil) or
-// one, as Availability.reason tells it: "" when it has some.
-func (d *Day) Reason(barberID *string) string {
-	if !d.inWindow {
-		return ReasonOutsideBookingWindow
-	}
-	if barberID == nil {
-		if len(d.barbers) > 0 {
-			return ""
-		}
-		stage := slots.StageClosed // also when no barber is eligible
-		for _, b := range d.empty {
-			stage = max(stage, b.stage)
-		}
-		return reasons[stage]
-	}
-	if slices.Contains(d.barbers, *barberID) {
-		return ""
-	}
-	for _, b := range d.empty {
-		if b.id == *barberID {
-			return reasons[b.stage]
-		}
-	}
-	return ReasonClosed
-}
-
-// size is about what the day costs to keep, in bytes.
-func (d *Day) size() int { return 256 + 16*cap(d.free) + 20*len(d.barbers) + 24*len(d.empty) }
 
 // AvailabilityDay is availability as a Day, from which the adapter takes
 // its answer (every barber's slots, or barberID's).
 // Errors: validation_failed, unit_not_found, service_not_found,
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
-	v, err := r.checkAvailability(ctx, unitID, serviceID, barberID, date)
-	if err != nil {
-		return nil, err
-	}
-	d, _ := slots.ParseDate(date)
-	dates := []slots.Date{d}
-	if err := r.checkSlots(ctx, v, unitID, serviceID, barberID, dates); err != nil {
-		return nil, err
-	}
-	days, err := r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates, r.slotBudget(ctx))
+	d, p := checkAvailability(unitID, serviceID, barberID, date)
+	days, err := r.availabilityOf(ctx, unitID, serviceID, barberID, []slots.Date{d}, p)
 	if err != nil {
 		return nil, err
 	}
 	return days[0], nil
 }
 
-// checkAvailability checks the caller's scope and the request.
-func (r *Resolver) checkAvailability(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Viewer, error) {
-	v, err := require(ctx, ScopeAvailabilityRead)
+// availabilityOf is the one path of every answer of given days (a day, a
+// range): the viewer and the offer are looked up once, the days' slots
+// bounded, then each day served from the cache or computed.
+// Errors: missing_api_key, insufficient_scope, validation_failed (p, or
+// too many slots), those of resolveCatalog.
+func (r *Resolver) availabilityOf(ctx context.Context, unitID, serviceID string, barberID *string, dates []slots.Date, p Problems) ([]*Day, error) {
+	a, err := r.askAvailability(ctx, unitID, serviceID, barberID, p)
 	if err != nil {
 		return nil, err
 	}
-	return v, CheckAvailability(unitID, serviceID, barberID, date).Err()
+	budget, err := r.checkSlots(ctx, a, dates)
+	if err != nil {
+		return nil, err
+	}
+	return r.availabilityDays(ctx, a, dates, budget)
 }
 
-// availabilityDays returns the Days of dates (ascending, distinct) of a unit
-// and service, for every eligible barber (or, rarely, for barberID alone).
-// Each comes from the availability cache while it is still what the
-// database says (cache.go); the others are read from the database in one
-// statement, then cached. When every barber's missing days would compute
-// more than budget slots, a barber's days are computed alone, not cached.
-func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) ([]*Day, error) {
+// availabilityDays returns the Days of dates (ascending, distinct) of an
+// offer, for every eligible barber (or, rarely, for the barber asked for
+// alone). Each comes from the availability cache while it is still what the
+// database says (cache.go); the others are computed together, then cached.
+// When every barber's missing days would compute more than budget slots,
+// the barber's days are computed alone, not cached.
+func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dates []slots.Date, budget int) ([]*Day, error) {
 	keys := make([]availabilityKey, len(dates))
 	for i, d := range dates {
-		keys[i] = newAvailabilityKey(v.AccountID, unitID, serviceID, d.String())
+		keys[i] = newAvailabilityKey(a.v.AccountID, a.o.unit.ID, a.o.service.ID, d.String())
 	}
-	entries, err := r.cache.cachedDays(ctx, v, keys, r.now())
-	if err != nil {
-		return nil, err
+	entries, covered := r.cache.cachedDays(a.v, keys, a.barberID, r.now())
+	if covered != nil { // some day is cached: are its barbers' bookings unchanged?
+		got, err := r.versions(ctx, a, covered)
+		if err != nil {
+			return nil, err
+		}
+		r.cache.dropChanged(a.v, entries, got)
 	}
+	r.cache.countLookups(entries)
 	out := make([]*Day, len(dates))
 	var missing []slots.Date
 	var at []int // missing[j] is dates[at[j]]
 	for i, e := range entries {
-		if e != nil && (barberID == nil || slices.Contains(e.barbers, *barberID)) {
+		if e != nil {
 			out[i] = e.day
 		} else {
 			missing, at = append(missing, dates[i]), append(at, i)
@@ -214,108 +104,127 @@ func (r *Resolver) availabilityDays(ctx context.Context, v *Viewer, unitID, serv
 	if len(missing) == 0 {
 		return out, nil
 	}
-	if barberID != nil {
-		// The barber's own errors (barber_not_found, barber_not_eligible)
-		// come before the days are read.
-		if _, err := r.resolveCatalog(ctx, unitID, serviceID, barberID); err != nil {
-			return nil, err
-		}
-		n, err := r.slotsFor(ctx, v, unitID, serviceID, nil, missing, budget)
+	barbers, cache := a.o.eligible, a.v.versioned
+	if a.barber != nil {
+		n, err := r.slotsFor(ctx, a, nil, missing, budget)
 		if err != nil {
 			return nil, err
 		}
 		if n > budget {
-			a, err := r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false)
-			if err != nil {
-				return nil, err
-			}
-			for j, i := range at {
-				out[i] = a.days[j]
-			}
-			return out, nil
+			barbers, cache = []*ent.Barber{a.barber}, false
 		}
 	}
-	a, err := r.computeDays(ctx, v, unitID, serviceID, nil, missing, v.versioned)
+	var versions *fresh.Versions
+	if cache {
+		// Read before the reservations, so the days are at least as new
+		// as the versions say; without them the days are not cached.
+		if got, err := r.versions(ctx, a, nil); err == nil {
+			versions = &got
+		}
+	}
+	c, err := r.computeDays(ctx, a.o, barbers, missing, versions)
 	if err != nil {
 		return nil, err
 	}
-	if a.cacheable {
-		for i, d := range a.days {
-			d.Tag = dayTags.Add(1)
-			r.cache.availability.Put(keys[at[i]], &availabilityEntry{
-				config: v.configVersion, barbers: a.barbers, bookings: a.bookings,
-				from: a.at, until: a.until[i], day: d,
+	for j, i := range at {
+		out[i] = c.days[j]
+		if versions != nil {
+			c.days[j].Tag = dayTags.Add(1)
+			r.cache.availability.Put(keys[i], &availabilityEntry{
+				config: a.v.configVersion, barbers: c.barbers, bookings: c.bookings,
+				from: c.at, until: c.until[j], day: c.days[j],
 			})
 		}
 	}
-	if barberID != nil && !slices.Contains(a.barbers, *barberID) {
-		// The catalog changed between the two reads: answer as the
-		// barber's own days say, without caching them.
-		if a, err = r.computeDays(ctx, v, unitID, serviceID, barberID, missing, false); err != nil {
-			return nil, err
-		}
-	}
-	for j, i := range at {
-		out[i] = a.days[j]
-	}
 	return out, nil
+}
+
+// versions reads, once a request, the bookings versions of the offer's
+// eligible barbers and of also (package fresh).
+func (r *Resolver) versions(ctx context.Context, a *availabilityAsk, also []string) (fresh.Versions, error) {
+	if a.versions == nil {
+		ids := make([]string, len(a.o.eligible), len(a.o.eligible)+len(also))
+		for i, b := range a.o.eligible {
+			ids[i] = b.ID
+		}
+		for _, id := range also {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
+		if err != nil {
+			return got, err
+		}
+		a.versions = &got
+	}
+	return *a.versions, nil
 }
 
 // computedDays are days read from the database, with what it takes to
 // cache them.
 type computedDays struct {
-	days      []*Day
-	at        time.Time   // the days hold from at
-	until     []time.Time // until until[i], if nothing is written
-	barbers   []string    // the barbers they cover
-	cacheable bool        // their versions were read before their reservations:
-	bookings  []int64
+	days     []*Day
+	at       time.Time   // the days hold from at
+	until    []time.Time // until until[i], if nothing is written
+	barbers  []string    // the barbers they cover, with
+	bookings []int64     // their bookings versions, when read
 }
 
-// computeDays reads days' availability from the database; with versioned,
-// it reads the barbers' bookings versions first, so the days can be cached
-// under them.
-func (r *Resolver) computeDays(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, versioned bool) (*computedDays, error) {
-	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
+// computeDays computes the days of an offer for barbers from the database,
+// once admitted to (cost.go); with versions, it takes the barbers'
+// bookings versions from them, so the days can be cached under them.
+// Errors: unavailable (not admitted in time), request_canceled.
+func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
+	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.startsPerDay())
 	if err != nil {
 		return nil, err
 	}
-	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
-	if err != nil {
-		return nil, err
-	}
-	a := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
+	defer release()
+	c := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
-		a.barbers[i] = b.ID
+		c.barbers[i] = b.ID
 	}
-	if versioned {
-		// Read before the reservations, so the days are at least as new
-		// as the versions say.
-		a.bookings, err = r.cache.bookingVersions(ctx, v, a.barbers)
-		a.cacheable = err == nil
+	if versions != nil {
+		c.bookings = make([]int64, len(barbers))
+		for i, id := range c.barbers {
+			c.bookings[i], _ = versions.Bookings(id) // a barber not found never matches later
+		}
 	}
-	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, a.at, barbers, dates)
+	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	if err != nil {
 		return nil, err
 	}
-	a.days, a.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
+	c.days, c.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
 	for i, in := range inputs {
 		// A day of a large unit takes a good part of a second: stop
 		// between days once nobody waits for the answer.
 		if err := canceled(ctx); err != nil {
 			return nil, err
 		}
-		free := slots.FreeSlots(in.Day)
+		slotsFree := slots.FreeSlots(in.Day)
 		inWindow := in.InWindow()
 		var empty []slots.BarberStage
 		if inWindow {
-			empty = slots.Stages(withoutSlots(in.Day, free))
+			empty = slots.Stages(withoutSlots(in.Day, slotsFree))
 		}
-		a.until[i] = validUntil(in.Day, free, empty, in.holdsUntil)
-		o.date = in.Date
-		a.days[i] = newDay(o, a.barbers, free, inWindow, empty)
+		c.until[i] = validUntil(in.Day, slotsFree, empty, in.holdsUntil)
+		c.days[i] = free.NewDay(o.of(), in.Date, c.barbers, slotsFree, inWindow, empty)
 	}
-	return a, nil
+	return c, nil
+}
+
+// canceled is the error of a request whose context is done: its caller
+// went away, or its time ran out.
+func canceled(ctx context.Context) error {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
+	default:
+		return DomainError(err)
+	}
 }
 
 // withoutSlots is d with only its barbers that have none of the free slots.
@@ -382,26 +291,18 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
 	r.metrics().SlotConflict()
 	e := Errorf(CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
-	if free, err := r.freeSlots(ctx, o); err == nil {
-		e.Alternatives = slotModels(slots.Nearest(free, o.start, 3), o.loc)
+	if ss, err := r.freeSlots(ctx, o); err == nil {
+		e.Alternatives = slotModels(slots.Nearest(ss, o.start, 3), o.loc)
 	} else {
 		r.cfg.Log.WarnContext(ctx, "computing alternatives", "err", err)
 	}
 	return e
 }
 
-func slotModels(free []slots.Slot, loc *time.Location) []*model.Slot {
-	out := make([]*model.Slot, len(free))
-	for i, s := range free {
-		out[i] = slotModel(s, loc)
+func slotModels(ss []slots.Slot, loc *time.Location) []*model.Slot {
+	out := make([]*model.Slot, len(ss))
+	for i, s := range ss {
+		out[i] = free.SlotModel(s, loc)
 	}
 	return out
-}
-
-func slotModel(s slots.Slot, loc *time.Location) *model.Slot {
-	return &model.Slot{
-		StartsAt: slots.Local(s.Start, loc), EndsAt: slots.Local(s.End, loc),
-		StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(),
-		BarberID: s.BarberID,
-	}
 }

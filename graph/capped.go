@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
@@ -19,17 +18,15 @@ import (
 const MaxCatalog = MaxPageSize
 
 // capped returns full() when an owner (a key, an account, a barber) has
-// most rows already (count; most <= 0: no cap). On PostgreSQL it first runs
-// lock, which locks the owner's row, and then counts in a statement of its
-// own, which in READ COMMITTED sees what was committed while it waited.
+// most rows already (count; most <= 0: no cap). It first locks the owner's
+// row (store.DB.LockOwner), then counts in a statement of its own, which in
+// READ COMMITTED sees what was committed while it waited.
 func (r *Resolver) capped(lock func() error, count func() (int, error), most int, full func() error) error {
 	if most <= 0 {
 		return nil
 	}
-	if r.cfg.DB.Dialect == dialect.Postgres {
-		if err := lock(); err != nil {
-			return err
-		}
+	if err := r.cfg.DB.LockOwner(lock); err != nil {
+		return err
 	}
 	n, err := count()
 	if err != nil {

@@ -9,10 +9,8 @@ import (
 	"barberd/ent/unit"
 )
 
-// Catalog rules, shared by every operation that names a unit, service or
-// barber: an id of another account behaves exactly like an unknown one
-// (the tenant filter sees to that), and a deactivated unit is closed for
-// booking, so it is "not found" to chatbots.
+// The catalog lists: units, services and barbers a chatbot may book (the
+// rules of a name's lookup are offer.go's).
 
 // withBookableUnits loads the ids of the active units of a service or barber.
 func withBookableUnits(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(unit.FieldID) }
@@ -20,27 +18,6 @@ func withBookableUnits(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(uni
 // withBookableServices loads the ids of the bookable services of a barber.
 func withBookableServices(q *ent.ServiceQuery) {
 	q.Where(service.Active(true), service.BookableOnline(true)).Select(service.FieldID)
-}
-
-// activeUnit returns the active unit with the given id.
-// Errors: unit_not_found.
-func activeUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
-	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
-	return u, notFound(err, CodeUnitNotFound, "unit", id)
-}
-
-// findService returns the service with the given id, bookable or not.
-// Errors: service_not_found.
-func findService(ctx context.Context, c *ent.Client, id string) (*ent.Service, error) {
-	s, err := c.Service.Get(ctx, id)
-	return s, notFound(err, CodeServiceNotFound, "service", id)
-}
-
-// findBarber returns the barber with the given id, active or not.
-// Errors: barber_not_found.
-func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, error) {
-	b, err := c.Barber.Get(ctx, id)
-	return b, notFound(err, CodeBarberNotFound, "barber", id)
 }
 
 // bookableUnits lists the first active units, by name.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"barberd/ent/workinghours"
+	"barberd/graph/admit"
 	"barberd/graph/slots"
 )
 
@@ -86,41 +88,10 @@ func reserve(ctx context.Context, n int) bool {
 	}
 }
 
-// weekHours is the working hours of a unit's eligible barbers, by
-// weekday (Sunday 0), with the service's step and duration: what a day's
-// slots can be at most.
-type weekHours struct {
-	step, duration time.Duration
-	barbers        map[string]*[7][]slots.Span // working spans (slots.WorkingSpans)
-	all            [7]int                      // every eligible barber's starts, each weekday
-}
-
-// starts is how many slots barberID (nil: every eligible barber) can be
-// offered on a weekday with a start in [from, to) local time. slack
-// counts starts whose service would end up to an hour past their span,
-// which a day that falls back an hour may offer.
-func (w *weekHours) starts(barberID *string, weekday int, from, to slots.Clock, slack bool) int {
-	d := w.duration
-	if slack {
-		d = max(d-time.Hour, time.Second)
-	}
-	n := 0
-	if barberID != nil {
-		if week, ok := w.barbers[*barberID]; ok {
-			return slots.CountStarts(week[weekday], w.step, d, from, to)
-		}
-		return 0
-	}
-	for _, week := range w.barbers {
-		n += slots.CountStarts(week[weekday], w.step, d, from, to)
-	}
-	return n
-}
-
 // weekHoursOf reads the working hours of the offer's eligible barbers, or
 // takes them from the account's catalog cache entry of the unit and
 // service while it is current.
-func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekHours, error) {
+func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*slots.Week, error) {
 	key := newCatalogKey(v.AccountID, o.unit.ID, o.service.ID, nil)
 	e, cached := r.cache.catalogs.Get(key)
 	cached = cached && v.versioned && e.config == v.configVersion
@@ -136,12 +107,12 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 			return nil, err
 		}
 	}
-	w := &weekHours{step: o.policy().Step, duration: o.duration(), barbers: make(map[string]*[7][]slots.Span, len(barbers))}
+	w := &slots.Week{Step: o.policy().Step, Duration: o.duration(), Barbers: make(map[string]*[7][]slots.Span, len(barbers))}
 	ids := make([]string, len(barbers))
 	hours, breaks := make(map[string]*[7][]slots.Span, len(barbers)), make(map[string]*[7][]slots.Span, len(barbers))
 	for i, b := range barbers {
 		ids[i] = b.ID
-		w.barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
+		w.Barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
 	}
 	rows, err := r.cfg.DB.WorkingHours.Query().
 		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
@@ -156,13 +127,13 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 		hours[h.BarberID][h.Weekday] = append(hours[h.BarberID][h.Weekday], work)
 		breaks[h.BarberID][h.Weekday] = append(breaks[h.BarberID][h.Weekday], b...)
 	}
-	for id, week := range w.barbers {
+	for id, week := range w.Barbers {
 		for wd := range week {
 			week[wd] = slots.WorkingSpans(hours[id][wd], breaks[id][wd])
 		}
 	}
-	for wd := range w.all {
-		w.all[wd] = w.starts(nil, wd, 0, slots.EndOfDay, false)
+	for wd := range w.All {
+		w.All[wd] = w.Starts(nil, wd, 0, slots.EndOfDay, false)
 	}
 	if cached {
 		e.week.Store(w)
@@ -170,33 +141,24 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*weekH
 	return w, nil
 }
 
-// slotsFor bounds the slots the days of a unit's service hold for
-// barberID (nil: every eligible barber), stopping past budget. It first
-// bounds them by the slot step alone, from the catalog cache when it can,
-// and reads the barbers' hours only when that bound is over budget.
-func (r *Resolver) slotsFor(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date, budget int) (int, error) {
-	if e, ok := r.cache.catalogs.Get(newCatalogKey(v.AccountID, unitID, serviceID, nil)); ok && v.versioned && e.config == v.configVersion {
-		if n := dayBound(&e.offer, barberID) * len(dates); n <= budget {
-			return n, nil // nothing allocated
-		}
+// slotsFor bounds the slots the days of an offer hold for barberID (nil:
+// every eligible barber), stopping past budget. It first bounds them by the
+// slot step alone, and reads the barbers' hours only when that bound is
+// over budget.
+func (r *Resolver) slotsFor(ctx context.Context, a *availabilityAsk, barberID *string, dates []slots.Date, budget int) (int, error) {
+	if n := dayBound(a.o, barberID) * len(dates); n <= budget {
+		return n, nil // nothing allocated
 	}
-	o, err := r.resolveCatalog(ctx, unitID, serviceID, nil)
-	if err != nil {
-		return 0, err
-	}
-	if n := dayBound(o, barberID) * len(dates); n <= budget {
-		return n, nil
-	}
-	w, err := r.weekHoursOf(ctx, v, o)
+	w, err := r.weekHoursOf(ctx, a.v, a.o)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, d := range dates {
 		if barberID == nil {
-			n += w.all[d.Weekday()]
+			n += w.All[d.Weekday()]
 		} else {
-			n += w.starts(barberID, int(d.Weekday()), 0, slots.EndOfDay, false)
+			n += w.Starts(barberID, int(d.Weekday()), 0, slots.EndOfDay, false)
 		}
 		if n > budget {
 			break
@@ -212,20 +174,61 @@ func dayBound(o *offer, barberID *string) int {
 	if barberID != nil {
 		n = 1
 	}
+	return n * o.startsPerDay()
+}
+
+// startsPerDay bounds one barber's starts in a day: one every step.
+func (o *offer) startsPerDay() int {
 	step := max(o.unit.SlotStepMinutes, 1)
-	return n * ((24*60 + step - 1) / step)
+	return (24*60 + step - 1) / step
+}
+
+// Days missing from the cache are computed behind an admission gate
+// (package admit) weighted by the slots they can hold, whose capacity
+// leaves one core to everything else: a heavy request waits for its turn
+// rather than slowing every other account's. A request keeps its admission
+// until its answer starts to be written, so encoding counts too.
+const (
+	// slotsPerCore is the weight admitted at once per core: about 10-20 ms
+	// of computing and encoding slots.
+	slotsPerCore = 4096
+	// maxAdmissionWait is the longest a request waits to be admitted.
+	maxAdmissionWait = 10 * time.Second
+)
+
+// newGate is the admission gate of a process with GOMAXPROCS cores.
+func newGate(m Metrics) *admit.Gate {
+	return admit.New(max(runtime.GOMAXPROCS(0)-1, 1)*slotsPerCore, maxAdmissionWait, m)
+}
+
+// admitSlots waits until computing slots (a bound) is admitted and returns
+// the release of that admission.
+// Errors: unavailable (the wait ran out, or the request's time).
+func (r *Resolver) admitSlots(ctx context.Context, slots int) (func(), error) {
+	release, err := r.cache.gate.Acquire(ctx, slots)
+	switch {
+	case errors.Is(err, admit.ErrBusy):
+		return nil, &Error{Code: CodeUnavailable, Message: "The server is busy computing other large answers; try again shortly, or ask for less (fewer days, one barber).", Err: err}
+	case err != nil:
+		return nil, canceled(ctx)
+	}
+	return release, nil
 }
 
 // checkSlots refuses an availability request over dates that could list
-// more slots than the request's budget, before any day is computed.
-// Errors: validation_failed, and those of resolveCatalog.
-func (r *Resolver) checkSlots(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, dates []slots.Date) error {
+// more slots than the request's budget, before any day is computed; it
+// returns the budget left to compute them.
+// Errors: validation_failed.
+func (r *Resolver) checkSlots(ctx context.Context, a *availabilityAsk, dates []slots.Date) (int, error) {
 	budget := r.slotBudget(ctx)
-	n, err := r.slotsFor(ctx, v, unitID, serviceID, barberID, dates, budget)
-	if err != nil || n <= budget && reserve(ctx, n) {
-		return err
+	n, err := r.slotsFor(ctx, a, a.barberID, dates, budget)
+	switch {
+	case err != nil:
+		return 0, err
+	case n <= budget && reserve(ctx, n):
+		return r.slotBudget(ctx), nil
 	}
-	return tooManySlots(r.slotBudget(ctx), barberID, len(dates)) // less, when the request's other answers took some
+	return 0, tooManySlots(r.slotBudget(ctx), a.barberID, len(dates)) // less, when the request's other answers took some
 }
 
 // tooManySlots is the refusal of an answer of days that would hold more
@@ -250,17 +253,4 @@ func tooManySlots(budget int, barberID *string, days int) error {
 	e, _ := AsError(p.Err())
 	e.Message = fmt.Sprintf("This unit has too many slots for one answer: %d day(s) would list more than %d. Ask for %s.", days, budget, what)
 	return e
-}
-
-// canceled is the error of a request whose context is done: its caller
-// went away, or its time ran out.
-func canceled(ctx context.Context) error {
-	switch err := ctx.Err(); {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
-	default:
-		return DomainError(err)
-	}
 }

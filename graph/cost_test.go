@@ -17,12 +17,14 @@ import (
 // reads, so none means no day was computed or read.
 type lookups struct{ days atomic.Int64 }
 
-func (*lookups) AppointmentCreated(string)  {}
-func (*lookups) SlotConflict()              {}
-func (*lookups) HoldCreated()               {}
-func (*lookups) HoldsExpired(int)           {}
-func (*lookups) NotificationWritten(string) {}
-func (*lookups) VersionRead(int)            {}
+func (*lookups) AppointmentCreated(string)           {}
+func (*lookups) SlotConflict()                       {}
+func (*lookups) HoldCreated()                        {}
+func (*lookups) HoldsExpired(int)                    {}
+func (*lookups) NotificationWritten(string)          {}
+func (*lookups) VersionRead(int)                     {}
+func (*lookups) Admission(int, int)                  {}
+func (*lookups) AdmissionWaited(time.Duration, bool) {}
 func (l *lookups) CacheLookup(cache string, _ bool) {
 	if cache == "availability" {
 		l.days.Add(1)

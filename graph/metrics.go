@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"barberd/ent"
 )
@@ -32,18 +33,26 @@ type Metrics interface {
 	// VersionRead: one query of the version fence answered callers requests
 	// (package fresh).
 	VersionRead(callers int)
+	// Admission: the weight of computing admitted, and the requests
+	// waiting for it, changed (package admit).
+	Admission(inUse, waiting int)
+	// AdmissionWaited: a request waited d to compute days, and was
+	// admitted, or not (it waited too long or went away).
+	AdmissionWaited(d time.Duration, admitted bool)
 }
 
 // noMetrics counts nothing.
 type noMetrics struct{}
 
-func (noMetrics) AppointmentCreated(string)  {}
-func (noMetrics) SlotConflict()              {}
-func (noMetrics) HoldCreated()               {}
-func (noMetrics) HoldsExpired(int)           {}
-func (noMetrics) NotificationWritten(string) {}
-func (noMetrics) CacheLookup(string, bool)   {}
-func (noMetrics) VersionRead(int)            {}
+func (noMetrics) AppointmentCreated(string)           {}
+func (noMetrics) SlotConflict()                       {}
+func (noMetrics) HoldCreated()                        {}
+func (noMetrics) HoldsExpired(int)                    {}
+func (noMetrics) NotificationWritten(string)          {}
+func (noMetrics) CacheLookup(string, bool)            {}
+func (noMetrics) VersionRead(int)                     {}
+func (noMetrics) Admission(int, int)                  {}
+func (noMetrics) AdmissionWaited(time.Duration, bool) {}
 
 // metrics returns the resolver's metrics, never nil.
 func (r *Resolver) metrics() Metrics {

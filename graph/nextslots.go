@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -45,36 +44,20 @@ func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to
 	return p
 }
 
-// requiredDate records field when v is blank or not a date YYYY-MM-DD; it
-// returns the date, or nil.
-func requiredDate(p *Problems, field, v string) *slots.Date {
-	if !required(p, field, v) {
-		return nil
-	}
-	return checkDate(p, field, &v)
-}
-
 // AvailabilityRange is availability for each day from from to to, both
 // included: each day exactly as AvailabilityDay gives it.
 // Errors: those of AvailabilityDay.
 func (r *Resolver) AvailabilityRange(ctx context.Context, unitID, serviceID string, barberID *string, from, to string) ([]*Day, error) {
-	v, err := require(ctx, ScopeAvailabilityRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckAvailabilityRange(unitID, serviceID, barberID, from, to).Err(); err != nil {
-		return nil, err
-	}
-	f, _ := slots.ParseDate(from)
-	t, _ := slots.ParseDate(to)
+	p := CheckAvailabilityRange(unitID, serviceID, barberID, from, to)
 	var dates []slots.Date
-	for d := f; d.Compare(t) <= 0; d = d.AddDays(1) {
-		dates = append(dates, d)
+	if len(p) == 0 {
+		f, _ := slots.ParseDate(from)
+		t, _ := slots.ParseDate(to)
+		for d := f; d.Compare(t) <= 0; d = d.AddDays(1) {
+			dates = append(dates, d)
+		}
 	}
-	if err := r.checkSlots(ctx, v, unitID, serviceID, barberID, dates); err != nil {
-		return nil, err
-	}
-	return r.availabilityDays(ctx, v, unitID, serviceID, barberID, dates, r.slotBudget(ctx))
+	return r.availabilityOf(ctx, unitID, serviceID, barberID, dates, p)
 }
 
 // availabilityRange is AvailabilityRange for GraphQL.
@@ -85,7 +68,7 @@ func (r *Resolver) availabilityRange(ctx context.Context, unitID, serviceID stri
 	}
 	out := &model.AvailabilityRange{
 		UnitID: unitID, ServiceID: serviceID, BarberID: barberID,
-		Timezone: days[0].timezone, From: from, To: to,
+		Timezone: days[0].Timezone(), From: from, To: to,
 		Days: make([]*model.Availability, len(days)),
 	}
 	for i, d := range days {
@@ -177,29 +160,18 @@ func checkNextSlots(q NextSlotsQuery) (nextSearch, Problems) {
 // isoWeekday is the ISO number of d's weekday: 1 Monday .. 7 Sunday.
 func isoWeekday(d slots.Date) int { return (int(d.Weekday())+6)%7 + 1 }
 
-// NextFreeSlots finds the first free start times at or after q.After (or
-// now) within the booking horizon, in the query's daily window and
-// weekdays: up to q.Limit of them, by time. Without a barber it gives one
-// per distinct start, with the barber a create without one would get
-// then. It reads the days it looks at as availability does, a few at a
-// time (from the cache, mostly), and stops at the limit, or when the days
-// it read hold the request's budget of slots: it answers what it found,
-// and refuses when that is nothing.
-// Errors: validation_failed (also: nothing found within the budget), unit_not_found, service_not_found,
-// barber_not_found, service_not_bookable, barber_not_eligible.
+// NextFreeSlots finds up to q.Limit first free start times at or after
+// q.After (or now) within the booking horizon, in the query's daily window
+// and weekdays (docs/design.md tells how it reads days and stops at its
+// budget). Errors: validation_failed (also: nothing found within the
+// budget), and those of AvailabilityDay.
 func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.NextFreeSlots, error) {
-	v, err := require(ctx, ScopeAvailabilityRead)
-	if err != nil {
-		return nil, err
-	}
 	s, p := checkNextSlots(q)
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	o, err := r.resolveCatalog(ctx, q.UnitID, q.ServiceID, q.BarberID)
+	a, err := r.askAvailability(ctx, q.UnitID, q.ServiceID, q.BarberID, p)
 	if err != nil {
 		return nil, err
 	}
+	o := a.o
 	now := r.now()
 	after := now
 	if s.after != nil {
@@ -215,22 +187,18 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 	// Hours tell which days can hold a start in the daily window: the
 	// others are skipped unread, and each day read counts its slots
 	// against the request's budget.
-	all, err := r.resolveCatalog(ctx, q.UnitID, q.ServiceID, nil)
-	if err != nil {
-		return nil, err
-	}
-	week, err := r.weekHoursOf(ctx, v, all)
+	week, err := r.weekHoursOf(ctx, a.v, o)
 	if err != nil {
 		return nil, err
 	}
 	budget, spent, exhausted := r.slotBudget(ctx), 0, false
 	from, to := slots.Clock(s.from/60), slots.Clock((s.to+59)/60)
 	var fits [7]bool // by weekday: a start can fall in the window
-	cost := week.all // by weekday: the slots a day read computes
+	cost := week.All // by weekday: the slots a day read computes
 	for wd := range fits {
-		fits[wd] = week.starts(q.BarberID, wd, from, to, true) > 0
+		fits[wd] = week.Starts(q.BarberID, wd, from, to, true) > 0
 		if q.BarberID != nil {
-			cost[wd] = week.starts(q.BarberID, wd, 0, slots.EndOfDay, false)
+			cost[wd] = week.Starts(q.BarberID, wd, 0, slots.EndOfDay, false)
 		}
 	}
 	// The days are read in growing batches: most searches end in the
@@ -262,12 +230,12 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 			exhausted, date = true, start // the request's other answers took the rest
 			break
 		}
-		days, err := r.availabilityDays(ctx, v, q.UnitID, q.ServiceID, q.BarberID, dates, left)
+		days, err := r.availabilityDays(ctx, a, dates, left)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range days {
-			out.Slots = d.appendNext(out.Slots, q.BarberID, after, s)
+			out.Slots = d.AppendNext(out.Slots, q.BarberID, after, s.from, s.to, s.limit)
 		}
 	}
 	if len(out.Slots) == 0 && exhausted {
@@ -278,36 +246,6 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		out.Reason = &reason
 	}
 	return out, nil
-}
-
-// appendNext appends the day's free slots of barberID (nil: any) that start
-// at or after after, in s's daily window, until there are s.limit: without
-// a barber, one per start, with the first eligible barber free then.
-func (d *Day) appendNext(dst []*model.Slot, barberID *string, after time.Time, s nextSearch) []*model.Slot {
-	for i := 0; i < len(d.free) && len(dst) < s.limit; i++ {
-		f := d.free[i]
-		if barberID != nil && d.barbers[f.barber] != *barberID {
-			continue
-		}
-		start := time.Unix(0, f.start).In(d.loc)
-		if start.Before(after) {
-			continue
-		}
-		if sec := start.Hour()*3600 + start.Minute()*60 + start.Second(); sec < s.from || sec >= s.to {
-			continue
-		}
-		if barberID == nil {
-			// The slots of one start are together: take the one a
-			// create would, the first of the eligible barbers.
-			for ; i+1 < len(d.free) && d.free[i+1].start == f.start; i++ {
-				if d.rank[d.free[i+1].barber] < d.rank[f.barber] {
-					f = d.free[i+1]
-				}
-			}
-		}
-		dst = append(dst, slotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: d.barbers[f.barber]}, d.loc))
-	}
-	return dst
 }
 
 // searchExhausted refuses a search for the next free times that found

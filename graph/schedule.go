@@ -7,164 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"barberd/ent"
-	"barberd/ent/barber"
-	"barberd/ent/predicate"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 )
-
-// offer is what a booking request asks for, resolved against the catalog:
-// a service at a unit, at an instant, with a barber or with any eligible one.
-type offer struct {
-	unit    *ent.Unit
-	loc     *time.Location
-	service *ent.Service
-	barber  *ent.Barber // nil: any eligible barber
-	// eligible are the eligible barbers, by name, when barber is nil
-	// (never nil then, once resolveCatalog has listed them).
-	eligible []*ent.Barber
-	// holdsUntil is when the first hold that day() found blocking expires
-	// (zero: none).
-	holdsUntil time.Time
-	start      time.Time
-	date       slots.Date
-}
-
-func (o *offer) policy() slots.Policy {
-	return slots.Policy{
-		Step:        time.Duration(o.unit.SlotStepMinutes) * time.Minute,
-		MinLead:     time.Duration(o.unit.MinLeadMinutes) * time.Minute,
-		HorizonDays: o.unit.HorizonDays,
-	}
-}
-
-func (o *offer) duration() time.Duration {
-	return time.Duration(o.service.DurationMinutes) * time.Minute
-}
-
-func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMinutes) * time.Minute }
-
-// resolveCatalog finds the unit, the service and (when given) the barber of
-// a request and checks that they go together; asked for any barber, it also
-// lists the eligible ones. Answers come from the catalog cache while the
-// account's configuration is unchanged (cache.go).
-// Errors: unit_not_found, service_not_found, barber_not_found,
-// service_not_bookable, barber_not_eligible.
-func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string, barberID *string) (*offer, error) {
-	v, ok := ViewerFrom(ctx)
-	var key catalogKey
-	if ok {
-		key = newCatalogKey(v.AccountID, unitID, serviceID, barberID)
-		if o, hit := r.cache.cachedCatalog(v, key); hit {
-			return o, nil
-		}
-	}
-	o, err := lookupCatalog(ctx, r.cfg.DB.Client, unitID, serviceID, barberID)
-	if err != nil {
-		return nil, err
-	}
-	if barberID == nil {
-		if o.eligible, err = o.candidates(ctx, r.cfg.DB.Client); err != nil {
-			return nil, err
-		}
-	}
-	if ok && v.versioned {
-		r.cache.catalogs.Put(key, &catalogEntry{config: v.configVersion, offer: *o})
-	}
-	return o, nil
-}
-
-// lookupCatalog is resolveCatalog reading the database.
-func lookupCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string, barberID *string) (*offer, error) {
-	u, err := activeUnit(ctx, c, unitID)
-	if err != nil {
-		return nil, err
-	}
-	loc, err := mustZone(u.Timezone)
-	if err != nil {
-		return nil, err
-	}
-	// The happy path costs one query per entity; telling why one does not
-	// fit costs another, only then.
-	s, err := c.Service.Query().Where(service.ID(serviceID), service.HasUnitsWith(unit.ID(u.ID))).Only(ctx)
-	if ent.IsNotFound(err) {
-		if s, err = findService(ctx, c, serviceID); err == nil {
-			err = Errorf(CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !s.Active || !s.BookableOnline {
-		return nil, Errorf(CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
-	}
-	o := &offer{unit: u, loc: loc, service: s}
-	if barberID != nil {
-		b, err := c.Barber.Query().Where(barber.ID(*barberID), eligibleBarbers(u.ID, s.ID)).Only(ctx)
-		if ent.IsNotFound(err) {
-			if b, err = findBarber(ctx, c, *barberID); err == nil {
-				err = Errorf(CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, s.Name, u.Name)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		o.barber = b
-	}
-	return o, nil
-}
-
-// eligibleBarbers selects the active barbers who work at a unit and perform
-// a service.
-func eligibleBarbers(unitID, serviceID string) predicate.Barber {
-	return barber.And(barber.Active(true), barber.HasUnitsWith(unit.ID(unitID)), barber.HasServicesWith(service.ID(serviceID)))
-}
-
-// offerAt resolves what a booking request names: its unit, service and
-// barber, and its local start time.
-// Errors: those of resolveCatalog and offer.at.
-func (r *Resolver) offerAt(ctx context.Context, unitID, serviceID string, barberID *string, startsAt string) (*offer, error) {
-	o, err := r.resolveCatalog(ctx, unitID, serviceID, barberID)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.at(startsAt); err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
-// at resolves the requested local start time of the offer.
-// Errors: invalid_local_time (a wall time skipped by a daylight saving change).
-func (o *offer) at(startsAt string) error {
-	w, err := slots.ParseWallTime(startsAt)
-	if err != nil {
-		return (&Problems{{Field: "starts_at", Message: wallTimeForm}}).Err()
-	}
-	start, err := w.In(o.loc)
-	if err != nil {
-		return Errorf(CodeInvalidLocalTime, "%s does not exist in %s: the clocks skip it for daylight saving time.", startsAt, o.unit.Timezone)
-	}
-	o.start, o.date = start.UTC(), w.Date
-	return nil
-}
-
-// candidates returns the barbers the offer may be booked with: the one asked
-// for, or every eligible barber (as resolveCatalog listed them, when it did).
-func (o *offer) candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, error) {
-	if o.barber != nil {
-		return []*ent.Barber{o.barber}, nil
-	}
-	if o.eligible != nil {
-		return o.eligible, nil
-	}
-	return c.Barber.Query().Where(eligibleBarbers(o.unit.ID, o.service.ID)).Order(barber.ByName(), barber.ByID()).All(ctx)
-}
 
 // day loads everything the slot engine needs to compute the offer's day for
 // the given barbers: their hours and breaks at the unit, their time off, and
@@ -302,14 +148,9 @@ func parseSpan(from, to string) (slots.Span, error) {
 }
 
 // lockBarber serialises writers of one barber's time until the transaction
-// ends. On SQLite every write transaction already holds the database's write
-// lock from its start.
+// ends (store.DB.LockBarber).
 func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error {
-	if r.cfg.DB.Dialect != dialect.Postgres {
-		return nil
-	}
-	_, err := tx.Barber.Query().Where(barber.ID(id)).ForUpdate().OnlyID(ctx)
-	return err
+	return r.cfg.DB.LockBarber(ctx, tx, id)
 }
 
 // offers reports whether the day offers a slot at start with the barber.

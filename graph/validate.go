@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"barberd/ent/appointment"
@@ -103,12 +104,30 @@ func checkOptionalID(p *Problems, field string, v *string) {
 
 // CheckAvailability checks an availability query.
 func CheckAvailability(unitID, serviceID string, barberID *string, date string) Problems {
+	_, p := checkAvailability(unitID, serviceID, barberID, date)
+	return p
+}
+
+// checkAvailability is CheckAvailability, with the date read.
+func checkAvailability(unitID, serviceID string, barberID *string, date string) (slots.Date, Problems) {
 	var p Problems
 	required(&p, "unit_id", unitID)
 	required(&p, "service_id", serviceID)
 	checkOptionalID(&p, "barber_id", barberID)
-	requiredDate(&p, "date", date)
-	return p
+	d := requiredDate(&p, "date", date)
+	if d == nil {
+		return slots.Date{}, p
+	}
+	return *d, p
+}
+
+// requiredDate records field when v is blank or not a date YYYY-MM-DD; it
+// returns the date, or nil.
+func requiredDate(p *Problems, field, v string) *slots.Date {
+	if !required(p, field, v) {
+		return nil
+	}
+	return checkDate(p, field, &v)
 }
 
 // CheckHoldSlot checks a hold request.
@@ -265,4 +284,13 @@ func checkDate(p *Problems, field string, v *string) *slots.Date {
 		return nil
 	}
 	return &d
+}
+
+// Zone returns the IANA time zone with the given name.
+func Zone(name string) (*time.Location, error) {
+	loc, err := slots.Zone(name)
+	if err != nil {
+		return nil, Errorf(CodeValidationFailed, "%q is not an IANA time zone name such as Europe/Lisbon.", name)
+	}
+	return loc, nil
 }

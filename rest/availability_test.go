@@ -416,6 +416,7 @@ func TestAvailabilityErrors(t *testing.T) {
 		t.Run("a barber deactivated now", func(t *testing.T) {
 			mi := e.barber(miguel)
 			e.db.Barber.UpdateOneID(mi).SetActive(false).ExecX(e.ctx)
+			e.wroteSQL()
 			expect(t, call(t, e, "GET", availabilityPath(lis, hc, tuesday, "barber_id", mi), k, nil), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
 			a := availableAt(t, e, haircut, tuesday)
 			if n := len(startsOf(a.Slots, mi)); n != 0 || len(a.Slots) != 34 {
@@ -424,11 +425,13 @@ func TestAvailabilityErrors(t *testing.T) {
 		})
 		t.Run("a service made unbookable now", func(t *testing.T) {
 			e.db.Service.UpdateOneID(e.service(beardTrim)).SetBookableOnline(false).ExecX(e.ctx)
+			e.wroteSQL()
 			expect(t, call(t, e, "GET", availabilityPath(lis, e.service(beardTrim), tuesday), k, nil), http.StatusUnprocessableEntity, graph.CodeServiceNotBookable)
 		})
 		t.Run("a deactivated unit", func(t *testing.T) {
 			sp := e.unit(saoPaulo)
 			e.db.Unit.UpdateOneID(sp).SetActive(false).ExecX(e.ctx)
+			e.wroteSQL()
 			expect(t, call(t, e, "GET", availabilityPath(sp, e.service(corte), tuesday), k, nil), http.StatusNotFound, graph.CodeUnitNotFound)
 		})
 	})

@@ -41,6 +41,9 @@ type Metrics struct {
 	lookups       sync.Map // lookupKey -> the prometheus.Counter in cacheLookups
 	versionReads  prometheus.Counter
 	versionCalls  prometheus.Counter
+	admitted      prometheus.Gauge
+	admitWaiting  prometheus.Gauge
+	admitWait     *prometheus.HistogramVec
 
 	webhookAttempts *prometheus.CounterVec
 	webhookLatency  prometheus.Histogram
@@ -108,6 +111,19 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "barberd_version_read_requests_total",
 			Help: "Requests that waited for those queries; divided by barberd_version_reads_total, how many shared one.",
 		}),
+		admitted: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barberd_admission_slots_in_use",
+			Help: "Weight (slots) of the availability computations admitted now by this replica's admission gate, whose capacity is 4096 per core but one.",
+		}),
+		admitWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barberd_admission_waiting",
+			Help: "Requests waiting for the admission gate to compute the days they miss from the cache.",
+		}),
+		admitWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "barberd_admission_wait_seconds",
+			Help:    "Time requests waited for the admission gate (those admitted at once are not counted), by result: admitted, or refused (unavailable, or the caller went away).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"result"}),
 		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "barberd_webhook_attempts_total",
 			Help: "Webhook requests sent by this replica, by outcome: delivered, retry (to be sent again) or failed (its retries gave up).",
@@ -129,6 +145,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	reg.MustRegister(m.webhookAttempts, m.webhookLatency, m.webhookBacklog, m.webhookFailing)
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
 		m.holdsExpired, m.notifications, m.rateLimited, m.limitsShared, m.redisErrors, m.cacheLookups, m.versionReads, m.versionCalls,
+		m.admitted, m.admitWaiting, m.admitWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		// go_sql_open_connections, go_sql_in_use_connections,
@@ -223,6 +240,21 @@ func (m *Metrics) CacheLookup(cache string, hit bool) {
 func (m *Metrics) VersionRead(callers int) {
 	m.versionReads.Inc()
 	m.versionCalls.Add(float64(callers))
+}
+
+// Admission implements graph.Metrics.
+func (m *Metrics) Admission(inUse, waiting int) {
+	m.admitted.Set(float64(inUse))
+	m.admitWaiting.Set(float64(waiting))
+}
+
+// AdmissionWaited implements graph.Metrics.
+func (m *Metrics) AdmissionWaited(d time.Duration, admitted bool) {
+	result := "refused"
+	if admitted {
+		result = "admitted"
+	}
+	m.admitWait.WithLabelValues(result).Observe(d.Seconds())
 }
 
 // RateLimited counts a request refused by the rate limiter; set it as

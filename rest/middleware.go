@@ -21,9 +21,9 @@ import (
 
 // Middleware is the chain every route of the server runs behind: request
 // id, headers every answer carries, room for the key id, the access log,
-// and panic recovery.
+// panic recovery, and the admission a computation keeps until its answer.
 func Middleware(log *slog.Logger) []func(http.Handler) http.Handler {
-	return []func(http.Handler) http.Handler{RequestID(log), NoStore, KeyHolder, AccessLog, Recover}
+	return []func(http.Handler) http.Handler{RequestID(log), NoStore, KeyHolder, AccessLog, Recover, HoldAdmission}
 }
 
 // NoStore marks every answer as one that no cache may keep and no browser

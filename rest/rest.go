@@ -92,7 +92,7 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(Authenticate(res, o.addr, true, WriteError))
 		r.Use(o.limiter.Middleware(WriteError))
-		r.Use(fresh.SettleWrites(res.Settings().FreshnessWindow))
+		r.Use(SettleWrites(res.Settings().FreshnessWindow))
 		r.Get("/context", a.context)
 		r.Get("/units", a.units)
 		r.Get("/services", a.services)

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +23,7 @@ import (
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/mcpserver"
+	"barberd/rest/apitest"
 )
 
 // The findings on the largest unit the caps allow (200 barbers, open 24 h,
@@ -165,72 +170,129 @@ func TestLargeUnitMemory(t *testing.T) {
 	}
 }
 
-// 16 concurrent get_availability calls of the largest answer allowed on the
-// large unit, each on days not yet read, keep the heap small, and another
-// account's REST calls go on. The figures are logged for docs/performance.md.
+// Sixteen concurrent worst-case tool calls on the large unit (one barber's
+// 9 days, the most one MCP answer holds, computed afresh each time, over
+// and over), against a barberd process of its own, keep another account's
+// GET /units under 100 ms at the 99th percentile and the server's peak RSS
+// under 512 MB: the admission gate queues the calls, and one core stays
+// with everything else.
 func TestMCPLargeUnitConcurrent(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures memory under load")
+		t.Skip("measures latency under load")
 	}
-	db := storetest.Open(t, "postgres")
-	e := newGQLEnv(t, db)
-	l, err := demo.SeedLarge(context.Background(), db, e.keys.AccountID)
+	const loadFor = 4 * time.Second
+	dbURL := storetest.URL(t, "postgres")
+	keys, other := seedDemo(t, dbURL), seedDemo(t, dbURL)
+	l, err := demo.SeedLarge(context.Background(), storetest.OpenURL(t, dbURL), keys.AccountID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := demo.Seed(context.Background(), graph.New(graph.Settings{DB: db}))
-	if err != nil {
-		t.Fatal(err)
+	srv := startServer(t, "", "serve", "--addr", "127.0.0.1:0", "--rate-limit", "0", "--database-url", dbURL)
+	units := srv.URL + "/api/integrations/v1/units"
+	// probe times another account's GET /units, every 5 ms, until done.
+	probe := func(done <-chan struct{}) []time.Duration {
+		var latencies []time.Duration
+		for {
+			select {
+			case <-done:
+				slices.Sort(latencies)
+				return latencies
+			case <-time.After(5 * time.Millisecond):
+			}
+			t0 := time.Now()
+			if r, err := apitest.Do(nil, "GET", units, other.APIKey, nil); err != nil || r.Status != http.StatusOK {
+				t.Errorf("GET /units: %v %v", r, err)
+			}
+			latencies = append(latencies, time.Since(t0))
+		}
 	}
-	units := e.srv.URL + "/api/integrations/v1/units"
-	call(t, "GET", units, other.APIKey, nil, http.StatusOK) // warms the other key
-	var latencies []time.Duration
-	var mu sync.Mutex
-	grew := heapPeak(func() {
-		done := make(chan struct{})
-		var probe sync.WaitGroup
-		probe.Go(func() {
-			for {
-				select {
-				case <-done:
+	quiet := make(chan struct{})
+	time.AfterFunc(time.Second, func() { close(quiet) })
+	idle := probe(quiet)
+	done := make(chan struct{})
+	var busy []time.Duration
+	var prober sync.WaitGroup
+	prober.Go(func() { busy = probe(done) })
+	var calls sync.WaitGroup
+	var answered, refused atomic.Int64
+	for i := range 16 {
+		calls.Go(func() {
+			first := time.Date(2027, 3, 2+i%4*9, 0, 0, 0, 0, time.UTC)
+			body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+				"name": "get_availability", "arguments": map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID,
+					"barber_id": l.BarberIDs[i], "from": first.Format(time.DateOnly), "to": first.AddDate(0, 0, 8).Format(time.DateOnly)}}}
+			for end := time.Now().Add(loadFor); time.Now().Before(end); {
+				r, err := sendMCP(srv.URL, keys.APIKey, body)
+				switch {
+				case err != nil || r.Status != http.StatusOK:
+					t.Errorf("call %d: %v %v", i, r, err)
 					return
+				case strings.Contains(string(r.Body[:min(len(r.Body), 4096)]), `"isError":true`):
+					refused.Add(1) // unavailable: waited too long for the gate
 				default:
+					answered.Add(1)
 				}
-				t0 := time.Now()
-				call(t, "GET", units, other.APIKey, nil, http.StatusOK)
-				mu.Lock()
-				latencies = append(latencies, time.Since(t0))
-				mu.Unlock()
-				time.Sleep(5 * time.Millisecond)
 			}
 		})
-		var calls sync.WaitGroup
-		for i := range 16 {
-			calls.Go(func() {
-				a := httpAgent(t, e.srv.URL, keyed(e.keys.APIKey, "X-Service-Api-Key", nil))
-				first := time.Date(2027, 3, 2+i%4*9, 0, 0, 0, 0, time.UTC)
-				r, _ := a.call("get_availability", map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID,
-					"barber_id": l.BarberIDs[i], "from": first.Format(time.DateOnly), "to": first.AddDate(0, 0, 8).Format(time.DateOnly)})
-				if r.IsError {
-					t.Errorf("call %d refused", i)
-				}
-			})
-		}
-		calls.Wait()
-		close(done)
-		probe.Wait()
-	})
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	t.Logf("16 concurrent 9-day answers (about 1 MiB each): heap peak %.1f MB above idle (clients included); another account's GET /units: %d calls, median %v, p99 %v, max %v",
-		float64(grew)/(1<<20), len(latencies), latencies[len(latencies)/2], latencies[len(latencies)*99/100], latencies[len(latencies)-1])
-	if grew > 512<<20 {
-		t.Errorf("heap peak %d MB above idle", grew>>20)
 	}
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.Lines(string(status)) {
-			if strings.HasPrefix(line, "VmHWM:") {
-				t.Logf("peak RSS of the whole test process (seeding and clients included): %s", strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")))
-			}
+	calls.Wait()
+	close(done)
+	prober.Wait()
+	p99 := func(l []time.Duration) time.Duration { return l[len(l)*99/100] }
+	t.Logf("idle: another account's GET /units: %d calls, median %v, p99 %v", len(idle), idle[len(idle)/2], p99(idle))
+	t.Logf("16 concurrent 9-day tool calls for %v (%d answered, %d refused as busy): GET /units %d calls, median %v, p99 %v, max %v",
+		loadFor, answered.Load(), refused.Load(), len(busy), busy[len(busy)/2], p99(busy), busy[len(busy)-1])
+	if answered.Load() < 16 {
+		t.Errorf("%d tool calls answered, want at least one per caller", answered.Load())
+	}
+	// A machine so loaded that GET /units alone nearly misses the mark
+	// says nothing of the gate.
+	switch {
+	case p99(busy) < 100*time.Millisecond:
+	case p99(idle) >= 50*time.Millisecond:
+		t.Logf("the machine is too loaded to judge: p99 %v without the tool calls", p99(idle))
+	default:
+		t.Errorf("another account's GET /units p99 %v under load, want < 100ms", p99(busy))
+	}
+	if hwm := peakRSS(t, srv.cmd.Process.Pid); hwm > 512<<20 {
+		t.Errorf("server peak RSS %d MB, want < 512 MB", hwm>>20)
+	} else {
+		t.Logf("server peak RSS %.1f MB", float64(hwm)/(1<<20))
+	}
+}
+
+// sendMCP posts one JSON-RPC message to /mcp with key, as a stateless
+// client may, and reads the whole answer.
+func sendMCP(base, key string, body any) (*reply, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest("POST", base+"/mcp", bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Service-Api-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return &reply{Status: resp.StatusCode, Body: out}, err
+}
+
+// peakRSS is the peak resident set size of process pid (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no peak RSS: %v", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
 		}
 	}
+	t.Skip("no VmHWM in /proc status")
+	return 0
 }

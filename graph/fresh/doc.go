@@ -38,7 +38,7 @@
 // commit (the resolvers call it where their transactions commit), and
 // a settle that waits until the window has passed since the last of them,
 // not at all when none committed. The adapters settle before the first
-// byte of the answer: [SettleWrites] for REST methods other than GET and
+// byte of the answer: rest.SettleWrites for REST methods other than GET and
 // HEAD, [Answer] for GraphQL mutations. So once a client is told that
 // a slot is booked, a key revoked or an hour changed, every process's next
 // read of versions was sent after that commit, and its caches show it. The

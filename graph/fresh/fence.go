@@ -2,25 +2,17 @@ package fresh
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"sync"
 	"time"
-
-	"entgo.io/ent/dialect"
-	"github.com/lib/pq"
 
 	"barberd/graph/store"
 )
 
 // A Fence reads change versions for caches (see the package doc).
 type Fence struct {
-	db      *store.DB
-	metrics Metrics
-	window  time.Duration
-
-	prepare sync.Once
-	stmt    *sql.Stmt // versionsQuery, when it could be prepared
+	versions *store.VersionReader
+	metrics  Metrics
+	window   time.Duration
 
 	mu       sync.Mutex
 	next     *readRound // gathering callers; nil when nobody waits
@@ -39,7 +31,7 @@ func NewFence(db *store.DB, window time.Duration, metrics Metrics) *Fence {
 	if metrics == nil {
 		metrics = noMetrics{}
 	}
-	return &Fence{db: db, window: window, metrics: metrics}
+	return &Fence{versions: store.NewVersionReader(db), window: window, metrics: metrics}
 }
 
 // Metrics receives the fence's events (graph.Metrics implements it).
@@ -262,60 +254,15 @@ func (f *Fence) remember(round *readRound, sent time.Time) {
 	}
 }
 
-// versionsQuery reads the versions of the accounts and barbers listed in its
-// two parameters (JSON arrays of ids on SQLite, text arrays on PostgreSQL).
-// Its text never changes, so it is prepared once per connection.
-var versionsQuery = map[string]string{
-	dialect.Postgres: `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
-		UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[])`,
-	dialect.SQLite: `SELECT 0, id, config_version FROM accounts WHERE id IN (SELECT value FROM json_each(?))
-		UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id IN (SELECT value FROM json_each(?))`,
-}
-
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
-	got := Versions{accounts: make(map[string]int64, len(round.accounts)), barbers: make(map[string]int64, len(round.barbers))}
-	f.prepare.Do(func() {
-		// Without a prepared statement each round is parsed again; slower,
-		// still correct.
-		f.stmt, _ = f.db.SQL.PrepareContext(ctx, versionsQuery[f.db.Dialect])
-	})
-	accounts, barbers := idList(f.db.Dialect, round.accounts), idList(f.db.Dialect, round.barbers)
-	var rows *sql.Rows
-	var err error
-	if f.stmt != nil {
-		rows, err = f.stmt.QueryContext(ctx, accounts, barbers)
-	} else {
-		rows, err = f.db.SQL.QueryContext(ctx, versionsQuery[f.db.Dialect], accounts, barbers)
-	}
-	if err != nil {
-		return got, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind int
-		var id string
-		var v int64
-		if err := rows.Scan(&kind, &id, &v); err != nil {
-			return got, err
-		}
-		if kind == 0 {
-			got.accounts[id] = v
-		} else {
-			got.barbers[id] = v
-		}
-	}
-	return got, rows.Err()
+	accounts, barbers, err := f.versions.Read(ctx, keys(round.accounts), keys(round.barbers))
+	return Versions{accounts: accounts, barbers: barbers}, err
 }
 
-// idList is a set of ids as versionsQuery takes them.
-func idList(dia string, ids map[string]struct{}) any {
-	list := make([]string, 0, len(ids))
-	for id := range ids {
+func keys(set map[string]struct{}) []string {
+	list := make([]string, 0, len(set))
+	for id := range set {
 		list = append(list, id)
 	}
-	if dia == dialect.Postgres {
-		return pq.StringArray(list)
-	}
-	b, _ := json.Marshal(list) // strings always marshal
-	return string(b)
+	return list
 }

@@ -2,7 +2,6 @@ package fresh
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -54,45 +53,3 @@ func Answer[T any](ctx context.Context, window time.Duration, answer func(contex
 	settle()
 	return v
 }
-
-// SettleWrites returns HTTP middleware that tracks the requests that may
-// write (every method but GET and HEAD) and settles before the first byte
-// of their answer.
-func SettleWrites(window time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				next.ServeHTTP(w, r)
-				return
-			}
-			ctx, settle := Track(r.Context(), window)
-			next.ServeHTTP(&settlingWriter{ResponseWriter: w, settle: settle}, r.WithContext(ctx))
-		})
-	}
-}
-
-// settlingWriter settles before the first byte of the answer.
-type settlingWriter struct {
-	http.ResponseWriter
-	settle  func()
-	settled bool
-}
-
-func (w *settlingWriter) wait() {
-	if !w.settled {
-		w.settled = true
-		w.settle()
-	}
-}
-
-func (w *settlingWriter) WriteHeader(code int) {
-	w.wait()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *settlingWriter) Write(b []byte) (int, error) {
-	w.wait()
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *settlingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -39,21 +39,8 @@ func (s Slot) Block(buffer time.Duration) Interval {
 }
 
 // FreeSlots returns the free slots of the day, sorted by start, then barber
-// id. It returns nil when there are none, including for a day in the past,
-// beyond the horizon, without working hours, and when Policy.Step or
-// Duration is not positive. Step counts in whole seconds; a negative Buffer
-// counts as zero.
-//
-// A slot is offered when:
-//   - its start lies on the wall-clock grid From, From+Step, ... of a working
-//     span (Hours minus Breaks) and exists on that day; an ambiguous start is
-//     taken at its first occurrence only;
-//   - its service [Start, Start+Duration), in elapsed time, ends by the end of
-//     the span, so across a daylight saving change a shift may hold one hour
-//     more or less of slots than its wall-clock length suggests;
-//   - the service does not overlap the barber's time off, and the service plus
-//     Buffer does not overlap the barber's busy intervals;
-//   - Policy.Admits accepts its start.
+// id; nil when there are none (see the package doc for when a slot is
+// offered, and when a day has none).
 func FreeSlots(d Day) []Slot {
 	step := d.Policy.Step / time.Second * time.Second
 	if step <= 0 || d.Duration <= 0 || d.Location == nil {

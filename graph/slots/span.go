@@ -104,3 +104,33 @@ func CountStarts(spans []Span, step, duration time.Duration, from, to Clock) int
 	}
 	return n
 }
+
+// A Week is the working spans of a unit's barbers by weekday (Sunday 0),
+// with a service's step and duration: what a day's slots can be at most.
+type Week struct {
+	Step, Duration time.Duration
+	Barbers        map[string]*[7][]Span // working spans (WorkingSpans)
+	All            [7]int                // every barber's starts, each weekday
+}
+
+// Starts is how many slots barberID (nil: every barber) can be offered on
+// a weekday with a start in [from, to) local time. slack counts starts
+// whose service would end up to an hour past their span, which a day that
+// falls back an hour may offer.
+func (w *Week) Starts(barberID *string, weekday int, from, to Clock, slack bool) int {
+	d := w.Duration
+	if slack {
+		d = max(d-time.Hour, time.Second)
+	}
+	if barberID != nil {
+		if week, ok := w.Barbers[*barberID]; ok {
+			return CountStarts(week[weekday], w.Step, d, from, to)
+		}
+		return 0
+	}
+	n := 0
+	for _, week := range w.Barbers {
+		n += CountStarts(week[weekday], w.Step, d, from, to)
+	}
+	return n
+}

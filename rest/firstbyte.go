@@ -1,0 +1,64 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+
+	"barberd/graph/admit"
+	"barberd/graph/fresh"
+)
+
+// Middleware that acts before the first byte of an answer is written.
+
+// SettleWrites tracks the requests that may write (every method but GET
+// and HEAD) and settles them (fresh.Track) before the first byte of their
+// answer.
+func SettleWrites(window time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ctx, settle := fresh.Track(r.Context(), window)
+			next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: settle}, r.WithContext(ctx))
+		})
+	}
+}
+
+// HoldAdmission keeps the admission a request's computation took (package
+// admit) until the first byte of its answer, so encoding the answer counts
+// as the computation's work, but a slow reader holds nothing.
+func HoldAdmission(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, release := admit.Hold(r.Context())
+		defer release()
+		next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: release}, r.WithContext(ctx))
+	})
+}
+
+// firstByteWriter calls before once, ahead of the first byte of the answer.
+type firstByteWriter struct {
+	http.ResponseWriter
+	before func()
+	called bool
+}
+
+func (w *firstByteWriter) call() {
+	if !w.called {
+		w.called = true
+		w.before()
+	}
+}
+
+func (w *firstByteWriter) WriteHeader(code int) {
+	w.call()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *firstByteWriter) Write(b []byte) (int, error) {
+	w.call()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *firstByteWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
