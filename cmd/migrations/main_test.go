@@ -33,7 +33,7 @@ func TestGeneratorWritesTheLastMigration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(name, "_retention_indexes") {
+			if strings.Contains(name, "_api_key_hold_cap") {
 				last[filepath.Join(d, filepath.Base(name))] = data
 				continue
 			}
@@ -50,7 +50,7 @@ func TestGeneratorWritesTheLastMigration(t *testing.T) {
 	if err := run(ctx, []string{"hash", "--dir", dir}, &out, &errs); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"new", "--dir", dir, "--postgres", pg, "--version", "20261124213022", "retention_indexes"}
+	args := []string{"new", "--dir", dir, "--postgres", pg, "--version", "20261124222201", "api_key_hold_cap"}
 	if err := run(ctx, args, &out, &errs); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), errs.String())
 	}
