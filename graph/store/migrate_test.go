@@ -254,9 +254,10 @@ func TestConcurrentUpgrade(t *testing.T) {
 
 // A database made by the automatic migration of earlier barberds (no
 // record of migrations) is adopted: at today's schema, recorded as at the
-// latest migration; at the first migration's schema (the API keys' hold cap
-// and the retention indexes not yet there), recorded as at the first and
-// upgraded with its data. One matching no migration is refused unchanged.
+// latest migration; at the first migration's schema (the retention indexes
+// and the API keys' hold cap not yet there), recorded as at the first and
+// upgraded with its data; with the indexes but not the hold cap, given the
+// hold cap alone. One matching no migration is refused unchanged.
 func TestAdoptAutoMigratedDatabase(t *testing.T) {
 	for _, dia := range storetest.Dialects {
 		t.Run(dia, func(t *testing.T) {
@@ -295,6 +296,12 @@ func TestAdoptAutoMigratedDatabase(t *testing.T) {
 					t.Fatalf("applied %v, %v; want it adopted at the first and the rest applied", applied, err)
 				}
 				checkShop(t, db, s)
+			})
+			t.Run("retention", func(t *testing.T) { // main between the retention indexes and the hold cap
+				db := legacy(t, `ALTER TABLE api_keys DROP COLUMN max_active_holds`)
+				if applied, err := db.Upgrade(ctx); err != nil || len(applied) != 1 || applied[0].Name != "api_key_hold_cap" {
+					t.Fatalf("applied %v, %v; want the hold cap alone", applied, err)
+				}
 			})
 			t.Run("unknown", func(t *testing.T) {
 				db := legacy(t, `ALTER TABLE appointments DROP COLUMN reminded_at`)
