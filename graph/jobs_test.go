@@ -96,6 +96,16 @@ func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jo
 	return s
 }
 
+// openJobShop makes a resolver on db with a clock at jobsMonday, and a
+// shop of its own.
+func openJobShop(t *testing.T, db *store.DB, name string, barbers int) (*jobClock, *graph.Resolver, *jobShop) {
+	t.Helper()
+	clock := &jobClock{}
+	clock.set(jobsMonday)
+	res := newJobResolver(db, clock)
+	return clock, res, newJobShop(t, res, name, barbers)
+}
+
 // at is a local (= UTC) time in the form requests take.
 func at(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
 
@@ -504,10 +514,7 @@ func TestSendRemindersConcurrently(t *testing.T) {
 func TestRunJobs(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clock := &jobClock{}
-		clock.set(jobsMonday)
-		res := newJobResolver(db, clock)
-		s := newJobShop(t, res, "Loop", 1)
+		clock, res, s := openJobShop(t, db, "Loop", 1)
 		h := s.mustHold(0, jobsMonday.Add(48*time.Hour), 10)
 		a := s.book(0, jobsMonday.Add(2*time.Hour))
 		clock.set(jobsMonday.Add(time.Minute))
@@ -552,10 +559,7 @@ func TestRunJobs(t *testing.T) {
 func TestPruneReservations(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clock := &jobClock{}
-		clock.set(jobsMonday)
-		res := newJobResolver(db, clock)
-		s := newJobShop(t, res, "Prune", 2)
+		clock, res, s := openJobShop(t, db, "Prune", 2)
 		sys := tenant.System(context.Background())
 		tuesday := jobsMonday.Add(24 * time.Hour)
 		past := []*ent.Appointment{s.book(0, jobsMonday.Add(time.Hour)), s.book(1, jobsMonday.Add(2*time.Hour))}

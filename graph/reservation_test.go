@@ -62,10 +62,7 @@ func spanOf(f graph.Freed) freedSpan {
 func TestEveryFreeingPassesTimeFreed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clock := &jobClock{}
-		clock.set(jobsMonday)
-		res := newJobResolver(db, clock)
-		s := newJobShop(t, res, "Freeing", 2)
+		clock, res, s := openJobShop(t, db, "Freeing", 2)
 		bg := context.Background()
 		// A 10-minute buffer after each appointment: the freed span has it.
 		const buffer = 10 * time.Minute
