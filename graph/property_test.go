@@ -22,18 +22,15 @@ import (
 )
 
 // TestBookingProperty drives the resolver with random shops and checks that
-// availability and booking agree, and that availability is exactly what an
-// independent, naive model of the rules predicts:
-//
-//   - every slot offered matches the model (and the model's every slot is
-//     offered);
-//   - every offered slot can be booked, with that barber at that time;
-//   - every time not offered (off the grid, inside a booking, outside hours,
-//     in the past, beyond the horizon, in a daylight-saving gap) is refused.
-//
-// Each case logs its seed; BARBERD_PROPERTY_SEED reruns one case and
+// availability and booking agree with an independent, naive model of the
+// rules. BARBERD_PROPERTY_SEED reruns one case (each logs its seed) and
 // BARBERD_PROPERTY_CASES sets how many run per database.
 func TestBookingProperty(t *testing.T) {
+	// Every slot offered matches the model (and the model's every slot is
+	// offered); every offered slot can be booked, with that barber at that
+	// time; every time not offered (off the grid, inside a booking, outside
+	// hours, in the past, beyond the horizon, in a daylight-saving gap) is
+	// refused.
 	t.Parallel()
 	first, cases := uint64(20270301), 8
 	if v, err := strconv.ParseUint(os.Getenv("BARBERD_PROPERTY_SEED"), 10, 64); err == nil {

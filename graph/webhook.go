@@ -175,10 +175,7 @@ func webhookEndpoint(ctx context.Context, c *ent.Client, id string) (*ent.Webhoo
 		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
 	}
 	e, err := c.WebhookEndpoint.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
-	}
-	return e, err
+	return e, notFound(err, CodeNotFound, "webhook endpoint", id)
 }
 
 // updateWebhookEndpoint changes what the input gives of an endpoint.
@@ -332,11 +329,8 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		d, err = tx.WebhookDelivery.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return Errorf(CodeNotFound, "No webhook delivery %q.", id)
-		}
 		if err != nil {
-			return err
+			return notFound(err, CodeNotFound, "webhook delivery", id)
 		}
 		d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
 			SetNextAttemptAt(schema.Now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)

@@ -128,7 +128,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if err != nil {
 		return c, nil, err
 	}
-	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (expiring holds, reminders) run; 0 disables them (env BARBERD_JOBS_INTERVAL)")
+	fs.DurationVar(&c.jobsInterval, "jobs-interval", jobsInterval, "how often background jobs (reminders, pruning) run; expired holds are freed every second, or this often if shorter; 0 disables them all (env BARBERD_JOBS_INTERVAL)")
 	retention, err := envDuration("BARBERD_RETENTION", graph.DefaultRetention)
 	if err != nil {
 		return c, nil, err

@@ -21,16 +21,16 @@ import (
 	"barberd/rest/apitest"
 )
 
-// TestDeadConnections loses the server's PostgreSQL connections again and
-// again, through a proxy, the ways a restart or failover loses them: every
-// open connection dropped at once, PostgreSQL terminating its backends, and
-// connections dropped in the middle of a statement. No answer is ever a
-// 500. After a drop between requests every read and create succeeds: a
-// dead pooled connection is replaced before anything is sent on it. A
-// request whose statement was on the wire when its connection died answers
-// 503 unavailable with Retry-After, or succeeds; a create retried with its
-// external_reference then exists exactly once.
+// TestDeadConnections loses the server's PostgreSQL connections, through a
+// proxy, the ways a restart or failover loses them, and no answer is a 500.
 func TestDeadConnections(t *testing.T) {
+	// The losses: every open connection dropped at once, PostgreSQL
+	// terminating its backends, and connections dropped in the middle of a
+	// statement. After a drop between requests every read and create
+	// succeeds (a dead pooled connection is replaced before anything is sent
+	// on it). A request whose statement was on the wire when its connection
+	// died answers 503 unavailable with Retry-After, or succeeds; a create
+	// retried with its external_reference then exists exactly once.
 	t.Parallel()
 	const rounds = 32
 	dbURL := storetest.URL(t, dialect.Postgres)

@@ -157,8 +157,7 @@ func TestReplicas(t *testing.T) {
 
 // TestConcurrentMigrate starts several migrations of one brand-new database
 // at once, as replicas (or a deploy script and a replica) do: every one
-// succeeds. On SQLite this once failed with "table already exists": ent
-// plans outside its transaction and SQLite has no advisory lock.
+// succeeds, and each migration is applied once.
 func TestConcurrentMigrate(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {

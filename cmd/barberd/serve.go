@@ -306,8 +306,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 			return
 		}
 		if err := db.Ping(ctx); err != nil {
-			w.Header().Set("Retry-After", "2")
-			w.WriteHeader(http.StatusServiceUnavailable)
+			rest.WriteStatus(w, http.StatusServiceUnavailable, "text/plain; charset=utf-8")
 			_, _ = io.WriteString(w, "database unreachable\n")
 			return
 		}
@@ -318,7 +317,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	mcpOrigins, _ := origins(c.mcpOrigins) // checked when the flags were read
 	r.Handle(mcpserver.Path, mcpserver.New(res).Handler(mcpserver.Limits{Limiter: limiter, Addr: limits, MaxBody: maxBody, Origins: mcpOrigins}))
 	gql := gqlserver.NewHandler(res)
-	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { writeGraphQLError(w, err) }
+	gqlError := func(w http.ResponseWriter, r *http.Request, err error) { gqlserver.WriteError(w, nil, err) }
 	r.Route("/graphql", func(r chi.Router) {
 		r.Use(rest.LimitBody(maxBody, true, gqlError))
 		r.Use(rest.Authenticate(res, limits, false, gqlError))

@@ -212,23 +212,19 @@ type Owed struct {
 }
 
 // InsertNotification inserts a notification and returns, in the same
-// statement, who it is owed to: every key of its account not revoked with
-// readScope (the scope to read notifications), and every enabled webhook
-// endpoint of the account whose event types are empty or name the
-// notification's type. On PostgreSQL the statement also inserts the
-// webhook deliveries, due at once, taking their ids from webhookIDs (one
-// per endpoint, as many as an account may have); those it had no id for,
-// and all of them on SQLite (whose WITH cannot insert), are left to the
-// caller.
-//
-// Why not ent: ent's create returns only the new row's id, so finding the
-// keys and endpoints would be more round trips on every create, cancel and
-// reschedule; RETURNING (subquery) makes it one, and an account without
-// webhooks pays an index lookup for them. The deliveries inserted in the
-// same statement spare a booking's transaction another round trip while
-// it holds its barber's lock. ent's checks do not run on this statement,
-// so it makes the one that can fail (the source enum).
+// statement, who it is owed to: the account's keys not revoked with
+// readScope, and its enabled webhook endpoints subscribed to the type. On
+// PostgreSQL it also inserts the webhook deliveries, with ids from
+// webhookIDs; those left over (all of them on SQLite) are the caller's.
 func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string, webhookIDs []string) (Owed, error) {
+	// Why not ent: ent's create returns only the new row's id, so finding
+	// the keys and endpoints would be more round trips on every create,
+	// cancel and reschedule; RETURNING (subquery) makes it one, and an
+	// account without webhooks pays an index lookup for them. The
+	// deliveries inserted in the same statement spare a booking's
+	// transaction another round trip while it holds its barber's lock.
+	// ent's checks do not run on this statement, so it makes the one that
+	// can fail (the source enum).
 	if err := notification.SourceValidator(n.Source); err != nil {
 		return Owed{}, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
 	}

@@ -107,19 +107,17 @@ func parseURL(raw string) (driver, dsn, dia string, err error) {
 	}
 }
 
-// postgresDefaults adds to a PostgreSQL URL the settings barberd relies on,
-// unless the URL (or the environment, for the timeout) sets them:
-//
-//   - connect_timeout=3 bounds, in seconds, connecting: the TCP connection
-//     and the startup handshake. Without it lib/pq waits forever on a
-//     database host that has gone silent, ignoring the request's context,
-//     and every request needing a new connection hangs instead of
-//     answering 503.
-//   - binary_parameters=yes lets lib/pq send a parameterised query in one
-//     round trip (parse, bind and execute together) instead of two (first
-//     describing the statement). Every query barberd makes has parameters,
-//     so this halves its round trips to the database.
+// postgresDefaults adds to a PostgreSQL URL the settings barberd relies on
+// (connect_timeout=3, binary_parameters=yes), unless the URL (or the
+// environment, for the timeout) sets them.
 func postgresDefaults(raw string) string {
+	// connect_timeout bounds, in seconds, the TCP connection and the
+	// startup handshake: without it lib/pq waits forever on a database host
+	// gone silent, ignoring the request's context, and every request that
+	// needs a new connection hangs instead of answering 503.
+	// binary_parameters lets lib/pq send a parameterised query in one round
+	// trip (parse, bind and execute together) instead of two; every query
+	// barberd makes has parameters.
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw

@@ -115,8 +115,8 @@ func postgresVersions() []string {
 }
 
 // sqliteVersions are the same triggers for SQLite, which has one trigger
-// per event and no functions. Like the no-overlap triggers they are created
-// after every migration, since a table rebuild drops them.
+// per event and no functions. Like the no-overlap triggers they are part of
+// every migration that rebuilds a table, since a rebuild drops them.
 func sqliteVersions() []string {
 	bump := func(name, event, table, when, body string) string {
 		if when != "" {
