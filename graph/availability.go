@@ -142,23 +142,24 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 // versions reads, once a request, the bookings versions of the offer's
 // eligible barbers and of also (package fresh).
 func (r *Resolver) versions(ctx context.Context, a *availabilityAsk, also []string) (fresh.Versions, error) {
-	if a.versions == nil {
-		ids := make([]string, len(a.o.eligible), len(a.o.eligible)+len(also))
-		for i, b := range a.o.eligible {
-			ids[i] = b.ID
-		}
-		for _, id := range also {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
-		if err != nil {
-			return got, err
-		}
-		a.versions = &got
+	if a.read {
+		return a.versions, nil
 	}
-	return *a.versions, nil
+	ids := also // mostly the eligible barbers already
+	for _, b := range a.o.eligible {
+		if !slices.Contains(ids, b.ID) {
+			if len(ids) == len(also) {
+				ids = slices.Grow(slices.Clip(ids), len(a.o.eligible)) // never append to an entry's
+			}
+			ids = append(ids, b.ID)
+		}
+	}
+	got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
+	if err != nil {
+		return got, err
+	}
+	a.versions, a.read = got, true
+	return got, nil
 }
 
 // computedDays are days read from the database, with what it takes to
