@@ -142,23 +142,24 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 // versions reads, once a request, the bookings versions of the offer's
 // eligible barbers and of also (package fresh).
 func (r *Resolver) versions(ctx context.Context, a *availabilityAsk, also []string) (fresh.Versions, error) {
-	if a.versions == nil {
-		ids := make([]string, len(a.o.eligible), len(a.o.eligible)+len(also))
-		for i, b := range a.o.eligible {
-			ids[i] = b.ID
-		}
-		for _, id := range also {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
-		if err != nil {
-			return got, err
-		}
-		a.versions = &got
+	if a.read {
+		return a.versions, nil
 	}
-	return *a.versions, nil
+	ids := also // mostly the eligible barbers already
+	for _, b := range a.o.eligible {
+		if !slices.Contains(ids, b.ID) {
+			if len(ids) == len(also) {
+				ids = slices.Grow(slices.Clip(ids), len(a.o.eligible)) // never append to an entry's
+			}
+			ids = append(ids, b.ID)
+		}
+	}
+	got, err := r.cache.fence.Read(ctx, a.v.AccountID, ids)
+	if err != nil {
+		return got, err
+	}
+	a.versions, a.read = got, true
+	return got, nil
 }
 
 // computedDays are days read from the database, with what it takes to
@@ -172,7 +173,7 @@ type computedDays struct {
 }
 
 // computeDays computes the days of an offer for barbers from the database,
-// once admitted to (cost.go); with versions, it takes the barbers'
+// once the admission gate lets it (cost.go); with versions, it takes the barbers'
 // bookings versions from them, so the days can be cached under them.
 // Errors: unavailable (not admitted in time), request_canceled.
 func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
@@ -202,14 +203,14 @@ func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Bar
 		if err := canceled(ctx); err != nil {
 			return nil, err
 		}
-		slotsFree := slots.FreeSlots(in.Day)
+		open := slots.FreeSlots(in.Day)
 		inWindow := in.InWindow()
 		var empty []slots.BarberStage
 		if inWindow {
-			empty = slots.Stages(withoutSlots(in.Day, slotsFree))
+			empty = slots.Stages(withoutSlots(in.Day, open))
 		}
-		c.until[i] = validUntil(in.Day, slotsFree, empty, in.holdsUntil)
-		c.days[i] = free.NewDay(o.of(), in.Date, c.barbers, slotsFree, inWindow, empty)
+		c.until[i] = validUntil(in.Day, open, empty, in.holdsUntil)
+		c.days[i] = free.NewDay(o.of(), in.Date, c.barbers, open, inWindow, empty)
 	}
 	return c, nil
 }
@@ -228,9 +229,9 @@ func canceled(ctx context.Context) error {
 }
 
 // withoutSlots is d with only its barbers that have none of the free slots.
-func withoutSlots(d slots.Day, free []slots.Slot) slots.Day {
+func withoutSlots(d slots.Day, open []slots.Slot) slots.Day {
 	has := make(map[string]bool, len(d.Barbers))
-	for _, s := range free {
+	for _, s := range open {
 		has[s.BarberID] = true
 	}
 	var rest []slots.Barber
@@ -248,11 +249,11 @@ func withoutSlots(d slots.Day, free []slots.Slot) slots.Day {
 // first free slot, or the last start a stage rests on, comes closer than
 // the minimum lead, at the next midnight in the unit's zone (the booking
 // window moves), or when a hold that blocks a slot expires.
-func validUntil(d slots.Day, free []slots.Slot, empty []slots.BarberStage, holdsUntil time.Time) time.Time {
+func validUntil(d slots.Day, open []slots.Slot, empty []slots.BarberStage, holdsUntil time.Time) time.Time {
 	tomorrow := slots.DateOf(d.Now, d.Location).AddDays(1)
 	until := time.Date(tomorrow.Year, tomorrow.Month, tomorrow.Day, 0, 0, 0, 0, d.Location)
-	if len(free) > 0 { // sorted by start
-		until = earliest(until, free[0].Start.Add(-d.Policy.MinLead))
+	if len(open) > 0 { // sorted by start
+		until = earliest(until, open[0].Start.Add(-d.Policy.MinLead))
 	}
 	for _, b := range empty {
 		if !b.Until.IsZero() {

@@ -199,7 +199,8 @@ type availabilityAsk struct {
 	o        *offer // o.barber is nil, o.eligible lists them
 	barberID *string
 	barber   *ent.Barber // of barberID
-	versions *fresh.Versions
+	versions fresh.Versions
+	read     bool // versions was read
 }
 
 // askAvailability reads the viewer, once, and looks up the offer of an
@@ -262,10 +263,10 @@ func (c *caches) cachedCatalog(v *Viewer, k catalogKey, shared bool) (*offer, bo
 	if !hit {
 		return nil, false
 	}
-	o := e.offer
 	if shared {
-		return &o, true
+		return &e.offer, true
 	}
+	o := e.offer
 	// Copies: requests fill in their own start and date, and may hang
 	// edges on what they are given.
 	u, s := *o.unit, *o.service

@@ -21,7 +21,7 @@ func SettleWrites(window time.Duration) func(http.Handler) http.Handler {
 				return
 			}
 			ctx, settle := fresh.Track(r.Context(), window)
-			next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: settle}, r.WithContext(ctx))
+			next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: releaseFunc(settle)}, r.WithContext(ctx))
 		})
 	}
 }
@@ -31,33 +31,46 @@ func SettleWrites(window time.Duration) func(http.Handler) http.Handler {
 // as the computation's work, but a slow reader holds nothing.
 func HoldAdmission(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, release := admit.Hold(r.Context())
-		defer release()
-		next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: release}, r.WithContext(ctx))
+		hw := &holdingWriter{}
+		hw.ResponseWriter, hw.before = w, &hw.hold
+		defer hw.hold.Release()
+		next.ServeHTTP(hw, r.WithContext(admit.WithHold(r.Context(), &hw.hold)))
 	})
 }
 
-// firstByteWriter calls before once, ahead of the first byte of the answer.
+// holdingWriter is a firstByteWriter that releases hold, in one allocation.
+type holdingWriter struct {
+	firstByteWriter
+	hold admit.Hold
+}
+
+// firstByteWriter releases before once, ahead of the first byte of the
+// answer.
 type firstByteWriter struct {
 	http.ResponseWriter
-	before func()
+	before interface{ Release() }
 	called bool
 }
 
-func (w *firstByteWriter) call() {
+// releaseFunc is a function as firstByteWriter.before.
+type releaseFunc func()
+
+func (f releaseFunc) Release() { f() }
+
+func (w *firstByteWriter) first() {
 	if !w.called {
 		w.called = true
-		w.before()
+		w.before.Release()
 	}
 }
 
 func (w *firstByteWriter) WriteHeader(code int) {
-	w.call()
+	w.first()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *firstByteWriter) Write(b []byte) (int, error) {
-	w.call()
+	w.first()
 	return w.ResponseWriter.Write(b)
 }
 

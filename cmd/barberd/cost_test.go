@@ -206,53 +206,39 @@ func TestMCPLargeUnitConcurrent(t *testing.T) {
 			latencies = append(latencies, time.Since(t0))
 		}
 	}
-	quiet := make(chan struct{})
-	time.AfterFunc(time.Second, func() { close(quiet) })
-	idle := probe(quiet)
-	done := make(chan struct{})
-	var busy []time.Duration
-	var prober sync.WaitGroup
-	prober.Go(func() { busy = probe(done) })
-	var calls sync.WaitGroup
-	var answered, refused atomic.Int64
-	for i := range 16 {
-		calls.Go(func() {
-			first := time.Date(2027, 3, 2+i%4*9, 0, 0, 0, 0, time.UTC)
-			body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
-				"name": "get_availability", "arguments": map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID,
-					"barber_id": l.BarberIDs[i], "from": first.Format(time.DateOnly), "to": first.AddDate(0, 0, 8).Format(time.DateOnly)}}}
-			for end := time.Now().Add(loadFor); time.Now().Before(end); {
-				r, err := sendMCP(srv.URL, keys.APIKey, body)
-				switch {
-				case err != nil || r.Status != http.StatusOK:
-					t.Errorf("call %d: %v %v", i, r, err)
-					return
-				case strings.Contains(string(r.Body[:min(len(r.Body), 4096)]), `"isError":true`):
-					refused.Add(1) // unavailable: waited too long for the gate
-				default:
-					answered.Add(1)
-				}
-			}
-		})
-	}
-	calls.Wait()
-	close(done)
-	prober.Wait()
 	p99 := func(l []time.Duration) time.Duration { return l[len(l)*99/100] }
-	t.Logf("idle: another account's GET /units: %d calls, median %v, p99 %v", len(idle), idle[len(idle)/2], p99(idle))
-	t.Logf("16 concurrent 9-day tool calls for %v (%d answered, %d refused as busy): GET /units %d calls, median %v, p99 %v, max %v",
-		loadFor, answered.Load(), refused.Load(), len(busy), busy[len(busy)/2], p99(busy), busy[len(busy)-1])
-	if answered.Load() < 16 {
-		t.Errorf("%d tool calls answered, want at least one per caller", answered.Load())
-	}
-	// A machine so loaded that GET /units alone nearly misses the mark
-	// says nothing of the gate.
-	switch {
-	case p99(busy) < 100*time.Millisecond:
-	case p99(idle) >= 50*time.Millisecond:
-		t.Logf("the machine is too loaded to judge: p99 %v without the tool calls", p99(idle))
-	default:
-		t.Errorf("another account's GET /units p99 %v under load, want < 100ms", p99(busy))
+	// Each attempt measures GET /units alone for a second, then under the
+	// calls. A machine so loaded that GET /units alone nearly misses the
+	// mark says nothing of the gate; other work on a shared machine can
+	// spoil one attempt, not three (without the gate p99 was 0.3-0.9 s).
+	for attempt := 1; ; attempt++ {
+		quiet := make(chan struct{})
+		time.AfterFunc(time.Second, func() { close(quiet) })
+		idle := probe(quiet)
+		done := make(chan struct{})
+		var busy []time.Duration
+		var prober sync.WaitGroup
+		prober.Go(func() { busy = probe(done) })
+		answered, refused := concurrentToolCalls(t, srv.URL, keys.APIKey, l, loadFor)
+		close(done)
+		prober.Wait()
+		t.Logf("attempt %d: idle, another account's GET /units: %d calls, median %v, p99 %v", attempt, len(idle), idle[len(idle)/2], p99(idle))
+		t.Logf("attempt %d: 16 concurrent 9-day tool calls for %v (%d answered, %d refused as busy): GET /units %d calls, median %v, p99 %v, max %v",
+			attempt, loadFor, answered, refused, len(busy), busy[len(busy)/2], p99(busy), busy[len(busy)-1])
+		if answered < 16 {
+			t.Errorf("%d tool calls answered, want at least one per caller", answered)
+		}
+		if p99(busy) < 100*time.Millisecond {
+			break
+		}
+		if p99(idle) >= 50*time.Millisecond {
+			t.Logf("the machine is too loaded to judge: p99 %v without the tool calls", p99(idle))
+			break
+		}
+		if attempt == 3 {
+			t.Errorf("another account's GET /units p99 %v under load, want < 100ms", p99(busy))
+			break
+		}
 	}
 	if hwm := peakRSS(t, srv.cmd.Process.Pid); hwm > 512<<20 {
 		t.Errorf("server peak RSS %d MB, want < 512 MB", hwm>>20)
@@ -261,24 +247,58 @@ func TestMCPLargeUnitConcurrent(t *testing.T) {
 	}
 }
 
+// concurrentToolCalls makes 16 callers call get_availability on 9 days of
+// a barber of the large unit each, over and over, for d, and counts the
+// answers and the refusals (unavailable: the gate's wait ran out).
+func concurrentToolCalls(t *testing.T, base, key string, l *demo.Large, d time.Duration) (answered, refused int64) {
+	var calls sync.WaitGroup
+	var ok, busy atomic.Int64
+	for i := range 16 {
+		calls.Go(func() {
+			first := time.Date(2027, 3, 2+i%4*9, 0, 0, 0, 0, time.UTC)
+			body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+				"name": "get_availability", "arguments": map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID,
+					"barber_id": l.BarberIDs[i], "from": first.Format(time.DateOnly), "to": first.AddDate(0, 0, 8).Format(time.DateOnly)}}}
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				status, head, err := sendMCP(base, key, body)
+				switch {
+				case err != nil || status != http.StatusOK:
+					t.Errorf("call %d: %d %v", i, status, err)
+					return
+				case bytes.Contains(head, []byte(`"isError":true`)):
+					busy.Add(1)
+				default:
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	calls.Wait()
+	return ok.Load(), busy.Load()
+}
+
 // sendMCP posts one JSON-RPC message to /mcp with key, as a stateless
-// client may, and reads the whole answer.
-func sendMCP(base, key string, body any) (*reply, error) {
+// client may, and returns the status and the first 4 kB of the answer,
+// discarding the rest.
+func sendMCP(base, key string, body any) (int, []byte, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequest("POST", base+"/mcp", bytes.NewReader(b))
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	req.Header.Set("X-Service-Api-Key", key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return &reply{Status: resp.StatusCode, Body: out}, err
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode, head, err
 }
 
 // peakRSS is the peak resident set size of process pid (VmHWM), in bytes.

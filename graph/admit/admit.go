@@ -8,7 +8,7 @@
 // bounded: past the gate's longest wait the caller is refused with
 // [ErrBusy].
 //
-// A request that holds a [Hold] (an HTTP adapter gives every request one)
+// A request that has a [Hold] (an HTTP adapter gives every request one)
 // keeps its admission until the adapter releases the hold, as it starts to
 // write the answer, so the work of encoding the answer counts too. Without
 // a hold, admission ends when the work's caller releases it. A request
@@ -64,7 +64,7 @@ func (g *Gate) Capacity() int { return g.capacity }
 // its release, to call once; with a Hold in ctx, the hold releases it
 // instead and release does nothing. Errors: ErrBusy, or ctx's.
 func (g *Gate) Acquire(ctx context.Context, weight int) (release func(), err error) {
-	h, _ := ctx.Value(holdKey{}).(*hold)
+	h, _ := ctx.Value(holdKey{}).(*Hold)
 	h.give() // before waiting: a request never waits for its own admission
 	weight = min(max(weight, 1), g.capacity)
 	g.mu.Lock()
@@ -154,28 +154,30 @@ func (g *Gate) waited(start time.Time, admitted bool) {
 
 type holdKey struct{}
 
-// hold keeps a request's admission until the request releases it.
-type hold struct {
+// A Hold keeps a request's admission until Release (once the answer starts
+// to be written; again at the request's end does no harm). Its zero value
+// is ready to use, in a context made by WithHold.
+type Hold struct {
 	mu       sync.Mutex
 	release  func()
 	released bool
 }
 
-// Hold returns a context whose admissions are kept until release is called
-// (once the answer starts to be written; again at the request's end does
-// no harm).
-func Hold(ctx context.Context) (_ context.Context, release func()) {
-	h := &hold{}
-	return context.WithValue(ctx, holdKey{}, h), func() {
-		h.mu.Lock()
-		h.released = true
-		h.mu.Unlock()
-		h.give()
-	}
+// WithHold returns a context whose admissions h keeps.
+func WithHold(ctx context.Context, h *Hold) context.Context {
+	return context.WithValue(ctx, holdKey{}, h)
+}
+
+// Release gives back the admission h keeps, and any taken afterwards.
+func (h *Hold) Release() {
+	h.mu.Lock()
+	h.released = true
+	h.mu.Unlock()
+	h.give()
 }
 
 // give releases the admission h keeps, if any (h may be nil).
-func (h *hold) give() {
+func (h *Hold) give() {
 	if h == nil {
 		return
 	}
@@ -190,7 +192,7 @@ func (h *hold) give() {
 
 // keep makes h keep release and returns what the caller should call in its
 // place: nothing when h keeps it (h may be nil, then release itself).
-func (h *hold) keep(release func()) func() {
+func (h *Hold) keep(release func()) func() {
 	if h == nil {
 		return release
 	}

@@ -70,7 +70,8 @@ func TestGate(t *testing.T) {
 	})
 	t.Run("Hold", func(t *testing.T) {
 		g := admit.New(1, 10*time.Millisecond, nil)
-		ctx, answered := admit.Hold(context.Background())
+		var h admit.Hold
+		ctx := admit.WithHold(context.Background(), &h)
 		done, err := g.Acquire(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +85,7 @@ func TestGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		again()
-		answered()
+		h.Release()
 		other, err := g.Acquire(context.Background(), 1)
 		if err != nil {
 			t.Fatal(err)
