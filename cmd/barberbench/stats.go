@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -271,4 +273,44 @@ func writeTable(w io.Writer, rep *Report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// watchRSS samples the server's resident memory until the returned
+// function is called.
+func (b *bench) watchRSS(rep *Report) func() {
+	if b.c.pid <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if mb, ok := rssMB(b.c.pid); ok && mb > rep.ServerMaxRSSMB {
+				rep.ServerMaxRSSMB = mb
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// rssMB reads a process's resident set size from /proc.
+func rssMB(pid int) (float64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return round2(kb / 1024), err == nil
+		}
+	}
+	return 0, false
 }
