@@ -21,22 +21,28 @@ func checkAccountName(name string) error {
 }
 
 // CreateAccount makes a new account (a shop or chain) and a first key with
-// every scope for its dashboard, and returns the account and the key's
-// secret, shown only this once. For operators (barberd account create), not
-// for any API. Errors: validation_failed.
+// every scope for its dashboard, in one transaction, and returns the account
+// and the key's secret, shown only this once. For operators (barberd account
+// create), not for any API. Errors: validation_failed.
 func (r *Resolver) CreateAccount(ctx context.Context, name string) (*ent.Account, string, error) {
 	if err := checkAccountName(name); err != nil {
 		return nil, "", err
 	}
-	acc, err := r.cfg.DB.Account.Create().SetName(strings.TrimSpace(name)).Save(tenant.System(ctx))
+	var acc *ent.Account
+	var secret string
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		acc, err = tx.Account.Create().SetName(strings.TrimSpace(name)).Save(tenant.System(ctx))
+		if err != nil {
+			return err
+		}
+		secret, _, err = insertAPIKey(ctx, tx.Client(), acc.ID, "Admin", AllScopes, nil)
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	secret, _, err := r.CreateAPIKey(ctx, acc.ID, "Admin", AllScopes)
-	if err != nil {
-		return nil, "", err
-	}
-	return acc, secret, nil
+	return acc.Unwrap(), secret, nil
 }
 
 // Accounts lists every account, oldest first. For operators (barberd

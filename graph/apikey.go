@@ -219,18 +219,25 @@ func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name stri
 	if _, err := r.cfg.DB.Account.Get(ctx, accountID); err != nil {
 		return "", nil, notFound(err, CodeNotFound, "account", accountID)
 	}
+	secret, k, err := insertAPIKey(ctx, r.cfg.DB.Client, accountID, name, scopes, maxHolds)
+	if err != nil {
+		return "", nil, err
+	}
+	fresh.Committed(ctx) // one statement, outside inTx
+	return secret, k, nil
+}
+
+// insertAPIKey writes a checked key through db (the database or a
+// transaction's client) and returns its secret.
+func insertAPIKey(ctx context.Context, db *ent.Client, accountID, name string, scopes []string, maxHolds *int) (string, *ent.APIKey, error) {
 	secret := newSecret()
-	k, err := r.cfg.DB.APIKey.Create().
+	k, err := db.APIKey.Create().
 		SetAccountID(accountID).
 		SetName(name).
 		SetPrefix(secret[:shownPrefixLen]).
 		SetSecretHash(hashSecret(secret)).
 		SetScopes(slices.Compact(slices.Sorted(slices.Values(scopes)))).
 		SetNillableMaxActiveHolds(maxHolds).
-		Save(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	fresh.Committed(ctx) // one statement, outside inTx
-	return secret, k, nil
+		Save(tenant.WithAccount(ctx, accountID))
+	return secret, k, err
 }

@@ -192,6 +192,14 @@ func (m *MCP) release(ctx context.Context, in *holdIDArgs) (rest.Hold, string, e
 	return v, fmt.Sprintf("Hold %s is %s: %s (%s) is free again.", v.HoldID, v.Status, wall(v.StartsAt), v.Timezone), err
 }
 
+func (m *MCP) releaseAll(ctx context.Context, _ *noArgs) (rest.ReleasedHolds, string, error) {
+	p, err := m.m.ReleaseAllHolds(ctx)
+	if err != nil {
+		return rest.ReleasedHolds{}, "", err
+	}
+	return rest.ReleasedHolds{Released: p.Released}, fmt.Sprintf("Released %d active holds of this API key.", p.Released), nil
+}
+
 func (m *MCP) book(ctx context.Context, in *bookArgs) (booked, string, error) {
 	p, err := m.m.CreateAppointment(ctx, model.CreateAppointmentInput{
 		UnitID: in.UnitID, ServiceID: in.ServiceID, BarberID: in.BarberID, HoldID: in.HoldID,

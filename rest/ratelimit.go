@@ -85,9 +85,13 @@ type Decision struct {
 }
 
 // Allow charges one request to key and tells whether it may go on.
-func (l *RateLimiter) Allow(key string) Decision {
+func (l *RateLimiter) Allow(key string) Decision { return l.allowN(key, 1) }
+
+// allowN charges key n calls, one after another until one is refused, in
+// one step: one round trip when Redis keeps the bucket.
+func (l *RateLimiter) allowN(key string, n int) Decision {
 	if l.shared != nil {
-		if tokens, allowed, ok := l.shared.take(l.name, key, float64(l.limit), l.burst, 1); ok {
+		if tokens, allowed, ok := l.shared.take(l.name, key, float64(l.limit), l.burst, n); ok {
 			return l.decision(allowed, tokens)
 		}
 	}
@@ -104,7 +108,10 @@ func (l *RateLimiter) Allow(key string) Decision {
 	b.last = now
 	l.mu.Unlock()
 
-	allowed := b.lim.AllowN(now, 1)
+	allowed := true
+	for i := 0; i < n && allowed; i++ {
+		allowed = b.lim.AllowN(now, 1)
+	}
 	return l.decision(allowed, b.lim.TokensAt(now))
 }
 
@@ -214,11 +221,7 @@ func WithCalls(ctx context.Context, n int) context.Context {
 // carries, and returns the first refusal, or the last decision.
 func (l *RateLimiter) allowCalls(ctx context.Context, key string) Decision {
 	n, _ := ctx.Value(callsKey{}).(int)
-	d := l.Allow(key)
-	for i := 1; i < n && d.Allowed; i++ {
-		d = l.Allow(key)
-	}
-	return d
+	return l.allowN(key, max(n, 1))
 }
 
 // refuse answers a request over the limit: Retry-After, and a rate_limited

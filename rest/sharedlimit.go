@@ -87,9 +87,10 @@ func (s *SharedLimits) Check(ctx context.Context) error {
 	return nil
 }
 
-// tokenBucket charges cost (0: only look) to the bucket at KEYS[1] of
-// ARGV[1] tokens a second and ARGV[2] at most, with Redis's clock, so
-// replicas whose clocks differ agree; it returns whether the charge passed
+// tokenBucket charges ARGV[3] calls (0: only look) one after another until
+// one is refused, as the per-replica limiter does, to the bucket at KEYS[1]
+// of ARGV[1] tokens a second and ARGV[2] at most, with Redis's clock, so
+// replicas whose clocks differ agree; it returns whether every call passed
 // and the tokens left. An idle bucket expires once it would be full.
 var tokenBucket = redis.NewScript(`
 local rate, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -103,6 +104,8 @@ local allowed = 0
 if cost == 0 or tokens >= cost then
   allowed = 1
   tokens = tokens - cost
+else
+  tokens = tokens - math.floor(tokens)
 end
 if cost > 0 then
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
@@ -111,7 +114,7 @@ end
 return {allowed, tostring(tokens)}
 `)
 
-// take charges cost to the bucket name:key of a limiter and returns the
+// take charges cost calls to the bucket name:key of a limiter and returns the
 // tokens left and whether it passed; ok is false when Redis could not be
 // asked (the caller then decides per replica).
 func (s *SharedLimits) take(name, key string, rate float64, burst, cost int) (tokens float64, allowed, ok bool) {

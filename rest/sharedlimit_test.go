@@ -274,3 +274,47 @@ func metricsServer(t *testing.T, m *rest.Metrics) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// TestSharedRateLimitBatch: a request carrying n calls (rest.WithCalls) is
+// charged n in one Redis command, with the per-replica limiter's outcome
+// and counts, and is still limited alone once Redis is gone.
+func TestSharedRateLimitBatch(t *testing.T) {
+	needRedis(t)
+	p := newProxy(t, redisAddr)
+	shared := sharedLimits(t, p.ln.Addr().String(), testPrefix(t), nil)
+	var commands atomic.Int64
+	shared.CountCommands(&commands)
+	// A refill of one call every 1000 s: only the burst passes.
+	viaRedis, alone := rest.NewRateLimiter(0.001, 10), rest.NewRateLimiter(0.001, 10)
+	viaRedis.Share(shared, "key:")
+	viaRedis.Allow("warm-up") // loads the script, which may take a second command
+	bg := context.Background()
+	// The refused batch of 5 spends the 4 calls left, as calls charged
+	// one after another until one is refused do.
+	for i, n := range []int{3, 0, 2, 5, 1, 10} {
+		before := commands.Load()
+		ctx := bg
+		if n > 0 {
+			ctx = rest.WithCalls(bg, n)
+		}
+		got, want := viaRedis.AllowCalls(ctx, "k"), alone.AllowCalls(ctx, "k")
+		if c := commands.Load() - before; c != 1 {
+			t.Errorf("request %d (%d calls): %d Redis commands, want 1", i, n, c)
+		}
+		if got.Allowed != want.Allowed || got.Remaining != want.Remaining || got.Limit != want.Limit {
+			t.Errorf("request %d (%d calls): Redis %+v, per replica %+v", i, n, got, want)
+		}
+	}
+	if d := alone.AllowCalls(bg, "fresh"); !d.Allowed || d.Remaining != 9 {
+		t.Fatalf("control: a fresh bucket after one call: %+v", d)
+	}
+
+	p.close() // Redis goes away: the replica's own bucket decides
+	d := viaRedis.AllowCalls(rest.WithCalls(bg, 4), "k")
+	if !d.Allowed || d.Remaining != 6 {
+		t.Errorf("a batch of 4 without Redis: %+v, want allowed with 6 left", d)
+	}
+	if d = viaRedis.AllowCalls(rest.WithCalls(bg, 7), "k"); d.Allowed || d.Remaining != 0 {
+		t.Errorf("a batch of 7 with 6 left without Redis: %+v, want refused with 0 left", d)
+	}
+}

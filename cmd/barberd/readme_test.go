@@ -60,7 +60,7 @@ printf 'walk-result %s %s %s %s %s %s\n' "$KEY" "$ADMIN" "$APT" "$SHOP" "$DAY" "
 var walkSteps = []string{
 	"go run ./cmd/barberd seed-demo", "date -d",
 	"/context", "/units", "/services?unit_id=", "/barbers?unit_id=", "/availability?",
-	"barber_id", "/slots/hold", "/release", "hold_id", "external_reference",
+	"barber_id", "/slots/hold", "/release", "/slots/hold/release-all", "hold_id", "external_reference",
 	"/appointments/$APT\"", "/reschedule", "/cancel",
 	"/notifications/pending?peek=true", "/notifications/ack",
 	"/graphql", "createUnit", "createService", "createBarber", "setWorkingHours", "agenda(",

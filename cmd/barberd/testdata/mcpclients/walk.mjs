@@ -77,7 +77,7 @@ try {
   await client.connect(transport);
   step = "tools/list";
   const { tools } = await client.listTools();
-  check(tools.length === 15, `${tools.length} tools`);
+  check(tools.length === 16, `${tools.length} tools`);
 
   const unit = named(await ok("list_units", {}), "Barbearia Chiado");
   const haircut = named(await ok("list_services", { unit_id: unit }), "Haircut");
