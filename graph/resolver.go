@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"barberd/ent/schema"
+	"barberd/graph/quota"
 	"barberd/graph/store"
 )
 
@@ -78,7 +79,7 @@ type Limits struct {
 	ActiveHoldsPerKey int
 	// MaxSlots bounds the slots one availability answer may list and one
 	// search for the next free times may compute (cost.go); 0:
-	// DefaultMaxSlots.
+	// quota.DefaultMaxSlots.
 	MaxSlots int
 }
 
@@ -90,7 +91,7 @@ var DefaultLimits = Limits{
 	NotificationsDefault: 50,
 	NotificationsMax:     200,
 	ActiveHoldsPerKey:    DefaultActiveHoldsPerKey,
-	MaxSlots:             DefaultMaxSlots,
+	MaxSlots:             quota.DefaultMaxSlots,
 }
 
 // DefaultActiveHoldsPerKey is the hold cap of keys without their own: a
