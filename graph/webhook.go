@@ -129,8 +129,8 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWeb
 	secret := newWebhookSecret()
 	var e *ent.WebhookEndpoint
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		err := r.capped(func() error {
-			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(noKeyUpdate).Strings(ctx)
+		err := r.cfg.DB.Capped(func() error {
+			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 			return err
 		}, func() (int, error) { return tx.WebhookEndpoint.Query().Count(ctx) }, MaxWebhookEndpoints, func() error {
 			return Errorf(CodeCatalogFull, "The account already has %d webhook endpoints, the most it may have: delete one first, or send more event types to one.", MaxWebhookEndpoints)
