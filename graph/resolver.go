@@ -7,6 +7,7 @@ import (
 	"barberd/ent/schema"
 	"barberd/graph/quota"
 	"barberd/graph/store"
+	"barberd/graph/wake"
 )
 
 // Resolver is the root of every domain operation. GraphQL reaches it through
@@ -17,7 +18,7 @@ type Resolver struct {
 	cache *caches
 	// webhooks tells this process's webhook worker of deliveries due now
 	// (WebhookWake).
-	webhooks webhookWake
+	webhooks *wake.Set
 }
 
 // Settings are what New makes a Resolver of.
@@ -61,7 +62,7 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c, webhooks: webhookWake{ch: make(chan struct{}, 1), due: map[string]struct{}{}}}
+	r := &Resolver{cfg: c, webhooks: wake.New()}
 	r.cache = newCaches(r)
 	return r
 }
