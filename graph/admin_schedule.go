@@ -27,14 +27,10 @@ type workingDay struct {
 func (d workingDay) breakStrings() []string {
 	out := make([]string, len(d.breaks))
 	for i, b := range d.breaks {
-		out[i] = b.From.String() + "-" + b.To.String()
+		out[i] = b.String()
 	}
 	return out
 }
-
-func spanString(s slots.Span) string { return s.From.String() + "-" + s.To.String() }
-
-func overlap(a, b slots.Span) bool { return a.From < b.To && b.From < a.To }
 
 // parseClockField parses an "HH:MM" input field, recording a problem when
 // it is not one.
@@ -86,11 +82,11 @@ func parseWeek(days []*model.WorkingDayInput) ([]workingDay, Problems) {
 			case to <= from:
 				p.Add(field+".to", "must be after from")
 			case ok1 && ok2 && (from < opens || to > closes):
-				p.Add(field, "must lie inside the working hours %s", spanString(d.hours))
+				p.Add(field, "must lie inside the working hours %s", d.hours.String())
 			default:
 				for _, other := range d.breaks {
-					if overlap(s, other) {
-						p.Add(field, "overlaps the break %s", spanString(other))
+					if s.Overlaps(other) {
+						p.Add(field, "overlaps the break %s", other.String())
 						break
 					}
 				}
@@ -182,8 +178,8 @@ func clashes(week []workingDay, elsewhere []*ent.WorkingHours) Problems {
 				continue
 			}
 			other, _, err := spansOf(h)
-			if err == nil && overlap(d.hours, other) {
-				p.Add(d.field, "overlaps the barber's hours %s at %s on %s", spanString(other), h.Edges.Unit.Name, time.Weekday(d.weekday))
+			if err == nil && d.hours.Overlaps(other) {
+				p.Add(d.field, "overlaps the barber's hours %s at %s on %s", other.String(), h.Edges.Unit.Name, time.Weekday(d.weekday))
 			}
 		}
 	}

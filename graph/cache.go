@@ -7,6 +7,7 @@ import (
 
 	"barberd/graph/admit"
 	"barberd/graph/fresh"
+	"barberd/graph/quota"
 )
 
 // Caches of what every booking request reads and hardly ever changes: the
@@ -37,7 +38,7 @@ func newCaches(r *Resolver) *caches {
 	return &caches{
 		metrics:     r.metrics(),
 		fence:       fresh.NewFence(r.cfg.DB, r.cfg.FreshnessWindow, r.metrics()),
-		gate:        newGate(r.metrics()),
+		gate:        quota.NewGate(r.metrics()),
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),

@@ -4,88 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
-	"time"
 
 	"barberd/ent/workinghours"
 	"barberd/graph/admit"
+	"barberd/graph/quota"
 	"barberd/graph/slots"
 )
-
-// What one availability request may cost, from the real size of its unit:
-// every answer that lists slots (a day, a range, the next free times) and
-// every adapter (REST, GraphQL, MCP) goes through slotsFor, so a request
-// that would list or compute more than its budget of slots is refused
-// before any day is computed, naming what to narrow. A slot computed costs
-// about 2-5 µs of CPU and an answer about 100-150 bytes per slot listed,
-// so DefaultMaxSlots keeps one request near a second of CPU and a few tens
-// of MB.
-
-// DefaultMaxSlots is the default of Limits.MaxSlots (flag --max-slots):
-// a whole day of the largest unit the caps allow (200 barbers open 24 h at
-// 5-minute steps, 57,600 slots) fits; a week of it does not.
-const DefaultMaxSlots = 100_000
-
-type slotBudgetKey struct{}
-
-// WithSlotBudget lowers the slot budget of requests made with ctx to n
-// slots (never above Limits.MaxSlots): for a surface whose answers must be
-// smaller, as MCP's.
-func WithSlotBudget(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, slotBudgetKey{}, n)
-}
 
 // Slots is l.MaxSlots, or its default.
 func (l Limits) Slots() int {
 	if l.MaxSlots <= 0 {
-		return DefaultMaxSlots
+		return quota.DefaultMaxSlots
 	}
 	return l.MaxSlots
 }
 
-type slotPoolKey struct{}
-
-// slotPool is a budget of slots shared by the answers of one request.
-type slotPool struct{ left atomic.Int64 }
-
-// WithSlotPool makes every availability answer made with ctx draw on one
-// budget of n slots: for a request that holds several answers, as a
-// GraphQL operation's root fields, which may run at once.
-func WithSlotPool(ctx context.Context, n int) context.Context {
-	p := &slotPool{}
-	p.left.Store(int64(n))
-	return context.WithValue(ctx, slotPoolKey{}, p)
-}
-
 // slotBudget is the most slots a request made with ctx may list or compute.
 func (r *Resolver) slotBudget(ctx context.Context) int {
-	n := r.cfg.Limits.Slots()
-	if b, ok := ctx.Value(slotBudgetKey{}).(int); ok && b < n {
-		n = max(b, 1)
-	}
-	if p, ok := ctx.Value(slotPoolKey{}).(*slotPool); ok {
-		n = min(n, max(int(p.left.Load()), 0))
-	}
-	return n
-}
-
-// reserve takes n slots from ctx's pool, if it has one; false when fewer
-// are left.
-func reserve(ctx context.Context, n int) bool {
-	p, ok := ctx.Value(slotPoolKey{}).(*slotPool)
-	if !ok {
-		return true
-	}
-	for {
-		left := p.left.Load()
-		if left < int64(n) {
-			return false
-		}
-		if p.left.CompareAndSwap(left, left-int64(n)) {
-			return true
-		}
-	}
+	return quota.Of(ctx, r.cfg.Limits.Slots())
 }
 
 // weekHoursOf reads the working hours of the offer's eligible barbers, or
@@ -183,24 +119,6 @@ func (o *offer) startsPerDay() int {
 	return (24*60 + step - 1) / step
 }
 
-// Days missing from the cache are computed behind an admission gate
-// (package admit) weighted by the slots they can hold, whose capacity
-// leaves one core to everything else: a heavy request waits for its turn
-// rather than slowing every other account's. A request keeps its admission
-// until its answer starts to be written, so encoding counts too.
-const (
-	// slotsPerCore is the weight admitted at once per core: about 10-20 ms
-	// of computing and encoding slots.
-	slotsPerCore = 4096
-	// maxAdmissionWait is the longest a request waits to be admitted.
-	maxAdmissionWait = 10 * time.Second
-)
-
-// newGate is the admission gate of a process with GOMAXPROCS cores.
-func newGate(m Metrics) *admit.Gate {
-	return admit.New(max(runtime.GOMAXPROCS(0)-1, 1)*slotsPerCore, maxAdmissionWait, m)
-}
-
 // admitSlots waits until computing slots (a bound) is admitted and returns
 // the release of that admission.
 // Errors: unavailable (the wait ran out, or the request's time).
@@ -225,7 +143,7 @@ func (r *Resolver) checkSlots(ctx context.Context, a *availabilityAsk, dates []s
 	switch {
 	case err != nil:
 		return 0, err
-	case n <= budget && reserve(ctx, n):
+	case n <= budget && quota.Reserve(ctx, n):
 		return r.slotBudget(ctx), nil
 	}
 	return 0, tooManySlots(r.slotBudget(ctx), a.barberID, len(dates)) // less, when the request's other answers took some

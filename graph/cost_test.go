@@ -9,6 +9,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/quota"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -108,7 +109,7 @@ func TestLargeUnitSlotBudget(t *testing.T) {
 		}
 
 		// A surface with smaller answers (MCP) lowers the budget.
-		small := graph.WithSlotBudget(ctx, 5000)
+		small := quota.WithSlots(ctx, 5000)
 		_, err = res.AvailabilityDay(small, l.UnitID, l.ServiceID, nil, "2027-03-02")
 		if got := fields(t, err, graph.CodeValidationFailed); !slices.Equal(got, []string{"barber_id"}) {
 			t.Errorf("a day over a budget of 5000 refused naming %v, want barber_id", got)

@@ -46,7 +46,7 @@
 //
 // Caps on rows of one owner (active holds per key, the catalog of an
 // account, time off per barber) count under a lock of the owner's row on
-// PostgreSQL (capped), so they are exact across replicas.
+// PostgreSQL (store.DB.Capped), so they are exact across replicas.
 //
 // # Jobs
 //

@@ -126,7 +126,7 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 	}
 	q := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID, apikey.FieldMaxActiveHolds)
 	if written {
-		q.Modify(noKeyUpdate)
+		q.Modify(store.NoKeyUpdate)
 	}
 	k, err := q.Only(ctx)
 	if err != nil {

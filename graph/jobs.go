@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/periodic"
 	"barberd/graph/store"
 )
 
@@ -200,11 +199,11 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 	var expiry sync.WaitGroup
 	defer expiry.Wait()
 	expiry.Go(func() {
-		r.every(ctx, min(every, holdExpiryEvery), func() {
+		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
 			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
 		})
 	})
-	r.every(ctx, every, func() {
+	periodic.Every(ctx, every, func() {
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
 		if retention > 0 {
@@ -216,49 +215,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 	})
 }
 
-// every runs jobs about every interval, with jitter, until ctx ends.
-func (r *Resolver) every(ctx context.Context, interval time.Duration, jobs func()) {
-	t := time.NewTimer(jitter(interval, true))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		jobs()
-		t.Reset(jitter(interval, false))
-	}
-}
-
-// runJob runs one job, logging its outcome; a panic is logged, not raised.
+// runJob runs one job with periodic.Run, logging to the resolver's log.
 func (r *Resolver) runJob(ctx context.Context, name string, job func() (int, error)) {
-	defer func() {
-		if v := recover(); v != nil {
-			r.cfg.Log.Error("background job panicked", "job", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		}
-	}()
-	began := time.Now()
-	n, err := job()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// Stopping: an interrupted job is no failure.
-	case err != nil:
-		r.cfg.Log.Warn("background job failed", "job", name, "done", n, "error", err.Error())
-	case n > 0:
-		r.cfg.Log.Debug("background job", "job", name, "done", n, "took", time.Since(began).String())
-	}
-}
-
-// jitter returns every give or take a fifth; the first wait is anywhere up
-// to every.
-func jitter(every time.Duration, first bool) time.Duration {
-	if first {
-		return rand.N(every) + 1
-	}
-	spread := every / 5
-	if spread <= 0 {
-		return every
-	}
-	return every - spread + rand.N(2*spread)
+	periodic.Run(ctx, r.cfg.Log, name, job)
 }

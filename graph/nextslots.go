@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"barberd/graph/model"
+	"barberd/graph/quota"
 	"barberd/graph/slots"
 )
 
@@ -226,7 +227,7 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 		if len(dates) == 0 {
 			continue
 		}
-		if !reserve(ctx, left-(budget-spent)) {
+		if !quota.Reserve(ctx, left-(budget-spent)) {
 			exhausted, date = true, start // the request's other answers took the rest
 			break
 		}

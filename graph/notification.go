@@ -50,7 +50,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 	}
 	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
 	if len(owed.Endpoints) > 0 {
-		onCommit(tx, func() { r.wakeWebhooks(owed.Endpoints...) })
+		onCommit(tx, func() { r.webhooks.Wake(owed.Endpoints...) })
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"barberd/ent/schema"
+	"barberd/graph/quota"
 	"barberd/graph/store"
+	"barberd/graph/wake"
 )
 
 // Resolver is the root of every domain operation. GraphQL reaches it through
@@ -16,7 +18,7 @@ type Resolver struct {
 	cache *caches
 	// webhooks tells this process's webhook worker of deliveries due now
 	// (WebhookWake).
-	webhooks webhookWake
+	webhooks *wake.Set
 }
 
 // Settings are what New makes a Resolver of.
@@ -60,7 +62,7 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c, webhooks: webhookWake{ch: make(chan struct{}, 1), due: map[string]struct{}{}}}
+	r := &Resolver{cfg: c, webhooks: wake.New()}
 	r.cache = newCaches(r)
 	return r
 }
@@ -78,7 +80,7 @@ type Limits struct {
 	ActiveHoldsPerKey int
 	// MaxSlots bounds the slots one availability answer may list and one
 	// search for the next free times may compute (cost.go); 0:
-	// DefaultMaxSlots.
+	// quota.DefaultMaxSlots.
 	MaxSlots int
 }
 
@@ -90,7 +92,7 @@ var DefaultLimits = Limits{
 	NotificationsDefault: 50,
 	NotificationsMax:     200,
 	ActiveHoldsPerKey:    DefaultActiveHoldsPerKey,
-	MaxSlots:             DefaultMaxSlots,
+	MaxSlots:             quota.DefaultMaxSlots,
 }
 
 // DefaultActiveHoldsPerKey is the hold cap of keys without their own: a

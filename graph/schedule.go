@@ -116,35 +116,20 @@ func (o *offer) days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 
 // spansOf reads a working-hours row into wall-clock spans.
 func spansOf(h *ent.WorkingHours) (slots.Span, []slots.Span, error) {
-	work, err := parseSpan(h.OpensAt, h.ClosesAt)
+	work, err := slots.ParseSpan(h.OpensAt, h.ClosesAt)
 	if err != nil {
 		return work, nil, fmt.Errorf("working hours %s: %w", h.ID, err)
 	}
 	breaks := make([]slots.Span, 0, len(h.Breaks))
 	for _, b := range h.Breaks {
 		from, to, _ := strings.Cut(b, "-")
-		s, err := parseSpan(from, to)
+		s, err := slots.ParseSpan(from, to)
 		if err != nil {
 			return work, nil, fmt.Errorf("working hours %s: break: %w", h.ID, err)
 		}
 		breaks = append(breaks, s)
 	}
 	return work, breaks, nil
-}
-
-func parseSpan(from, to string) (slots.Span, error) {
-	f, err := slots.ParseClock(strings.TrimSpace(from))
-	if err != nil {
-		return slots.Span{}, err
-	}
-	t, err := slots.ParseClock(strings.TrimSpace(to))
-	if err != nil {
-		return slots.Span{}, err
-	}
-	if t <= f {
-		return slots.Span{}, fmt.Errorf("%s-%s: end before start", from, to)
-	}
-	return slots.Span{From: f, To: t}, nil
 }
 
 // lockBarber serialises writers of one barber's time until the transaction

@@ -11,6 +11,7 @@ import (
 	"barberd/ent/appointment"
 	"barberd/graph/model"
 	"barberd/graph/slots"
+	"barberd/graph/text"
 )
 
 // Input checks shared by GraphQL and REST. Field names are those of the
@@ -21,28 +22,9 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 
 const wallTimeForm = "must be a local time in the form YYYY-MM-DDTHH:MM:SS, without offset or Z"
 
-// Messages of text that cannot be stored.
-const (
-	MessageInvalidUTF8 = "must be valid UTF-8 text"
-	MessageNUL         = "must not contain the NUL character (U+0000)"
-)
-
-// TextProblem says what makes s unfit to store as text, or "". PostgreSQL
-// refuses a NUL and invalid UTF-8 (and SQLite would store them as given),
-// so both are refused before either database sees them.
-func TextProblem(s string) string {
-	switch {
-	case strings.IndexByte(s, 0) >= 0:
-		return MessageNUL
-	case !utf8.ValidString(s):
-		return MessageInvalidUTF8
-	}
-	return ""
-}
-
 // checkText records field when v is not storable text.
 func checkText(p *Problems, field, v string) bool {
-	if msg := TextProblem(v); msg != "" {
+	if msg := text.Problem(v); msg != "" {
 		p.Add(field, "%s", msg)
 		return false
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
@@ -39,47 +38,14 @@ const MaxWebhookEndpoints = 20
 // (the newest).
 const MaxWebhookAttemptsShown = 50
 
-// webhookWake is what this process has committed for its webhook worker:
-// the endpoints with deliveries due now, since the worker last asked.
-type webhookWake struct {
-	ch  chan struct{} // holds a value while due is not empty
-	mu  sync.Mutex
-	due map[string]struct{}
-}
-
-// wakeWebhooks tells this process's worker that endpoints have deliveries
-// due now.
-func (r *Resolver) wakeWebhooks(endpoints ...string) {
-	w := &r.webhooks
-	w.mu.Lock()
-	for _, e := range endpoints {
-		w.due[e] = struct{}{}
-	}
-	w.mu.Unlock()
-	select {
-	case w.ch <- struct{}{}:
-	default: // already told
-	}
-}
-
 // WebhookWake receives a value when this process has committed webhook
 // deliveries due now, or made one due again; WokenWebhookEndpoints then
 // says to which endpoints.
-func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks.ch }
+func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks.C() }
 
 // WokenWebhookEndpoints returns the endpoints wakes named since it was last
 // called, and forgets them.
-func (r *Resolver) WokenWebhookEndpoints() []string {
-	w := &r.webhooks
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]string, 0, len(w.due))
-	for e := range w.due {
-		out = append(out, e)
-		delete(w.due, e)
-	}
-	return out
-}
+func (r *Resolver) WokenWebhookEndpoints() []string { return r.webhooks.Take() }
 
 // newWebhookSecret returns a signing secret in the Standard Webhooks form:
 // whsec_ and the base64 of 32 random bytes.
@@ -129,8 +95,8 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWeb
 	secret := newWebhookSecret()
 	var e *ent.WebhookEndpoint
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		err := r.capped(func() error {
-			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(noKeyUpdate).Strings(ctx)
+		err := r.cfg.DB.Capped(func() error {
+			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 			return err
 		}, func() (int, error) { return tx.WebhookEndpoint.Query().Count(ctx) }, MaxWebhookEndpoints, func() error {
 			return Errorf(CodeCatalogFull, "The account already has %d webhook endpoints, the most it may have: delete one first, or send more event types to one.", MaxWebhookEndpoints)
@@ -217,7 +183,7 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 		return nil, err
 	}
 	if in.URL != nil || (in.Enabled != nil && *in.Enabled) {
-		r.wakeWebhooks(e.ID) // what waited for it is due
+		r.webhooks.Wake(e.ID) // what waited for it is due
 	}
 	return e, nil
 }
@@ -342,6 +308,6 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 	if err != nil {
 		return nil, err
 	}
-	r.wakeWebhooks(d.EndpointID)
+	r.webhooks.Wake(d.EndpointID)
 	return d, nil
 }

@@ -9,6 +9,7 @@ import (
 	"barberd/ent/appointment"
 	"barberd/graph"
 	"barberd/graph/model"
+	"barberd/graph/quota"
 	"barberd/rest"
 	"barberd/rest/view"
 )
@@ -90,13 +91,13 @@ const MaxAnswerBytes = 1 << 20
 // structured content, and again, escaped, in the text content.
 const slotBytes = 400
 
-// maxAnswerSlots is the slot budget of get_availability (graph.WithSlotBudget):
+// maxAnswerSlots is the slot budget of get_availability (quota.WithSlots):
 // a request that could list more is refused before it runs, naming what
 // to narrow (fewer days, one barber).
 const maxAnswerSlots = MaxAnswerBytes / slotBytes
 
 func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.AvailabilityRange, string, error) {
-	ctx = graph.WithSlotBudget(ctx, maxAnswerSlots)
+	ctx = quota.WithSlots(ctx, maxAnswerSlots)
 	var days []*graph.Day
 	var err error
 	var from, to string

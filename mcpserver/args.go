@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"barberd/graph"
+	"barberd/graph/text"
 )
 
 // decodeArguments reads a tool's arguments into v. A wrongly typed or
@@ -21,7 +22,11 @@ func decodeArguments(raw json.RawMessage, v any) error {
 		raw = json.RawMessage("{}")
 	}
 	// Decoding would read invalid UTF-8 and lone surrogates as U+FFFD.
-	if p := graph.JSONTextProblems(raw, "", maxTextProblems); len(p) > 0 {
+	if found := text.JSONProblems(raw, "", maxTextProblems); len(found) > 0 {
+		var p graph.Problems
+		for _, f := range found {
+			p.Add(f.Field, "%s", f.Message)
+		}
 		return p.Err()
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
+	"barberd/graph/text"
 )
 
 // fields reads a JSON object (a body, or a nested object of one) field by
@@ -62,7 +63,7 @@ func queryFields(r *http.Request) *fields {
 		if len(vs) > 0 {
 			b, _ := json.Marshal(vs[0])
 			f.raw[k] = b
-			if msg := graph.TextProblem(vs[0]); msg != "" {
+			if msg := text.Problem(vs[0]); msg != "" {
 				if f.unfit == nil {
 					f.unfit = map[string]string{}
 				}
@@ -100,7 +101,7 @@ func (f *fields) get(n string) (json.RawMessage, bool) {
 	}
 	msg := f.unfit[n]
 	if !f.query && len(v) > 0 && v[0] == '"' {
-		msg = graph.JSONStringProblem(v)
+		msg = text.JSONStringProblem(v)
 	}
 	if msg != "" {
 		f.problems.Add(f.name(n), "%s", msg)

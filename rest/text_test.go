@@ -13,6 +13,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/model"
+	"barberd/graph/text"
 )
 
 // Text that no database stores alike: PostgreSQL refuses a NUL and invalid
@@ -26,11 +27,11 @@ type badText struct {
 }
 
 var badTexts = []badText{
-	{"NUL", `\u0000`, "\x00", graph.MessageNUL},
-	{"invalid UTF-8", "\xff", "\xff", graph.MessageInvalidUTF8},
+	{"NUL", `\u0000`, "\x00", text.NUL},
+	{"invalid UTF-8", "\xff", "\xff", text.InvalidUTF8},
 	// encoding/json would read a lone surrogate as U+FFFD, as it does
 	// invalid UTF-8.
-	{"lone surrogate", `\ud800`, "", graph.MessageInvalidUTF8},
+	{"lone surrogate", `\ud800`, "", text.InvalidUTF8},
 }
 
 // spoiled is a marker in a JSON body where a bad text goes.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/quota"
 	"barberd/rest"
 	"barberd/webhook"
 )
@@ -110,7 +111,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if err != nil {
 		return c, nil, err
 	}
-	maxSlots, err := envInt("BARBERD_MAX_SLOTS", graph.DefaultMaxSlots)
+	maxSlots, err := envInt("BARBERD_MAX_SLOTS", quota.DefaultMaxSlots)
 	if err != nil {
 		return c, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"barberd/graph"
+	"barberd/graph/text"
 )
 
 // Text that reaches a resolver is valid UTF-8 without NUL characters, on
@@ -27,7 +28,7 @@ import (
 // JSON ("\u0000") and GraphQL strings can both spell, is refused in the
 // operation's arguments once its variables are known. A lone surrogate
 // escape ("\ud800"), valid JSON that decodes to U+FFFD, is refused with
-// invalid UTF-8 (graph.JSONTextProblems).
+// invalid UTF-8 (text.JSONProblems).
 
 // maxTextProblems bounds how many bad inputs one answer lists.
 const maxTextProblems = 20
@@ -56,8 +57,8 @@ func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.Operation
 	// A lone surrogate escape in the document's strings decodes to U+FFFD
 	// before the arguments are known. (A block string holds no escapes;
 	// one spelling a surrogate there is refused too.)
-	if graph.JSONStringProblem([]byte(oc.RawQuery)) == graph.MessageInvalidUTF8 {
-		return refuse((&graph.Problems{{Field: "query", Message: graph.MessageInvalidUTF8}}).Err())
+	if text.JSONStringProblem([]byte(oc.RawQuery)) == text.InvalidUTF8 {
+		return refuse((&graph.Problems{{Field: "query", Message: text.InvalidUTF8}}).Err())
 	}
 	c := textCheck{vars: oc.Variables, seen: map[string]bool{}}
 	c.directives(oc.Operation.Directives)
@@ -118,7 +119,7 @@ func (c *textCheck) value(at *inputPath, v any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		if msg := graph.TextProblem(v); msg != "" {
+		if msg := text.Problem(v); msg != "" {
 			c.problems.Add(at.String(), "%s", msg)
 		}
 	case []any:
@@ -221,7 +222,7 @@ func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 // refuseRequest answers 400 validation_failed naming the field whose text
 // is not valid UTF-8.
 func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, field string) {
-	err := refuse((&graph.Problems{{Field: field, Message: graph.MessageInvalidUTF8}}).Err())
+	err := refuse((&graph.Problems{{Field: field, Message: text.InvalidUTF8}}).Err())
 	resp := exec.DispatchError(r.Context(), gqlerror.List{err})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
@@ -233,8 +234,8 @@ func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 // names it by its path under prefix ("variables.input.client.name"). A
 // NUL is left to the arguments check, which names the argument.
 func invalidUTF8In(doc []byte, prefix string) (string, bool) {
-	for _, p := range graph.JSONTextProblems(doc, prefix, maxTextProblems) {
-		if p.Message == graph.MessageInvalidUTF8 {
+	for _, p := range text.JSONProblems(doc, prefix, maxTextProblems) {
+		if p.Message == text.InvalidUTF8 {
 			return p.Field, true
 		}
 	}

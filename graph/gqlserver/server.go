@@ -16,6 +16,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/fresh"
+	"barberd/graph/quota"
 )
 
 // NewHandler returns the GraphQL HTTP handler over r. Authentication
@@ -107,7 +108,7 @@ func (unitZonesPerRootField) InterceptRootField(ctx context.Context, next graphq
 
 // slotsPerOperation is the gqlgen handler extension that gives all the
 // availability answers of one operation one budget of slots
-// (graph.WithSlotPool), however many root fields ask for them.
+// (quota.WithPool), however many root fields ask for them.
 type slotsPerOperation struct{ slots int }
 
 // slotShare divides graph.Limits.MaxSlots for a GraphQL operation: gqlgen
@@ -125,5 +126,5 @@ func (slotsPerOperation) ExtensionName() string { return "SlotsPerOperation" }
 func (slotsPerOperation) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s slotsPerOperation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	return next(graph.WithSlotPool(ctx, s.slots))
+	return next(quota.WithPool(ctx, s.slots))
 }

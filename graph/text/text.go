@@ -1,4 +1,13 @@
-package graph
+// Package text says which text barberd can store: PostgreSQL refuses a NUL
+// and invalid UTF-8 (and SQLite would store them as given), so every
+// adapter refuses both before either database sees them.
+//
+// JSON decoding hides these problems: encoding/json quietly turns invalid
+// UTF-8, and an escaped half of a UTF-16 surrogate pair ("\ud800"), into
+// U+FFFD. So every adapter that takes JSON (REST bodies, GraphQL
+// variables, MCP tool arguments) reads the raw bytes with JSONStringProblem
+// or JSONProblems before decoding them.
+package text
 
 import (
 	"bytes"
@@ -9,18 +18,29 @@ import (
 	"unicode/utf8"
 )
 
-// JSON decoding hides the text problems TextProblem finds: encoding/json
-// quietly turns invalid UTF-8, and an escaped half of a UTF-16 surrogate
-// pair ("\ud800"), into U+FFFD. So every adapter that takes JSON (REST
-// bodies, GraphQL variables, MCP tool arguments) reads the raw bytes with
-// the two functions below before decoding them.
+// Messages of text that cannot be stored.
+const (
+	InvalidUTF8 = "must be valid UTF-8 text"
+	NUL         = "must not contain the NUL character (U+0000)"
+)
+
+// Problem says what makes s unfit to store as text, or "".
+func Problem(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return NUL
+	case !utf8.ValidString(s):
+		return InvalidUTF8
+	}
+	return ""
+}
 
 // JSONStringProblem says what makes the JSON string raw (quotes included)
 // unfit to store as text, or "": invalid UTF-8 or a lone surrogate escape
-// (MessageInvalidUTF8), an escaped NUL (MessageNUL).
+// (InvalidUTF8), an escaped NUL (NUL).
 func JSONStringProblem(raw []byte) string {
 	if !utf8.Valid(raw) {
-		return MessageInvalidUTF8
+		return InvalidUTF8
 	}
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' || i+1 >= len(raw) {
@@ -34,14 +54,14 @@ func JSONStringProblem(raw []byte) string {
 		i += 4
 		switch {
 		case c == 0:
-			return MessageNUL
+			return NUL
 		case utf16.IsSurrogate(c):
 			if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' &&
 				utf16.DecodeRune(c, hexRune(raw[i+3:i+7])) != utf8.RuneError {
 				i += 6 // a whole pair
 				continue
 			}
-			return MessageInvalidUTF8
+			return InvalidUTF8
 		}
 	}
 	return ""
@@ -64,12 +84,16 @@ func hexRune(b []byte) rune {
 	return r
 }
 
-// JSONTextProblems finds, in the JSON text doc, the strings (keys too)
+// FieldProblem is a string of a JSON text that cannot be stored: its path
+// and what is wrong with it (InvalidUTF8 or NUL).
+type FieldProblem struct{ Field, Message string }
+
+// JSONProblems finds, in the JSON text doc, the strings (keys too)
 // that JSONStringProblem refuses, at most max of them, each named by its
 // path under prefix ("client.name", "weekdays[2]", "variables.input.x").
 // Malformed JSON yields what was found before the fault: decoding it
 // fails on its own.
-func JSONTextProblems(doc []byte, prefix string, max int) Problems {
+func JSONProblems(doc []byte, prefix string, max int) []FieldProblem {
 	// Only a \u escape or a byte that is not UTF-8 can spell a problem.
 	if utf8.Valid(doc) && !bytes.Contains(doc, []byte(`\u`)) {
 		return nil
@@ -98,7 +122,7 @@ func JSONTextProblems(doc []byte, prefix string, max int) Problems {
 		}
 		return b.String()
 	}
-	var p Problems
+	var p []FieldProblem
 	for len(p) < max {
 		start := dec.InputOffset()
 		tok, err := dec.Token()
@@ -115,14 +139,14 @@ func JSONTextProblems(doc []byte, prefix string, max int) Problems {
 		if key, ok := tok.(string); ok && top != nil && top.atKey {
 			top.key, top.atKey = key, false
 			if msg := JSONStringProblem(raw); msg != "" {
-				p.Add(path(), "%s", msg)
+				p = append(p, FieldProblem{path(), msg})
 			}
 			continue
 		}
 		switch tok.(type) {
 		case string:
 			if msg := JSONStringProblem(raw); msg != "" {
-				p.Add(path(), "%s", msg)
+				p = append(p, FieldProblem{path(), msg})
 			}
 		case json.Delim:
 			switch tok {
