@@ -19,10 +19,12 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/reservation"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -57,6 +59,8 @@ type Client struct {
 	Hold *HoldClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
+	// Opening is the client for interacting with the Opening builders.
+	Opening *OpeningClient
 	// Reservation is the client for interacting with the Reservation builders.
 	Reservation *ReservationClient
 	// Service is the client for interacting with the Service builders.
@@ -65,6 +69,8 @@ type Client struct {
 	TimeOff *TimeOffClient
 	// Unit is the client for interacting with the Unit builders.
 	Unit *UnitClient
+	// WaitlistEntry is the client for interacting with the WaitlistEntry builders.
+	WaitlistEntry *WaitlistEntryClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
 	WebhookAttempt *WebhookAttemptClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -92,10 +98,12 @@ func (c *Client) init() {
 	c.Delivery = NewDeliveryClient(c.config)
 	c.Hold = NewHoldClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
+	c.Opening = NewOpeningClient(c.config)
 	c.Reservation = NewReservationClient(c.config)
 	c.Service = NewServiceClient(c.config)
 	c.TimeOff = NewTimeOffClient(c.config)
 	c.Unit = NewUnitClient(c.config)
+	c.WaitlistEntry = NewWaitlistEntryClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
 	c.WebhookEndpoint = NewWebhookEndpointClient(c.config)
@@ -200,10 +208,12 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Delivery:        NewDeliveryClient(cfg),
 		Hold:            NewHoldClient(cfg),
 		Notification:    NewNotificationClient(cfg),
+		Opening:         NewOpeningClient(cfg),
 		Reservation:     NewReservationClient(cfg),
 		Service:         NewServiceClient(cfg),
 		TimeOff:         NewTimeOffClient(cfg),
 		Unit:            NewUnitClient(cfg),
+		WaitlistEntry:   NewWaitlistEntryClient(cfg),
 		WebhookAttempt:  NewWebhookAttemptClient(cfg),
 		WebhookDelivery: NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint: NewWebhookEndpointClient(cfg),
@@ -235,10 +245,12 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Delivery:        NewDeliveryClient(cfg),
 		Hold:            NewHoldClient(cfg),
 		Notification:    NewNotificationClient(cfg),
+		Opening:         NewOpeningClient(cfg),
 		Reservation:     NewReservationClient(cfg),
 		Service:         NewServiceClient(cfg),
 		TimeOff:         NewTimeOffClient(cfg),
 		Unit:            NewUnitClient(cfg),
+		WaitlistEntry:   NewWaitlistEntryClient(cfg),
 		WebhookAttempt:  NewWebhookAttemptClient(cfg),
 		WebhookDelivery: NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint: NewWebhookEndpointClient(cfg),
@@ -273,8 +285,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Account, c.Appointment, c.Barber, c.Customer, c.Delivery, c.Hold,
-		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookEndpoint, c.WorkingHours,
+		c.Notification, c.Opening, c.Reservation, c.Service, c.TimeOff, c.Unit,
+		c.WaitlistEntry, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.WorkingHours,
 	} {
 		n.Use(hooks...)
 	}
@@ -285,8 +298,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Account, c.Appointment, c.Barber, c.Customer, c.Delivery, c.Hold,
-		c.Notification, c.Reservation, c.Service, c.TimeOff, c.Unit, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookEndpoint, c.WorkingHours,
+		c.Notification, c.Opening, c.Reservation, c.Service, c.TimeOff, c.Unit,
+		c.WaitlistEntry, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.WorkingHours,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -311,6 +325,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Hold.mutate(ctx, m)
 	case *NotificationMutation:
 		return c.Notification.mutate(ctx, m)
+	case *OpeningMutation:
+		return c.Opening.mutate(ctx, m)
 	case *ReservationMutation:
 		return c.Reservation.mutate(ctx, m)
 	case *ServiceMutation:
@@ -319,6 +335,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.TimeOff.mutate(ctx, m)
 	case *UnitMutation:
 		return c.Unit.mutate(ctx, m)
+	case *WaitlistEntryMutation:
+		return c.WaitlistEntry.mutate(ctx, m)
 	case *WebhookAttemptMutation:
 		return c.WebhookAttempt.mutate(ctx, m)
 	case *WebhookDeliveryMutation:
@@ -1787,6 +1805,156 @@ func (c *NotificationClient) mutate(ctx context.Context, m *NotificationMutation
 	}
 }
 
+// OpeningClient is a client for the Opening schema.
+type OpeningClient struct {
+	config
+}
+
+// NewOpeningClient returns a client for the Opening from the given config.
+func NewOpeningClient(c config) *OpeningClient {
+	return &OpeningClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `opening.Hooks(f(g(h())))`.
+func (c *OpeningClient) Use(hooks ...Hook) {
+	c.hooks.Opening = append(c.hooks.Opening, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `opening.Intercept(f(g(h())))`.
+func (c *OpeningClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Opening = append(c.inters.Opening, interceptors...)
+}
+
+// Create returns a builder for creating a Opening entity.
+func (c *OpeningClient) Create() *OpeningCreate {
+	mutation := newOpeningMutation(c.config, OpCreate)
+	return &OpeningCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Opening entities.
+func (c *OpeningClient) CreateBulk(builders ...*OpeningCreate) *OpeningCreateBulk {
+	return &OpeningCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OpeningClient) MapCreateBulk(slice any, setFunc func(*OpeningCreate, int)) *OpeningCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OpeningCreateBulk{err: fmt.Errorf("calling to OpeningClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OpeningCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OpeningCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Opening.
+func (c *OpeningClient) Update() *OpeningUpdate {
+	mutation := newOpeningMutation(c.config, OpUpdate)
+	return &OpeningUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OpeningClient) UpdateOne(_m *Opening) *OpeningUpdateOne {
+	mutation := newOpeningMutation(c.config, OpUpdateOne, withOpening(_m))
+	return &OpeningUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OpeningClient) UpdateOneID(id string) *OpeningUpdateOne {
+	mutation := newOpeningMutation(c.config, OpUpdateOne, withOpeningID(id))
+	return &OpeningUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Opening.
+func (c *OpeningClient) Delete() *OpeningDelete {
+	mutation := newOpeningMutation(c.config, OpDelete)
+	return &OpeningDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OpeningClient) DeleteOne(_m *Opening) *OpeningDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OpeningClient) DeleteOneID(id string) *OpeningDeleteOne {
+	builder := c.Delete().Where(opening.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OpeningDeleteOne{builder}
+}
+
+// Query returns a query builder for Opening.
+func (c *OpeningClient) Query() *OpeningQuery {
+	return &OpeningQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOpening},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Opening entity by its id.
+func (c *OpeningClient) Get(ctx context.Context, id string) (*Opening, error) {
+	return c.Query().Where(opening.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OpeningClient) GetX(ctx context.Context, id string) *Opening {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAccount queries the account edge of a Opening.
+func (c *OpeningClient) QueryAccount(_m *Opening) *AccountQuery {
+	query := (&AccountClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(opening.Table, opening.FieldID, id),
+			sqlgraph.To(account.Table, account.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, opening.AccountTable, opening.AccountColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OpeningClient) Hooks() []Hook {
+	return c.hooks.Opening
+}
+
+// Interceptors returns the client interceptors.
+func (c *OpeningClient) Interceptors() []Interceptor {
+	inters := c.inters.Opening
+	return append(inters[:len(inters):len(inters)], opening.Interceptors[:]...)
+}
+
+func (c *OpeningClient) mutate(ctx context.Context, m *OpeningMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OpeningCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OpeningUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OpeningUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OpeningDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Opening mutation op: %q", m.Op())
+	}
+}
+
 // ReservationClient is a client for the Reservation schema.
 type ReservationClient struct {
 	config
@@ -2515,6 +2683,236 @@ func (c *UnitClient) mutate(ctx context.Context, m *UnitMutation) (Value, error)
 	}
 }
 
+// WaitlistEntryClient is a client for the WaitlistEntry schema.
+type WaitlistEntryClient struct {
+	config
+}
+
+// NewWaitlistEntryClient returns a client for the WaitlistEntry from the given config.
+func NewWaitlistEntryClient(c config) *WaitlistEntryClient {
+	return &WaitlistEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `waitlistentry.Hooks(f(g(h())))`.
+func (c *WaitlistEntryClient) Use(hooks ...Hook) {
+	c.hooks.WaitlistEntry = append(c.hooks.WaitlistEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `waitlistentry.Intercept(f(g(h())))`.
+func (c *WaitlistEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WaitlistEntry = append(c.inters.WaitlistEntry, interceptors...)
+}
+
+// Create returns a builder for creating a WaitlistEntry entity.
+func (c *WaitlistEntryClient) Create() *WaitlistEntryCreate {
+	mutation := newWaitlistEntryMutation(c.config, OpCreate)
+	return &WaitlistEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WaitlistEntry entities.
+func (c *WaitlistEntryClient) CreateBulk(builders ...*WaitlistEntryCreate) *WaitlistEntryCreateBulk {
+	return &WaitlistEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WaitlistEntryClient) MapCreateBulk(slice any, setFunc func(*WaitlistEntryCreate, int)) *WaitlistEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WaitlistEntryCreateBulk{err: fmt.Errorf("calling to WaitlistEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WaitlistEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WaitlistEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WaitlistEntry.
+func (c *WaitlistEntryClient) Update() *WaitlistEntryUpdate {
+	mutation := newWaitlistEntryMutation(c.config, OpUpdate)
+	return &WaitlistEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WaitlistEntryClient) UpdateOne(_m *WaitlistEntry) *WaitlistEntryUpdateOne {
+	mutation := newWaitlistEntryMutation(c.config, OpUpdateOne, withWaitlistEntry(_m))
+	return &WaitlistEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WaitlistEntryClient) UpdateOneID(id string) *WaitlistEntryUpdateOne {
+	mutation := newWaitlistEntryMutation(c.config, OpUpdateOne, withWaitlistEntryID(id))
+	return &WaitlistEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WaitlistEntry.
+func (c *WaitlistEntryClient) Delete() *WaitlistEntryDelete {
+	mutation := newWaitlistEntryMutation(c.config, OpDelete)
+	return &WaitlistEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WaitlistEntryClient) DeleteOne(_m *WaitlistEntry) *WaitlistEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WaitlistEntryClient) DeleteOneID(id string) *WaitlistEntryDeleteOne {
+	builder := c.Delete().Where(waitlistentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WaitlistEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for WaitlistEntry.
+func (c *WaitlistEntryClient) Query() *WaitlistEntryQuery {
+	return &WaitlistEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWaitlistEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WaitlistEntry entity by its id.
+func (c *WaitlistEntryClient) Get(ctx context.Context, id string) (*WaitlistEntry, error) {
+	return c.Query().Where(waitlistentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WaitlistEntryClient) GetX(ctx context.Context, id string) *WaitlistEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAccount queries the account edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryAccount(_m *WaitlistEntry) *AccountQuery {
+	query := (&AccountClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(account.Table, account.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.AccountTable, waitlistentry.AccountColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryUnit queries the unit edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryUnit(_m *WaitlistEntry) *UnitQuery {
+	query := (&UnitClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(unit.Table, unit.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.UnitTable, waitlistentry.UnitColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryService queries the service edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryService(_m *WaitlistEntry) *ServiceQuery {
+	query := (&ServiceClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(service.Table, service.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.ServiceTable, waitlistentry.ServiceColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBarber queries the barber edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryBarber(_m *WaitlistEntry) *BarberQuery {
+	query := (&BarberClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(barber.Table, barber.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.BarberTable, waitlistentry.BarberColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAppointment queries the appointment edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryAppointment(_m *WaitlistEntry) *AppointmentQuery {
+	query := (&AppointmentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(appointment.Table, appointment.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.AppointmentTable, waitlistentry.AppointmentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAPIKey queries the api_key edge of a WaitlistEntry.
+func (c *WaitlistEntryClient) QueryAPIKey(_m *WaitlistEntry) *APIKeyQuery {
+	query := (&APIKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(waitlistentry.Table, waitlistentry.FieldID, id),
+			sqlgraph.To(apikey.Table, apikey.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, waitlistentry.APIKeyTable, waitlistentry.APIKeyColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WaitlistEntryClient) Hooks() []Hook {
+	return c.hooks.WaitlistEntry
+}
+
+// Interceptors returns the client interceptors.
+func (c *WaitlistEntryClient) Interceptors() []Interceptor {
+	inters := c.inters.WaitlistEntry
+	return append(inters[:len(inters):len(inters)], waitlistentry.Interceptors[:]...)
+}
+
+func (c *WaitlistEntryClient) mutate(ctx context.Context, m *WaitlistEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WaitlistEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WaitlistEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WaitlistEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WaitlistEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WaitlistEntry mutation op: %q", m.Op())
+	}
+}
+
 // WebhookAttemptClient is a client for the WebhookAttempt schema.
 type WebhookAttemptClient struct {
 	config
@@ -3231,13 +3629,13 @@ func (c *WorkingHoursClient) mutate(ctx context.Context, m *WorkingHoursMutation
 type (
 	hooks struct {
 		APIKey, Account, Appointment, Barber, Customer, Delivery, Hold, Notification,
-		Reservation, Service, TimeOff, Unit, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint, WorkingHours []ent.Hook
+		Opening, Reservation, Service, TimeOff, Unit, WaitlistEntry, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint, WorkingHours []ent.Hook
 	}
 	inters struct {
 		APIKey, Account, Appointment, Barber, Customer, Delivery, Hold, Notification,
-		Reservation, Service, TimeOff, Unit, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint, WorkingHours []ent.Interceptor
+		Opening, Reservation, Service, TimeOff, Unit, WaitlistEntry, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint, WorkingHours []ent.Interceptor
 	}
 )
 

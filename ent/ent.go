@@ -11,10 +11,12 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/reservation"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -96,10 +98,12 @@ func checkColumn(t, c string) error {
 			delivery.Table:        delivery.ValidColumn,
 			hold.Table:            hold.ValidColumn,
 			notification.Table:    notification.ValidColumn,
+			opening.Table:         opening.ValidColumn,
 			reservation.Table:     reservation.ValidColumn,
 			service.Table:         service.ValidColumn,
 			timeoff.Table:         timeoff.ValidColumn,
 			unit.Table:            unit.ValidColumn,
+			waitlistentry.Table:   waitlistentry.ValidColumn,
 			webhookattempt.Table:  webhookattempt.ValidColumn,
 			webhookdelivery.Table: webhookdelivery.ValidColumn,
 			webhookendpoint.Table: webhookendpoint.ValidColumn,

@@ -13,6 +13,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -881,6 +882,11 @@ func (_q *HoldQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, hold.FieldExpiresAt)
 				fieldSeen[hold.FieldExpiresAt] = struct{}{}
 			}
+		case "waitlistEntryID":
+			if _, ok := fieldSeen[hold.FieldWaitlistEntryID]; !ok {
+				selectedFields = append(selectedFields, hold.FieldWaitlistEntryID)
+				fieldSeen[hold.FieldWaitlistEntryID] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -999,6 +1005,11 @@ func (_q *NotificationQuery) collectField(ctx context.Context, oneNode bool, opC
 			if _, ok := fieldSeen[notification.FieldAppointment]; !ok {
 				selectedFields = append(selectedFields, notification.FieldAppointment)
 				fieldSeen[notification.FieldAppointment] = struct{}{}
+			}
+		case "offer":
+			if _, ok := fieldSeen[notification.FieldOffer]; !ok {
+				selectedFields = append(selectedFields, notification.FieldOffer)
+				fieldSeen[notification.FieldOffer] = struct{}{}
 			}
 		case "previousStartsAt":
 			if _, ok := fieldSeen[notification.FieldPreviousStartsAt]; !ok {
@@ -1496,6 +1507,257 @@ func newUnitPaginateArgs(rv map[string]any) *unitPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*UnitWhereInput); ok {
 		args.opts = append(args.opts, WithUnitFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WaitlistEntryQuery) CollectFields(ctx context.Context, satisfies ...string) (*WaitlistEntryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WaitlistEntryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(waitlistentry.Columns))
+		selectedFields = []string{waitlistentry.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "unit":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&UnitClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, unitImplementors)...); err != nil {
+				return err
+			}
+			_q.withUnit = query
+			if _, ok := fieldSeen[waitlistentry.FieldUnitID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldUnitID)
+				fieldSeen[waitlistentry.FieldUnitID] = struct{}{}
+			}
+
+		case "service":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ServiceClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, serviceImplementors)...); err != nil {
+				return err
+			}
+			_q.withService = query
+			if _, ok := fieldSeen[waitlistentry.FieldServiceID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldServiceID)
+				fieldSeen[waitlistentry.FieldServiceID] = struct{}{}
+			}
+
+		case "barber":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&BarberClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, barberImplementors)...); err != nil {
+				return err
+			}
+			_q.withBarber = query
+			if _, ok := fieldSeen[waitlistentry.FieldBarberID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldBarberID)
+				fieldSeen[waitlistentry.FieldBarberID] = struct{}{}
+			}
+
+		case "appointment":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AppointmentClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, appointmentImplementors)...); err != nil {
+				return err
+			}
+			_q.withAppointment = query
+			if _, ok := fieldSeen[waitlistentry.FieldAppointmentID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldAppointmentID)
+				fieldSeen[waitlistentry.FieldAppointmentID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[waitlistentry.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldCreatedAt)
+				fieldSeen[waitlistentry.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[waitlistentry.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldUpdatedAt)
+				fieldSeen[waitlistentry.FieldUpdatedAt] = struct{}{}
+			}
+		case "unitID":
+			if _, ok := fieldSeen[waitlistentry.FieldUnitID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldUnitID)
+				fieldSeen[waitlistentry.FieldUnitID] = struct{}{}
+			}
+		case "serviceID":
+			if _, ok := fieldSeen[waitlistentry.FieldServiceID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldServiceID)
+				fieldSeen[waitlistentry.FieldServiceID] = struct{}{}
+			}
+		case "barberID":
+			if _, ok := fieldSeen[waitlistentry.FieldBarberID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldBarberID)
+				fieldSeen[waitlistentry.FieldBarberID] = struct{}{}
+			}
+		case "fromDate":
+			if _, ok := fieldSeen[waitlistentry.FieldFromDate]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldFromDate)
+				fieldSeen[waitlistentry.FieldFromDate] = struct{}{}
+			}
+		case "toDate":
+			if _, ok := fieldSeen[waitlistentry.FieldToDate]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldToDate)
+				fieldSeen[waitlistentry.FieldToDate] = struct{}{}
+			}
+		case "timeFrom":
+			if _, ok := fieldSeen[waitlistentry.FieldTimeFrom]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldTimeFrom)
+				fieldSeen[waitlistentry.FieldTimeFrom] = struct{}{}
+			}
+		case "timeTo":
+			if _, ok := fieldSeen[waitlistentry.FieldTimeTo]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldTimeTo)
+				fieldSeen[waitlistentry.FieldTimeTo] = struct{}{}
+			}
+		case "weekdays":
+			if _, ok := fieldSeen[waitlistentry.FieldWeekdays]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldWeekdays)
+				fieldSeen[waitlistentry.FieldWeekdays] = struct{}{}
+			}
+		case "clientName":
+			if _, ok := fieldSeen[waitlistentry.FieldClientName]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldClientName)
+				fieldSeen[waitlistentry.FieldClientName] = struct{}{}
+			}
+		case "clientPhone":
+			if _, ok := fieldSeen[waitlistentry.FieldClientPhone]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldClientPhone)
+				fieldSeen[waitlistentry.FieldClientPhone] = struct{}{}
+			}
+		case "clientEmail":
+			if _, ok := fieldSeen[waitlistentry.FieldClientEmail]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldClientEmail)
+				fieldSeen[waitlistentry.FieldClientEmail] = struct{}{}
+			}
+		case "externalReference":
+			if _, ok := fieldSeen[waitlistentry.FieldExternalReference]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldExternalReference)
+				fieldSeen[waitlistentry.FieldExternalReference] = struct{}{}
+			}
+		case "offerHoldSeconds":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferHoldSeconds]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferHoldSeconds)
+				fieldSeen[waitlistentry.FieldOfferHoldSeconds] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[waitlistentry.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldStatus)
+				fieldSeen[waitlistentry.FieldStatus] = struct{}{}
+			}
+		case "offerStartsAt":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferStartsAt]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferStartsAt)
+				fieldSeen[waitlistentry.FieldOfferStartsAt] = struct{}{}
+			}
+		case "offerEndsAt":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferEndsAt]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferEndsAt)
+				fieldSeen[waitlistentry.FieldOfferEndsAt] = struct{}{}
+			}
+		case "offerBarberID":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferBarberID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferBarberID)
+				fieldSeen[waitlistentry.FieldOfferBarberID] = struct{}{}
+			}
+		case "offerHoldID":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferHoldID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferHoldID)
+				fieldSeen[waitlistentry.FieldOfferHoldID] = struct{}{}
+			}
+		case "offeredAt":
+			if _, ok := fieldSeen[waitlistentry.FieldOfferedAt]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldOfferedAt)
+				fieldSeen[waitlistentry.FieldOfferedAt] = struct{}{}
+			}
+		case "appointmentID":
+			if _, ok := fieldSeen[waitlistentry.FieldAppointmentID]; !ok {
+				selectedFields = append(selectedFields, waitlistentry.FieldAppointmentID)
+				fieldSeen[waitlistentry.FieldAppointmentID] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type waitlistentryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WaitlistEntryPaginateOption
+}
+
+func newWaitlistEntryPaginateArgs(rv map[string]any) *waitlistentryPaginateArgs {
+	args := &waitlistentryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WaitlistEntryOrder{Field: &WaitlistEntryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWaitlistEntryOrder(order))
+			}
+		case *WaitlistEntryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWaitlistEntryOrder(v))
+			}
+		}
 	}
 	return args
 }

@@ -125,7 +125,7 @@ func (_m *Notification) Subject(ctx context.Context) (*Appointment, error) {
 	if IsNotLoaded(err) {
 		result, err = _m.QuerySubject().Only(ctx)
 	}
-	return result, err
+	return result, MaskNotFound(err)
 }
 
 func (_m *Service) Units(ctx context.Context) (result []*Unit, err error) {
@@ -182,6 +182,38 @@ func (_m *Unit) Barbers(ctx context.Context) (result []*Barber, err error) {
 		result, err = _m.QueryBarbers().All(ctx)
 	}
 	return result, err
+}
+
+func (_m *WaitlistEntry) Unit(ctx context.Context) (*Unit, error) {
+	result, err := _m.Edges.UnitOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryUnit().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WaitlistEntry) Service(ctx context.Context) (*Service, error) {
+	result, err := _m.Edges.ServiceOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryService().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WaitlistEntry) Barber(ctx context.Context) (*Barber, error) {
+	result, err := _m.Edges.BarberOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryBarber().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *WaitlistEntry) Appointment(ctx context.Context) (*Appointment, error) {
+	result, err := _m.Edges.AppointmentOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAppointment().Only(ctx)
+	}
+	return result, MaskNotFound(err)
 }
 
 func (_m *WebhookAttempt) Delivery(ctx context.Context) (*WebhookDelivery, error) {

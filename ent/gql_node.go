@@ -13,6 +13,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -79,6 +80,11 @@ var unitImplementors = []string{"Unit", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Unit) IsNode() {}
+
+var waitlistentryImplementors = []string{"WaitlistEntry", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WaitlistEntry) IsNode() {}
 
 var webhookattemptImplementors = []string{"WebhookAttempt", "Node"}
 
@@ -244,6 +250,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(unit.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, unitImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case waitlistentry.Table:
+		query := c.WaitlistEntry.Query().
+			Where(waitlistentry.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, waitlistentryImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -505,6 +520,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Unit.Query().
 			Where(unit.IDIn(ids...))
 		query, err := query.CollectFields(ctx, unitImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case waitlistentry.Table:
+		query := c.WaitlistEntry.Query().
+			Where(waitlistentry.IDIn(ids...))
+		query, err := query.CollectFields(ctx, waitlistentryImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -3145,6 +3146,302 @@ func (_m *Unit) ToEdge(order *UnitOrder) *UnitEdge {
 		order = DefaultUnitOrder
 	}
 	return &UnitEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WaitlistEntryEdge is the edge representation of WaitlistEntry.
+type WaitlistEntryEdge struct {
+	Node   *WaitlistEntry `json:"node"`
+	Cursor Cursor         `json:"cursor"`
+}
+
+// WaitlistEntryConnection is the connection containing edges to WaitlistEntry.
+type WaitlistEntryConnection struct {
+	Edges      []*WaitlistEntryEdge `json:"edges"`
+	PageInfo   PageInfo             `json:"pageInfo"`
+	TotalCount int                  `json:"totalCount"`
+}
+
+func (c *WaitlistEntryConnection) build(nodes []*WaitlistEntry, pager *waitlistentryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WaitlistEntry
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WaitlistEntry {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WaitlistEntry {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WaitlistEntryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WaitlistEntryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WaitlistEntryPaginateOption enables pagination customization.
+type WaitlistEntryPaginateOption func(*waitlistentryPager) error
+
+// WithWaitlistEntryOrder configures pagination ordering.
+func WithWaitlistEntryOrder(order *WaitlistEntryOrder) WaitlistEntryPaginateOption {
+	if order == nil {
+		order = DefaultWaitlistEntryOrder
+	}
+	o := *order
+	return func(pager *waitlistentryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWaitlistEntryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWaitlistEntryFilter configures pagination filter.
+func WithWaitlistEntryFilter(filter func(*WaitlistEntryQuery) (*WaitlistEntryQuery, error)) WaitlistEntryPaginateOption {
+	return func(pager *waitlistentryPager) error {
+		if filter == nil {
+			return errors.New("WaitlistEntryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type waitlistentryPager struct {
+	reverse bool
+	order   *WaitlistEntryOrder
+	filter  func(*WaitlistEntryQuery) (*WaitlistEntryQuery, error)
+}
+
+func newWaitlistEntryPager(opts []WaitlistEntryPaginateOption, reverse bool) (*waitlistentryPager, error) {
+	pager := &waitlistentryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWaitlistEntryOrder
+	}
+	return pager, nil
+}
+
+func (p *waitlistentryPager) applyFilter(query *WaitlistEntryQuery) (*WaitlistEntryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *waitlistentryPager) toCursor(_m *WaitlistEntry) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *waitlistentryPager) applyCursors(query *WaitlistEntryQuery, after, before *Cursor) (*WaitlistEntryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWaitlistEntryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *waitlistentryPager) applyOrder(query *WaitlistEntryQuery) *WaitlistEntryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWaitlistEntryOrder.Field {
+		query = query.Order(DefaultWaitlistEntryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *waitlistentryPager) orderExpr(query *WaitlistEntryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWaitlistEntryOrder.Field {
+			b.Comma().Ident(DefaultWaitlistEntryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WaitlistEntry.
+func (_m *WaitlistEntryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WaitlistEntryPaginateOption,
+) (*WaitlistEntryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWaitlistEntryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WaitlistEntryConnection{Edges: []*WaitlistEntryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// WaitlistEntryOrderFieldCreatedAt orders WaitlistEntry by created_at.
+	WaitlistEntryOrderFieldCreatedAt = &WaitlistEntryOrderField{
+		Value: func(_m *WaitlistEntry) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: waitlistentry.FieldCreatedAt,
+		toTerm: waitlistentry.ByCreatedAt,
+		toCursor: func(_m *WaitlistEntry) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f WaitlistEntryOrderField) String() string {
+	var str string
+	switch f.column {
+	case WaitlistEntryOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f WaitlistEntryOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *WaitlistEntryOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("WaitlistEntryOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *WaitlistEntryOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid WaitlistEntryOrderField", str)
+	}
+	return nil
+}
+
+// WaitlistEntryOrderField defines the ordering field of WaitlistEntry.
+type WaitlistEntryOrderField struct {
+	// Value extracts the ordering value from the given WaitlistEntry.
+	Value    func(*WaitlistEntry) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) waitlistentry.OrderOption
+	toCursor func(*WaitlistEntry) Cursor
+}
+
+// WaitlistEntryOrder defines the ordering of WaitlistEntry.
+type WaitlistEntryOrder struct {
+	Direction OrderDirection           `json:"direction"`
+	Field     *WaitlistEntryOrderField `json:"field"`
+}
+
+// DefaultWaitlistEntryOrder is the default ordering of WaitlistEntry.
+var DefaultWaitlistEntryOrder = &WaitlistEntryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WaitlistEntryOrderField{
+		Value: func(_m *WaitlistEntry) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: waitlistentry.FieldID,
+		toTerm: waitlistentry.ByID,
+		toCursor: func(_m *WaitlistEntry) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WaitlistEntry into WaitlistEntryEdge.
+func (_m *WaitlistEntry) ToEdge(order *WaitlistEntryOrder) *WaitlistEntryEdge {
+	if order == nil {
+		order = DefaultWaitlistEntryOrder
+	}
+	return &WaitlistEntryEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

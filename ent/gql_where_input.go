@@ -2669,6 +2669,23 @@ type HoldWhereInput struct {
 	ExpiresAtLT    *time.Time  `json:"expiresAtLT,omitempty"`
 	ExpiresAtLTE   *time.Time  `json:"expiresAtLTE,omitempty"`
 
+	// "waitlist_entry_id" field predicates.
+	WaitlistEntryID             *string  `json:"waitlistEntryID,omitempty"`
+	WaitlistEntryIDNEQ          *string  `json:"waitlistEntryIDNEQ,omitempty"`
+	WaitlistEntryIDIn           []string `json:"waitlistEntryIDIn,omitempty"`
+	WaitlistEntryIDNotIn        []string `json:"waitlistEntryIDNotIn,omitempty"`
+	WaitlistEntryIDGT           *string  `json:"waitlistEntryIDGT,omitempty"`
+	WaitlistEntryIDGTE          *string  `json:"waitlistEntryIDGTE,omitempty"`
+	WaitlistEntryIDLT           *string  `json:"waitlistEntryIDLT,omitempty"`
+	WaitlistEntryIDLTE          *string  `json:"waitlistEntryIDLTE,omitempty"`
+	WaitlistEntryIDContains     *string  `json:"waitlistEntryIDContains,omitempty"`
+	WaitlistEntryIDHasPrefix    *string  `json:"waitlistEntryIDHasPrefix,omitempty"`
+	WaitlistEntryIDHasSuffix    *string  `json:"waitlistEntryIDHasSuffix,omitempty"`
+	WaitlistEntryIDIsNil        bool     `json:"waitlistEntryIDIsNil,omitempty"`
+	WaitlistEntryIDNotNil       bool     `json:"waitlistEntryIDNotNil,omitempty"`
+	WaitlistEntryIDEqualFold    *string  `json:"waitlistEntryIDEqualFold,omitempty"`
+	WaitlistEntryIDContainsFold *string  `json:"waitlistEntryIDContainsFold,omitempty"`
+
 	// "unit" edge predicates.
 	HasUnit     *bool             `json:"hasUnit,omitempty"`
 	HasUnitWith []*UnitWhereInput `json:"hasUnitWith,omitempty"`
@@ -3071,6 +3088,51 @@ func (i *HoldWhereInput) P() (predicate.Hold, error) {
 	if i.ExpiresAtLTE != nil {
 		predicates = append(predicates, hold.ExpiresAtLTE(*i.ExpiresAtLTE))
 	}
+	if i.WaitlistEntryID != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDEQ(*i.WaitlistEntryID))
+	}
+	if i.WaitlistEntryIDNEQ != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDNEQ(*i.WaitlistEntryIDNEQ))
+	}
+	if len(i.WaitlistEntryIDIn) > 0 {
+		predicates = append(predicates, hold.WaitlistEntryIDIn(i.WaitlistEntryIDIn...))
+	}
+	if len(i.WaitlistEntryIDNotIn) > 0 {
+		predicates = append(predicates, hold.WaitlistEntryIDNotIn(i.WaitlistEntryIDNotIn...))
+	}
+	if i.WaitlistEntryIDGT != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDGT(*i.WaitlistEntryIDGT))
+	}
+	if i.WaitlistEntryIDGTE != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDGTE(*i.WaitlistEntryIDGTE))
+	}
+	if i.WaitlistEntryIDLT != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDLT(*i.WaitlistEntryIDLT))
+	}
+	if i.WaitlistEntryIDLTE != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDLTE(*i.WaitlistEntryIDLTE))
+	}
+	if i.WaitlistEntryIDContains != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDContains(*i.WaitlistEntryIDContains))
+	}
+	if i.WaitlistEntryIDHasPrefix != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDHasPrefix(*i.WaitlistEntryIDHasPrefix))
+	}
+	if i.WaitlistEntryIDHasSuffix != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDHasSuffix(*i.WaitlistEntryIDHasSuffix))
+	}
+	if i.WaitlistEntryIDIsNil {
+		predicates = append(predicates, hold.WaitlistEntryIDIsNil())
+	}
+	if i.WaitlistEntryIDNotNil {
+		predicates = append(predicates, hold.WaitlistEntryIDNotNil())
+	}
+	if i.WaitlistEntryIDEqualFold != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDEqualFold(*i.WaitlistEntryIDEqualFold))
+	}
+	if i.WaitlistEntryIDContainsFold != nil {
+		predicates = append(predicates, hold.WaitlistEntryIDContainsFold(*i.WaitlistEntryIDContainsFold))
+	}
 
 	if i.HasUnit != nil {
 		p := hold.HasUnit()
@@ -3182,6 +3244,8 @@ type NotificationWhereInput struct {
 	AppointmentIDContains     *string  `json:"appointmentIDContains,omitempty"`
 	AppointmentIDHasPrefix    *string  `json:"appointmentIDHasPrefix,omitempty"`
 	AppointmentIDHasSuffix    *string  `json:"appointmentIDHasSuffix,omitempty"`
+	AppointmentIDIsNil        bool     `json:"appointmentIDIsNil,omitempty"`
+	AppointmentIDNotNil       bool     `json:"appointmentIDNotNil,omitempty"`
 	AppointmentIDEqualFold    *string  `json:"appointmentIDEqualFold,omitempty"`
 	AppointmentIDContainsFold *string  `json:"appointmentIDContainsFold,omitempty"`
 
@@ -3390,6 +3454,12 @@ func (i *NotificationWhereInput) P() (predicate.Notification, error) {
 	}
 	if i.AppointmentIDHasSuffix != nil {
 		predicates = append(predicates, notification.AppointmentIDHasSuffix(*i.AppointmentIDHasSuffix))
+	}
+	if i.AppointmentIDIsNil {
+		predicates = append(predicates, notification.AppointmentIDIsNil())
+	}
+	if i.AppointmentIDNotNil {
+		predicates = append(predicates, notification.AppointmentIDNotNil())
 	}
 	if i.AppointmentIDEqualFold != nil {
 		predicates = append(predicates, notification.AppointmentIDEqualFold(*i.AppointmentIDEqualFold))

@@ -44,6 +44,8 @@ type Hold struct {
 	Status hold.Status `json:"status,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
+	// WaitlistEntryID holds the value of the "waitlist_entry_id" field.
+	WaitlistEntryID *string `json:"waitlist_entry_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the HoldQuery when eager-loading is set.
 	Edges        HoldEdges `json:"edges"`
@@ -129,7 +131,7 @@ func (*Hold) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case hold.FieldID, hold.FieldAccountID, hold.FieldAPIKeyID, hold.FieldUnitID, hold.FieldServiceID, hold.FieldBarberID, hold.FieldStatus:
+		case hold.FieldID, hold.FieldAccountID, hold.FieldAPIKeyID, hold.FieldUnitID, hold.FieldServiceID, hold.FieldBarberID, hold.FieldStatus, hold.FieldWaitlistEntryID:
 			values[i] = new(sql.NullString)
 		case hold.FieldCreatedAt, hold.FieldUpdatedAt, hold.FieldStartsAt, hold.FieldEndsAt, hold.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -219,6 +221,13 @@ func (_m *Hold) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
 			} else if value.Valid {
 				_m.ExpiresAt = value.Time
+			}
+		case hold.FieldWaitlistEntryID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field waitlist_entry_id", values[i])
+			} else if value.Valid {
+				_m.WaitlistEntryID = new(string)
+				*_m.WaitlistEntryID = value.String
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -313,6 +322,11 @@ func (_m *Hold) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")
 	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.WaitlistEntryID; v != nil {
+		builder.WriteString("waitlist_entry_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

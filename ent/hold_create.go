@@ -118,6 +118,20 @@ func (_c *HoldCreate) SetExpiresAt(v time.Time) *HoldCreate {
 	return _c
 }
 
+// SetWaitlistEntryID sets the "waitlist_entry_id" field.
+func (_c *HoldCreate) SetWaitlistEntryID(v string) *HoldCreate {
+	_c.mutation.SetWaitlistEntryID(v)
+	return _c
+}
+
+// SetNillableWaitlistEntryID sets the "waitlist_entry_id" field if the given value is not nil.
+func (_c *HoldCreate) SetNillableWaitlistEntryID(v *string) *HoldCreate {
+	if v != nil {
+		_c.SetWaitlistEntryID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *HoldCreate) SetID(v string) *HoldCreate {
 	_c.mutation.SetID(v)
@@ -335,6 +349,10 @@ func (_c *HoldCreate) createSpec() (*Hold, *sqlgraph.CreateSpec) {
 		_spec.SetField(hold.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = value
 	}
+	if value, ok := _c.mutation.WaitlistEntryID(); ok {
+		_spec.SetField(hold.FieldWaitlistEntryID, field.TypeString, value)
+		_node.WaitlistEntryID = &value
+	}
 	if nodes := _c.mutation.AccountIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -539,6 +557,9 @@ func (u *HoldUpsertOne) UpdateNewValues() *HoldUpsertOne {
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(hold.FieldExpiresAt)
+		}
+		if _, exists := u.create.mutation.WaitlistEntryID(); exists {
+			s.SetIgnore(hold.FieldWaitlistEntryID)
 		}
 	}))
 	return u
@@ -808,6 +829,9 @@ func (u *HoldUpsertBulk) UpdateNewValues() *HoldUpsertBulk {
 			}
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(hold.FieldExpiresAt)
+			}
+			if _, exists := b.mutation.WaitlistEntryID(); exists {
+				s.SetIgnore(hold.FieldWaitlistEntryID)
 			}
 		}
 	}))

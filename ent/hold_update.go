@@ -139,6 +139,9 @@ func (_u *HoldUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(hold.FieldStatus, field.TypeEnum, value)
 	}
+	if _u.mutation.WaitlistEntryIDCleared() {
+		_spec.ClearField(hold.FieldWaitlistEntryID, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -300,6 +303,9 @@ func (_u *HoldUpdateOne) sqlSave(ctx context.Context) (_node *Hold, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(hold.FieldStatus, field.TypeEnum, value)
+	}
+	if _u.mutation.WaitlistEntryIDCleared() {
+		_spec.ClearField(hold.FieldWaitlistEntryID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Hold{config: _u.config}

@@ -11,11 +11,13 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/predicate"
 	"barberd/ent/reservation"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -47,10 +49,12 @@ const (
 	TypeDelivery        = "Delivery"
 	TypeHold            = "Hold"
 	TypeNotification    = "Notification"
+	TypeOpening         = "Opening"
 	TypeReservation     = "Reservation"
 	TypeService         = "Service"
 	TypeTimeOff         = "TimeOff"
 	TypeUnit            = "Unit"
+	TypeWaitlistEntry   = "WaitlistEntry"
 	TypeWebhookAttempt  = "WebhookAttempt"
 	TypeWebhookDelivery = "WebhookDelivery"
 	TypeWebhookEndpoint = "WebhookEndpoint"
@@ -5836,29 +5840,30 @@ func (m *DeliveryMutation) ResetEdge(name string) error {
 // HoldMutation represents an operation that mutates the Hold nodes in the graph.
 type HoldMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *string
-	created_at     *time.Time
-	updated_at     *time.Time
-	starts_at      *time.Time
-	ends_at        *time.Time
-	status         *hold.Status
-	expires_at     *time.Time
-	clearedFields  map[string]struct{}
-	account        *string
-	clearedaccount bool
-	unit           *string
-	clearedunit    bool
-	service        *string
-	clearedservice bool
-	barber         *string
-	clearedbarber  bool
-	api_key        *string
-	clearedapi_key bool
-	done           bool
-	oldValue       func(context.Context) (*Hold, error)
-	predicates     []predicate.Hold
+	op                Op
+	typ               string
+	id                *string
+	created_at        *time.Time
+	updated_at        *time.Time
+	starts_at         *time.Time
+	ends_at           *time.Time
+	status            *hold.Status
+	expires_at        *time.Time
+	waitlist_entry_id *string
+	clearedFields     map[string]struct{}
+	account           *string
+	clearedaccount    bool
+	unit              *string
+	clearedunit       bool
+	service           *string
+	clearedservice    bool
+	barber            *string
+	clearedbarber     bool
+	api_key           *string
+	clearedapi_key    bool
+	done              bool
+	oldValue          func(context.Context) (*Hold, error)
+	predicates        []predicate.Hold
 }
 
 var _ ent.Mutation = (*HoldMutation)(nil)
@@ -6361,6 +6366,55 @@ func (m *HoldMutation) ResetExpiresAt() {
 	m.expires_at = nil
 }
 
+// SetWaitlistEntryID sets the "waitlist_entry_id" field.
+func (m *HoldMutation) SetWaitlistEntryID(s string) {
+	m.waitlist_entry_id = &s
+}
+
+// WaitlistEntryID returns the value of the "waitlist_entry_id" field in the mutation.
+func (m *HoldMutation) WaitlistEntryID() (r string, exists bool) {
+	v := m.waitlist_entry_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWaitlistEntryID returns the old "waitlist_entry_id" field's value of the Hold entity.
+// If the Hold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HoldMutation) OldWaitlistEntryID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWaitlistEntryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWaitlistEntryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWaitlistEntryID: %w", err)
+	}
+	return oldValue.WaitlistEntryID, nil
+}
+
+// ClearWaitlistEntryID clears the value of the "waitlist_entry_id" field.
+func (m *HoldMutation) ClearWaitlistEntryID() {
+	m.waitlist_entry_id = nil
+	m.clearedFields[hold.FieldWaitlistEntryID] = struct{}{}
+}
+
+// WaitlistEntryIDCleared returns if the "waitlist_entry_id" field was cleared in this mutation.
+func (m *HoldMutation) WaitlistEntryIDCleared() bool {
+	_, ok := m.clearedFields[hold.FieldWaitlistEntryID]
+	return ok
+}
+
+// ResetWaitlistEntryID resets all changes to the "waitlist_entry_id" field.
+func (m *HoldMutation) ResetWaitlistEntryID() {
+	m.waitlist_entry_id = nil
+	delete(m.clearedFields, hold.FieldWaitlistEntryID)
+}
+
 // ClearAccount clears the "account" edge to the Account entity.
 func (m *HoldMutation) ClearAccount() {
 	m.clearedaccount = true
@@ -6530,7 +6584,7 @@ func (m *HoldMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *HoldMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.account != nil {
 		fields = append(fields, hold.FieldAccountID)
 	}
@@ -6564,6 +6618,9 @@ func (m *HoldMutation) Fields() []string {
 	if m.expires_at != nil {
 		fields = append(fields, hold.FieldExpiresAt)
 	}
+	if m.waitlist_entry_id != nil {
+		fields = append(fields, hold.FieldWaitlistEntryID)
+	}
 	return fields
 }
 
@@ -6594,6 +6651,8 @@ func (m *HoldMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case hold.FieldExpiresAt:
 		return m.ExpiresAt()
+	case hold.FieldWaitlistEntryID:
+		return m.WaitlistEntryID()
 	}
 	return nil, false
 }
@@ -6625,6 +6684,8 @@ func (m *HoldMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldStatus(ctx)
 	case hold.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
+	case hold.FieldWaitlistEntryID:
+		return m.OldWaitlistEntryID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Hold field %s", name)
 }
@@ -6711,6 +6772,13 @@ func (m *HoldMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetExpiresAt(v)
 		return nil
+	case hold.FieldWaitlistEntryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWaitlistEntryID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Hold field %s", name)
 }
@@ -6740,7 +6808,11 @@ func (m *HoldMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *HoldMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(hold.FieldWaitlistEntryID) {
+		fields = append(fields, hold.FieldWaitlistEntryID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -6753,6 +6825,11 @@ func (m *HoldMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *HoldMutation) ClearField(name string) error {
+	switch name {
+	case hold.FieldWaitlistEntryID:
+		m.ClearWaitlistEntryID()
+		return nil
+	}
 	return fmt.Errorf("unknown Hold nullable field %s", name)
 }
 
@@ -6792,6 +6869,9 @@ func (m *HoldMutation) ResetField(name string) error {
 		return nil
 	case hold.FieldExpiresAt:
 		m.ResetExpiresAt()
+		return nil
+	case hold.FieldWaitlistEntryID:
+		m.ResetWaitlistEntryID()
 		return nil
 	}
 	return fmt.Errorf("unknown Hold field %s", name)
@@ -6952,6 +7032,8 @@ type NotificationMutation struct {
 	_type              *string
 	source             *notification.Source
 	appointment        *map[string]interface{}
+	api_key_id         *string
+	offer              *map[string]interface{}
 	previous_starts_at *time.Time
 	created_at         *time.Time
 	clearedFields      map[string]struct{}
@@ -7157,7 +7239,7 @@ func (m *NotificationMutation) AppointmentID() (r string, exists bool) {
 // OldAppointmentID returns the old "appointment_id" field's value of the Notification entity.
 // If the Notification object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldAppointmentID(ctx context.Context) (v string, err error) {
+func (m *NotificationMutation) OldAppointmentID(ctx context.Context) (v *string, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldAppointmentID is only allowed on UpdateOne operations")
 	}
@@ -7171,9 +7253,22 @@ func (m *NotificationMutation) OldAppointmentID(ctx context.Context) (v string, 
 	return oldValue.AppointmentID, nil
 }
 
+// ClearAppointmentID clears the value of the "appointment_id" field.
+func (m *NotificationMutation) ClearAppointmentID() {
+	m.subject = nil
+	m.clearedFields[notification.FieldAppointmentID] = struct{}{}
+}
+
+// AppointmentIDCleared returns if the "appointment_id" field was cleared in this mutation.
+func (m *NotificationMutation) AppointmentIDCleared() bool {
+	_, ok := m.clearedFields[notification.FieldAppointmentID]
+	return ok
+}
+
 // ResetAppointmentID resets all changes to the "appointment_id" field.
 func (m *NotificationMutation) ResetAppointmentID() {
 	m.subject = nil
+	delete(m.clearedFields, notification.FieldAppointmentID)
 }
 
 // SetSource sets the "source" field.
@@ -7243,9 +7338,120 @@ func (m *NotificationMutation) OldAppointment(ctx context.Context) (v map[string
 	return oldValue.Appointment, nil
 }
 
+// ClearAppointment clears the value of the "appointment" field.
+func (m *NotificationMutation) ClearAppointment() {
+	m.appointment = nil
+	m.clearedFields[notification.FieldAppointment] = struct{}{}
+}
+
+// AppointmentCleared returns if the "appointment" field was cleared in this mutation.
+func (m *NotificationMutation) AppointmentCleared() bool {
+	_, ok := m.clearedFields[notification.FieldAppointment]
+	return ok
+}
+
 // ResetAppointment resets all changes to the "appointment" field.
 func (m *NotificationMutation) ResetAppointment() {
 	m.appointment = nil
+	delete(m.clearedFields, notification.FieldAppointment)
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (m *NotificationMutation) SetAPIKeyID(s string) {
+	m.api_key_id = &s
+}
+
+// APIKeyID returns the value of the "api_key_id" field in the mutation.
+func (m *NotificationMutation) APIKeyID() (r string, exists bool) {
+	v := m.api_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIKeyID returns the old "api_key_id" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldAPIKeyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+	}
+	return oldValue.APIKeyID, nil
+}
+
+// ClearAPIKeyID clears the value of the "api_key_id" field.
+func (m *NotificationMutation) ClearAPIKeyID() {
+	m.api_key_id = nil
+	m.clearedFields[notification.FieldAPIKeyID] = struct{}{}
+}
+
+// APIKeyIDCleared returns if the "api_key_id" field was cleared in this mutation.
+func (m *NotificationMutation) APIKeyIDCleared() bool {
+	_, ok := m.clearedFields[notification.FieldAPIKeyID]
+	return ok
+}
+
+// ResetAPIKeyID resets all changes to the "api_key_id" field.
+func (m *NotificationMutation) ResetAPIKeyID() {
+	m.api_key_id = nil
+	delete(m.clearedFields, notification.FieldAPIKeyID)
+}
+
+// SetOffer sets the "offer" field.
+func (m *NotificationMutation) SetOffer(value map[string]interface{}) {
+	m.offer = &value
+}
+
+// Offer returns the value of the "offer" field in the mutation.
+func (m *NotificationMutation) Offer() (r map[string]interface{}, exists bool) {
+	v := m.offer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOffer returns the old "offer" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldOffer(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOffer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOffer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOffer: %w", err)
+	}
+	return oldValue.Offer, nil
+}
+
+// ClearOffer clears the value of the "offer" field.
+func (m *NotificationMutation) ClearOffer() {
+	m.offer = nil
+	m.clearedFields[notification.FieldOffer] = struct{}{}
+}
+
+// OfferCleared returns if the "offer" field was cleared in this mutation.
+func (m *NotificationMutation) OfferCleared() bool {
+	_, ok := m.clearedFields[notification.FieldOffer]
+	return ok
+}
+
+// ResetOffer resets all changes to the "offer" field.
+func (m *NotificationMutation) ResetOffer() {
+	m.offer = nil
+	delete(m.clearedFields, notification.FieldOffer)
 }
 
 // SetPreviousStartsAt sets the "previous_starts_at" field.
@@ -7373,7 +7579,7 @@ func (m *NotificationMutation) ClearSubject() {
 
 // SubjectCleared reports if the "subject" edge to the Appointment entity was cleared.
 func (m *NotificationMutation) SubjectCleared() bool {
-	return m.clearedsubject
+	return m.AppointmentIDCleared() || m.clearedsubject
 }
 
 // SubjectID returns the "subject" edge ID in the mutation.
@@ -7434,7 +7640,7 @@ func (m *NotificationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NotificationMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 9)
 	if m.account != nil {
 		fields = append(fields, notification.FieldAccountID)
 	}
@@ -7449,6 +7655,12 @@ func (m *NotificationMutation) Fields() []string {
 	}
 	if m.appointment != nil {
 		fields = append(fields, notification.FieldAppointment)
+	}
+	if m.api_key_id != nil {
+		fields = append(fields, notification.FieldAPIKeyID)
+	}
+	if m.offer != nil {
+		fields = append(fields, notification.FieldOffer)
 	}
 	if m.previous_starts_at != nil {
 		fields = append(fields, notification.FieldPreviousStartsAt)
@@ -7474,6 +7686,10 @@ func (m *NotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.Source()
 	case notification.FieldAppointment:
 		return m.Appointment()
+	case notification.FieldAPIKeyID:
+		return m.APIKeyID()
+	case notification.FieldOffer:
+		return m.Offer()
 	case notification.FieldPreviousStartsAt:
 		return m.PreviousStartsAt()
 	case notification.FieldCreatedAt:
@@ -7497,6 +7713,10 @@ func (m *NotificationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldSource(ctx)
 	case notification.FieldAppointment:
 		return m.OldAppointment(ctx)
+	case notification.FieldAPIKeyID:
+		return m.OldAPIKeyID(ctx)
+	case notification.FieldOffer:
+		return m.OldOffer(ctx)
 	case notification.FieldPreviousStartsAt:
 		return m.OldPreviousStartsAt(ctx)
 	case notification.FieldCreatedAt:
@@ -7545,6 +7765,20 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAppointment(v)
 		return nil
+	case notification.FieldAPIKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIKeyID(v)
+		return nil
+	case notification.FieldOffer:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOffer(v)
+		return nil
 	case notification.FieldPreviousStartsAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -7589,6 +7823,18 @@ func (m *NotificationMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *NotificationMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(notification.FieldAppointmentID) {
+		fields = append(fields, notification.FieldAppointmentID)
+	}
+	if m.FieldCleared(notification.FieldAppointment) {
+		fields = append(fields, notification.FieldAppointment)
+	}
+	if m.FieldCleared(notification.FieldAPIKeyID) {
+		fields = append(fields, notification.FieldAPIKeyID)
+	}
+	if m.FieldCleared(notification.FieldOffer) {
+		fields = append(fields, notification.FieldOffer)
+	}
 	if m.FieldCleared(notification.FieldPreviousStartsAt) {
 		fields = append(fields, notification.FieldPreviousStartsAt)
 	}
@@ -7606,6 +7852,18 @@ func (m *NotificationMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *NotificationMutation) ClearField(name string) error {
 	switch name {
+	case notification.FieldAppointmentID:
+		m.ClearAppointmentID()
+		return nil
+	case notification.FieldAppointment:
+		m.ClearAppointment()
+		return nil
+	case notification.FieldAPIKeyID:
+		m.ClearAPIKeyID()
+		return nil
+	case notification.FieldOffer:
+		m.ClearOffer()
+		return nil
 	case notification.FieldPreviousStartsAt:
 		m.ClearPreviousStartsAt()
 		return nil
@@ -7631,6 +7889,12 @@ func (m *NotificationMutation) ResetField(name string) error {
 		return nil
 	case notification.FieldAppointment:
 		m.ResetAppointment()
+		return nil
+	case notification.FieldAPIKeyID:
+		m.ResetAPIKeyID()
+		return nil
+	case notification.FieldOffer:
+		m.ResetOffer()
 		return nil
 	case notification.FieldPreviousStartsAt:
 		m.ResetPreviousStartsAt()
@@ -7732,6 +7996,608 @@ func (m *NotificationMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Notification edge %s", name)
+}
+
+// OpeningMutation represents an operation that mutates the Opening nodes in the graph.
+type OpeningMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	barber_id      *string
+	starts_at      *time.Time
+	ends_at        *time.Time
+	created_at     *time.Time
+	clearedFields  map[string]struct{}
+	account        *string
+	clearedaccount bool
+	done           bool
+	oldValue       func(context.Context) (*Opening, error)
+	predicates     []predicate.Opening
+}
+
+var _ ent.Mutation = (*OpeningMutation)(nil)
+
+// openingOption allows management of the mutation configuration using functional options.
+type openingOption func(*OpeningMutation)
+
+// newOpeningMutation creates new mutation for the Opening entity.
+func newOpeningMutation(c config, op Op, opts ...openingOption) *OpeningMutation {
+	m := &OpeningMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOpening,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOpeningID sets the ID field of the mutation.
+func withOpeningID(id string) openingOption {
+	return func(m *OpeningMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Opening
+		)
+		m.oldValue = func(ctx context.Context) (*Opening, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Opening.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOpening sets the old Opening of the mutation.
+func withOpening(node *Opening) openingOption {
+	return func(m *OpeningMutation) {
+		m.oldValue = func(context.Context) (*Opening, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OpeningMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OpeningMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Opening entities.
+func (m *OpeningMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OpeningMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OpeningMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Opening.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAccountID sets the "account_id" field.
+func (m *OpeningMutation) SetAccountID(s string) {
+	m.account = &s
+}
+
+// AccountID returns the value of the "account_id" field in the mutation.
+func (m *OpeningMutation) AccountID() (r string, exists bool) {
+	v := m.account
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccountID returns the old "account_id" field's value of the Opening entity.
+// If the Opening object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OpeningMutation) OldAccountID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccountID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccountID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccountID: %w", err)
+	}
+	return oldValue.AccountID, nil
+}
+
+// ResetAccountID resets all changes to the "account_id" field.
+func (m *OpeningMutation) ResetAccountID() {
+	m.account = nil
+}
+
+// SetBarberID sets the "barber_id" field.
+func (m *OpeningMutation) SetBarberID(s string) {
+	m.barber_id = &s
+}
+
+// BarberID returns the value of the "barber_id" field in the mutation.
+func (m *OpeningMutation) BarberID() (r string, exists bool) {
+	v := m.barber_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBarberID returns the old "barber_id" field's value of the Opening entity.
+// If the Opening object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OpeningMutation) OldBarberID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBarberID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBarberID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBarberID: %w", err)
+	}
+	return oldValue.BarberID, nil
+}
+
+// ResetBarberID resets all changes to the "barber_id" field.
+func (m *OpeningMutation) ResetBarberID() {
+	m.barber_id = nil
+}
+
+// SetStartsAt sets the "starts_at" field.
+func (m *OpeningMutation) SetStartsAt(t time.Time) {
+	m.starts_at = &t
+}
+
+// StartsAt returns the value of the "starts_at" field in the mutation.
+func (m *OpeningMutation) StartsAt() (r time.Time, exists bool) {
+	v := m.starts_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartsAt returns the old "starts_at" field's value of the Opening entity.
+// If the Opening object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OpeningMutation) OldStartsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartsAt: %w", err)
+	}
+	return oldValue.StartsAt, nil
+}
+
+// ResetStartsAt resets all changes to the "starts_at" field.
+func (m *OpeningMutation) ResetStartsAt() {
+	m.starts_at = nil
+}
+
+// SetEndsAt sets the "ends_at" field.
+func (m *OpeningMutation) SetEndsAt(t time.Time) {
+	m.ends_at = &t
+}
+
+// EndsAt returns the value of the "ends_at" field in the mutation.
+func (m *OpeningMutation) EndsAt() (r time.Time, exists bool) {
+	v := m.ends_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndsAt returns the old "ends_at" field's value of the Opening entity.
+// If the Opening object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OpeningMutation) OldEndsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndsAt: %w", err)
+	}
+	return oldValue.EndsAt, nil
+}
+
+// ResetEndsAt resets all changes to the "ends_at" field.
+func (m *OpeningMutation) ResetEndsAt() {
+	m.ends_at = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OpeningMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OpeningMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Opening entity.
+// If the Opening object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OpeningMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OpeningMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearAccount clears the "account" edge to the Account entity.
+func (m *OpeningMutation) ClearAccount() {
+	m.clearedaccount = true
+	m.clearedFields[opening.FieldAccountID] = struct{}{}
+}
+
+// AccountCleared reports if the "account" edge to the Account entity was cleared.
+func (m *OpeningMutation) AccountCleared() bool {
+	return m.clearedaccount
+}
+
+// AccountIDs returns the "account" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AccountID instead. It exists only for internal usage by the builders.
+func (m *OpeningMutation) AccountIDs() (ids []string) {
+	if id := m.account; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAccount resets all changes to the "account" edge.
+func (m *OpeningMutation) ResetAccount() {
+	m.account = nil
+	m.clearedaccount = false
+}
+
+// Where appends a list predicates to the OpeningMutation builder.
+func (m *OpeningMutation) Where(ps ...predicate.Opening) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OpeningMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OpeningMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Opening, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OpeningMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OpeningMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Opening).
+func (m *OpeningMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OpeningMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.account != nil {
+		fields = append(fields, opening.FieldAccountID)
+	}
+	if m.barber_id != nil {
+		fields = append(fields, opening.FieldBarberID)
+	}
+	if m.starts_at != nil {
+		fields = append(fields, opening.FieldStartsAt)
+	}
+	if m.ends_at != nil {
+		fields = append(fields, opening.FieldEndsAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, opening.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OpeningMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case opening.FieldAccountID:
+		return m.AccountID()
+	case opening.FieldBarberID:
+		return m.BarberID()
+	case opening.FieldStartsAt:
+		return m.StartsAt()
+	case opening.FieldEndsAt:
+		return m.EndsAt()
+	case opening.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OpeningMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case opening.FieldAccountID:
+		return m.OldAccountID(ctx)
+	case opening.FieldBarberID:
+		return m.OldBarberID(ctx)
+	case opening.FieldStartsAt:
+		return m.OldStartsAt(ctx)
+	case opening.FieldEndsAt:
+		return m.OldEndsAt(ctx)
+	case opening.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Opening field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OpeningMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case opening.FieldAccountID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccountID(v)
+		return nil
+	case opening.FieldBarberID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBarberID(v)
+		return nil
+	case opening.FieldStartsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartsAt(v)
+		return nil
+	case opening.FieldEndsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndsAt(v)
+		return nil
+	case opening.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Opening field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OpeningMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OpeningMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OpeningMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Opening numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OpeningMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OpeningMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OpeningMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Opening nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OpeningMutation) ResetField(name string) error {
+	switch name {
+	case opening.FieldAccountID:
+		m.ResetAccountID()
+		return nil
+	case opening.FieldBarberID:
+		m.ResetBarberID()
+		return nil
+	case opening.FieldStartsAt:
+		m.ResetStartsAt()
+		return nil
+	case opening.FieldEndsAt:
+		m.ResetEndsAt()
+		return nil
+	case opening.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Opening field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OpeningMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.account != nil {
+		edges = append(edges, opening.EdgeAccount)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OpeningMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case opening.EdgeAccount:
+		if id := m.account; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OpeningMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OpeningMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OpeningMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedaccount {
+		edges = append(edges, opening.EdgeAccount)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OpeningMutation) EdgeCleared(name string) bool {
+	switch name {
+	case opening.EdgeAccount:
+		return m.clearedaccount
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OpeningMutation) ClearEdge(name string) error {
+	switch name {
+	case opening.EdgeAccount:
+		m.ClearAccount()
+		return nil
+	}
+	return fmt.Errorf("unknown Opening unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OpeningMutation) ResetEdge(name string) error {
+	switch name {
+	case opening.EdgeAccount:
+		m.ResetAccount()
+		return nil
+	}
+	return fmt.Errorf("unknown Opening edge %s", name)
 }
 
 // ReservationMutation represents an operation that mutates the Reservation nodes in the graph.
@@ -11788,6 +12654,2363 @@ func (m *UnitMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Unit edge %s", name)
+}
+
+// WaitlistEntryMutation represents an operation that mutates the WaitlistEntry nodes in the graph.
+type WaitlistEntryMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *string
+	created_at            *time.Time
+	updated_at            *time.Time
+	from_date             *string
+	to_date               *string
+	time_from             *string
+	time_to               *string
+	weekdays              *[]int
+	appendweekdays        []int
+	earliest_start        *time.Time
+	latest_end            *time.Time
+	customer_id           *string
+	client_name           *string
+	client_phone          *string
+	client_email          *string
+	external_reference    *string
+	offer_hold_seconds    *int
+	addoffer_hold_seconds *int
+	status                *waitlistentry.Status
+	waiting               *bool
+	offer_starts_at       *time.Time
+	offer_ends_at         *time.Time
+	offer_barber_id       *string
+	offer_hold_id         *string
+	offered_at            *time.Time
+	clearedFields         map[string]struct{}
+	account               *string
+	clearedaccount        bool
+	unit                  *string
+	clearedunit           bool
+	service               *string
+	clearedservice        bool
+	barber                *string
+	clearedbarber         bool
+	appointment           *string
+	clearedappointment    bool
+	api_key               *string
+	clearedapi_key        bool
+	done                  bool
+	oldValue              func(context.Context) (*WaitlistEntry, error)
+	predicates            []predicate.WaitlistEntry
+}
+
+var _ ent.Mutation = (*WaitlistEntryMutation)(nil)
+
+// waitlistentryOption allows management of the mutation configuration using functional options.
+type waitlistentryOption func(*WaitlistEntryMutation)
+
+// newWaitlistEntryMutation creates new mutation for the WaitlistEntry entity.
+func newWaitlistEntryMutation(c config, op Op, opts ...waitlistentryOption) *WaitlistEntryMutation {
+	m := &WaitlistEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWaitlistEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWaitlistEntryID sets the ID field of the mutation.
+func withWaitlistEntryID(id string) waitlistentryOption {
+	return func(m *WaitlistEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WaitlistEntry
+		)
+		m.oldValue = func(ctx context.Context) (*WaitlistEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WaitlistEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWaitlistEntry sets the old WaitlistEntry of the mutation.
+func withWaitlistEntry(node *WaitlistEntry) waitlistentryOption {
+	return func(m *WaitlistEntryMutation) {
+		m.oldValue = func(context.Context) (*WaitlistEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WaitlistEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WaitlistEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WaitlistEntry entities.
+func (m *WaitlistEntryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WaitlistEntryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WaitlistEntryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WaitlistEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAccountID sets the "account_id" field.
+func (m *WaitlistEntryMutation) SetAccountID(s string) {
+	m.account = &s
+}
+
+// AccountID returns the value of the "account_id" field in the mutation.
+func (m *WaitlistEntryMutation) AccountID() (r string, exists bool) {
+	v := m.account
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccountID returns the old "account_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldAccountID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccountID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccountID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccountID: %w", err)
+	}
+	return oldValue.AccountID, nil
+}
+
+// ResetAccountID resets all changes to the "account_id" field.
+func (m *WaitlistEntryMutation) ResetAccountID() {
+	m.account = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WaitlistEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WaitlistEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WaitlistEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *WaitlistEntryMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *WaitlistEntryMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *WaitlistEntryMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (m *WaitlistEntryMutation) SetAPIKeyID(s string) {
+	m.api_key = &s
+}
+
+// APIKeyID returns the value of the "api_key_id" field in the mutation.
+func (m *WaitlistEntryMutation) APIKeyID() (r string, exists bool) {
+	v := m.api_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIKeyID returns the old "api_key_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldAPIKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+	}
+	return oldValue.APIKeyID, nil
+}
+
+// ResetAPIKeyID resets all changes to the "api_key_id" field.
+func (m *WaitlistEntryMutation) ResetAPIKeyID() {
+	m.api_key = nil
+}
+
+// SetUnitID sets the "unit_id" field.
+func (m *WaitlistEntryMutation) SetUnitID(s string) {
+	m.unit = &s
+}
+
+// UnitID returns the value of the "unit_id" field in the mutation.
+func (m *WaitlistEntryMutation) UnitID() (r string, exists bool) {
+	v := m.unit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnitID returns the old "unit_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldUnitID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnitID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnitID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnitID: %w", err)
+	}
+	return oldValue.UnitID, nil
+}
+
+// ResetUnitID resets all changes to the "unit_id" field.
+func (m *WaitlistEntryMutation) ResetUnitID() {
+	m.unit = nil
+}
+
+// SetServiceID sets the "service_id" field.
+func (m *WaitlistEntryMutation) SetServiceID(s string) {
+	m.service = &s
+}
+
+// ServiceID returns the value of the "service_id" field in the mutation.
+func (m *WaitlistEntryMutation) ServiceID() (r string, exists bool) {
+	v := m.service
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldServiceID returns the old "service_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldServiceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldServiceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldServiceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldServiceID: %w", err)
+	}
+	return oldValue.ServiceID, nil
+}
+
+// ResetServiceID resets all changes to the "service_id" field.
+func (m *WaitlistEntryMutation) ResetServiceID() {
+	m.service = nil
+}
+
+// SetBarberID sets the "barber_id" field.
+func (m *WaitlistEntryMutation) SetBarberID(s string) {
+	m.barber = &s
+}
+
+// BarberID returns the value of the "barber_id" field in the mutation.
+func (m *WaitlistEntryMutation) BarberID() (r string, exists bool) {
+	v := m.barber
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBarberID returns the old "barber_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldBarberID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBarberID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBarberID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBarberID: %w", err)
+	}
+	return oldValue.BarberID, nil
+}
+
+// ClearBarberID clears the value of the "barber_id" field.
+func (m *WaitlistEntryMutation) ClearBarberID() {
+	m.barber = nil
+	m.clearedFields[waitlistentry.FieldBarberID] = struct{}{}
+}
+
+// BarberIDCleared returns if the "barber_id" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) BarberIDCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldBarberID]
+	return ok
+}
+
+// ResetBarberID resets all changes to the "barber_id" field.
+func (m *WaitlistEntryMutation) ResetBarberID() {
+	m.barber = nil
+	delete(m.clearedFields, waitlistentry.FieldBarberID)
+}
+
+// SetFromDate sets the "from_date" field.
+func (m *WaitlistEntryMutation) SetFromDate(s string) {
+	m.from_date = &s
+}
+
+// FromDate returns the value of the "from_date" field in the mutation.
+func (m *WaitlistEntryMutation) FromDate() (r string, exists bool) {
+	v := m.from_date
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromDate returns the old "from_date" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldFromDate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromDate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromDate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromDate: %w", err)
+	}
+	return oldValue.FromDate, nil
+}
+
+// ResetFromDate resets all changes to the "from_date" field.
+func (m *WaitlistEntryMutation) ResetFromDate() {
+	m.from_date = nil
+}
+
+// SetToDate sets the "to_date" field.
+func (m *WaitlistEntryMutation) SetToDate(s string) {
+	m.to_date = &s
+}
+
+// ToDate returns the value of the "to_date" field in the mutation.
+func (m *WaitlistEntryMutation) ToDate() (r string, exists bool) {
+	v := m.to_date
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToDate returns the old "to_date" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldToDate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToDate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToDate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToDate: %w", err)
+	}
+	return oldValue.ToDate, nil
+}
+
+// ResetToDate resets all changes to the "to_date" field.
+func (m *WaitlistEntryMutation) ResetToDate() {
+	m.to_date = nil
+}
+
+// SetTimeFrom sets the "time_from" field.
+func (m *WaitlistEntryMutation) SetTimeFrom(s string) {
+	m.time_from = &s
+}
+
+// TimeFrom returns the value of the "time_from" field in the mutation.
+func (m *WaitlistEntryMutation) TimeFrom() (r string, exists bool) {
+	v := m.time_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeFrom returns the old "time_from" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldTimeFrom(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeFrom: %w", err)
+	}
+	return oldValue.TimeFrom, nil
+}
+
+// ClearTimeFrom clears the value of the "time_from" field.
+func (m *WaitlistEntryMutation) ClearTimeFrom() {
+	m.time_from = nil
+	m.clearedFields[waitlistentry.FieldTimeFrom] = struct{}{}
+}
+
+// TimeFromCleared returns if the "time_from" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) TimeFromCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldTimeFrom]
+	return ok
+}
+
+// ResetTimeFrom resets all changes to the "time_from" field.
+func (m *WaitlistEntryMutation) ResetTimeFrom() {
+	m.time_from = nil
+	delete(m.clearedFields, waitlistentry.FieldTimeFrom)
+}
+
+// SetTimeTo sets the "time_to" field.
+func (m *WaitlistEntryMutation) SetTimeTo(s string) {
+	m.time_to = &s
+}
+
+// TimeTo returns the value of the "time_to" field in the mutation.
+func (m *WaitlistEntryMutation) TimeTo() (r string, exists bool) {
+	v := m.time_to
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeTo returns the old "time_to" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldTimeTo(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeTo is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeTo requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeTo: %w", err)
+	}
+	return oldValue.TimeTo, nil
+}
+
+// ClearTimeTo clears the value of the "time_to" field.
+func (m *WaitlistEntryMutation) ClearTimeTo() {
+	m.time_to = nil
+	m.clearedFields[waitlistentry.FieldTimeTo] = struct{}{}
+}
+
+// TimeToCleared returns if the "time_to" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) TimeToCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldTimeTo]
+	return ok
+}
+
+// ResetTimeTo resets all changes to the "time_to" field.
+func (m *WaitlistEntryMutation) ResetTimeTo() {
+	m.time_to = nil
+	delete(m.clearedFields, waitlistentry.FieldTimeTo)
+}
+
+// SetWeekdays sets the "weekdays" field.
+func (m *WaitlistEntryMutation) SetWeekdays(i []int) {
+	m.weekdays = &i
+	m.appendweekdays = nil
+}
+
+// Weekdays returns the value of the "weekdays" field in the mutation.
+func (m *WaitlistEntryMutation) Weekdays() (r []int, exists bool) {
+	v := m.weekdays
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWeekdays returns the old "weekdays" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldWeekdays(ctx context.Context) (v []int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWeekdays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWeekdays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWeekdays: %w", err)
+	}
+	return oldValue.Weekdays, nil
+}
+
+// AppendWeekdays adds i to the "weekdays" field.
+func (m *WaitlistEntryMutation) AppendWeekdays(i []int) {
+	m.appendweekdays = append(m.appendweekdays, i...)
+}
+
+// AppendedWeekdays returns the list of values that were appended to the "weekdays" field in this mutation.
+func (m *WaitlistEntryMutation) AppendedWeekdays() ([]int, bool) {
+	if len(m.appendweekdays) == 0 {
+		return nil, false
+	}
+	return m.appendweekdays, true
+}
+
+// ResetWeekdays resets all changes to the "weekdays" field.
+func (m *WaitlistEntryMutation) ResetWeekdays() {
+	m.weekdays = nil
+	m.appendweekdays = nil
+}
+
+// SetEarliestStart sets the "earliest_start" field.
+func (m *WaitlistEntryMutation) SetEarliestStart(t time.Time) {
+	m.earliest_start = &t
+}
+
+// EarliestStart returns the value of the "earliest_start" field in the mutation.
+func (m *WaitlistEntryMutation) EarliestStart() (r time.Time, exists bool) {
+	v := m.earliest_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEarliestStart returns the old "earliest_start" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldEarliestStart(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEarliestStart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEarliestStart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEarliestStart: %w", err)
+	}
+	return oldValue.EarliestStart, nil
+}
+
+// ResetEarliestStart resets all changes to the "earliest_start" field.
+func (m *WaitlistEntryMutation) ResetEarliestStart() {
+	m.earliest_start = nil
+}
+
+// SetLatestEnd sets the "latest_end" field.
+func (m *WaitlistEntryMutation) SetLatestEnd(t time.Time) {
+	m.latest_end = &t
+}
+
+// LatestEnd returns the value of the "latest_end" field in the mutation.
+func (m *WaitlistEntryMutation) LatestEnd() (r time.Time, exists bool) {
+	v := m.latest_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatestEnd returns the old "latest_end" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldLatestEnd(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatestEnd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatestEnd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatestEnd: %w", err)
+	}
+	return oldValue.LatestEnd, nil
+}
+
+// ResetLatestEnd resets all changes to the "latest_end" field.
+func (m *WaitlistEntryMutation) ResetLatestEnd() {
+	m.latest_end = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *WaitlistEntryMutation) SetCustomerID(s string) {
+	m.customer_id = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *WaitlistEntryMutation) CustomerID() (r string, exists bool) {
+	v := m.customer_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *WaitlistEntryMutation) ResetCustomerID() {
+	m.customer_id = nil
+}
+
+// SetClientName sets the "client_name" field.
+func (m *WaitlistEntryMutation) SetClientName(s string) {
+	m.client_name = &s
+}
+
+// ClientName returns the value of the "client_name" field in the mutation.
+func (m *WaitlistEntryMutation) ClientName() (r string, exists bool) {
+	v := m.client_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientName returns the old "client_name" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldClientName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientName: %w", err)
+	}
+	return oldValue.ClientName, nil
+}
+
+// ResetClientName resets all changes to the "client_name" field.
+func (m *WaitlistEntryMutation) ResetClientName() {
+	m.client_name = nil
+}
+
+// SetClientPhone sets the "client_phone" field.
+func (m *WaitlistEntryMutation) SetClientPhone(s string) {
+	m.client_phone = &s
+}
+
+// ClientPhone returns the value of the "client_phone" field in the mutation.
+func (m *WaitlistEntryMutation) ClientPhone() (r string, exists bool) {
+	v := m.client_phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientPhone returns the old "client_phone" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldClientPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientPhone: %w", err)
+	}
+	return oldValue.ClientPhone, nil
+}
+
+// ResetClientPhone resets all changes to the "client_phone" field.
+func (m *WaitlistEntryMutation) ResetClientPhone() {
+	m.client_phone = nil
+}
+
+// SetClientEmail sets the "client_email" field.
+func (m *WaitlistEntryMutation) SetClientEmail(s string) {
+	m.client_email = &s
+}
+
+// ClientEmail returns the value of the "client_email" field in the mutation.
+func (m *WaitlistEntryMutation) ClientEmail() (r string, exists bool) {
+	v := m.client_email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientEmail returns the old "client_email" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldClientEmail(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientEmail: %w", err)
+	}
+	return oldValue.ClientEmail, nil
+}
+
+// ClearClientEmail clears the value of the "client_email" field.
+func (m *WaitlistEntryMutation) ClearClientEmail() {
+	m.client_email = nil
+	m.clearedFields[waitlistentry.FieldClientEmail] = struct{}{}
+}
+
+// ClientEmailCleared returns if the "client_email" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) ClientEmailCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldClientEmail]
+	return ok
+}
+
+// ResetClientEmail resets all changes to the "client_email" field.
+func (m *WaitlistEntryMutation) ResetClientEmail() {
+	m.client_email = nil
+	delete(m.clearedFields, waitlistentry.FieldClientEmail)
+}
+
+// SetExternalReference sets the "external_reference" field.
+func (m *WaitlistEntryMutation) SetExternalReference(s string) {
+	m.external_reference = &s
+}
+
+// ExternalReference returns the value of the "external_reference" field in the mutation.
+func (m *WaitlistEntryMutation) ExternalReference() (r string, exists bool) {
+	v := m.external_reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExternalReference returns the old "external_reference" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldExternalReference(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExternalReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExternalReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExternalReference: %w", err)
+	}
+	return oldValue.ExternalReference, nil
+}
+
+// ClearExternalReference clears the value of the "external_reference" field.
+func (m *WaitlistEntryMutation) ClearExternalReference() {
+	m.external_reference = nil
+	m.clearedFields[waitlistentry.FieldExternalReference] = struct{}{}
+}
+
+// ExternalReferenceCleared returns if the "external_reference" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) ExternalReferenceCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldExternalReference]
+	return ok
+}
+
+// ResetExternalReference resets all changes to the "external_reference" field.
+func (m *WaitlistEntryMutation) ResetExternalReference() {
+	m.external_reference = nil
+	delete(m.clearedFields, waitlistentry.FieldExternalReference)
+}
+
+// SetOfferHoldSeconds sets the "offer_hold_seconds" field.
+func (m *WaitlistEntryMutation) SetOfferHoldSeconds(i int) {
+	m.offer_hold_seconds = &i
+	m.addoffer_hold_seconds = nil
+}
+
+// OfferHoldSeconds returns the value of the "offer_hold_seconds" field in the mutation.
+func (m *WaitlistEntryMutation) OfferHoldSeconds() (r int, exists bool) {
+	v := m.offer_hold_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferHoldSeconds returns the old "offer_hold_seconds" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferHoldSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferHoldSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferHoldSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferHoldSeconds: %w", err)
+	}
+	return oldValue.OfferHoldSeconds, nil
+}
+
+// AddOfferHoldSeconds adds i to the "offer_hold_seconds" field.
+func (m *WaitlistEntryMutation) AddOfferHoldSeconds(i int) {
+	if m.addoffer_hold_seconds != nil {
+		*m.addoffer_hold_seconds += i
+	} else {
+		m.addoffer_hold_seconds = &i
+	}
+}
+
+// AddedOfferHoldSeconds returns the value that was added to the "offer_hold_seconds" field in this mutation.
+func (m *WaitlistEntryMutation) AddedOfferHoldSeconds() (r int, exists bool) {
+	v := m.addoffer_hold_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOfferHoldSeconds resets all changes to the "offer_hold_seconds" field.
+func (m *WaitlistEntryMutation) ResetOfferHoldSeconds() {
+	m.offer_hold_seconds = nil
+	m.addoffer_hold_seconds = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *WaitlistEntryMutation) SetStatus(w waitlistentry.Status) {
+	m.status = &w
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *WaitlistEntryMutation) Status() (r waitlistentry.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldStatus(ctx context.Context) (v waitlistentry.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *WaitlistEntryMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetWaiting sets the "waiting" field.
+func (m *WaitlistEntryMutation) SetWaiting(b bool) {
+	m.waiting = &b
+}
+
+// Waiting returns the value of the "waiting" field in the mutation.
+func (m *WaitlistEntryMutation) Waiting() (r bool, exists bool) {
+	v := m.waiting
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWaiting returns the old "waiting" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldWaiting(ctx context.Context) (v *bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWaiting is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWaiting requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWaiting: %w", err)
+	}
+	return oldValue.Waiting, nil
+}
+
+// ClearWaiting clears the value of the "waiting" field.
+func (m *WaitlistEntryMutation) ClearWaiting() {
+	m.waiting = nil
+	m.clearedFields[waitlistentry.FieldWaiting] = struct{}{}
+}
+
+// WaitingCleared returns if the "waiting" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) WaitingCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldWaiting]
+	return ok
+}
+
+// ResetWaiting resets all changes to the "waiting" field.
+func (m *WaitlistEntryMutation) ResetWaiting() {
+	m.waiting = nil
+	delete(m.clearedFields, waitlistentry.FieldWaiting)
+}
+
+// SetOfferStartsAt sets the "offer_starts_at" field.
+func (m *WaitlistEntryMutation) SetOfferStartsAt(t time.Time) {
+	m.offer_starts_at = &t
+}
+
+// OfferStartsAt returns the value of the "offer_starts_at" field in the mutation.
+func (m *WaitlistEntryMutation) OfferStartsAt() (r time.Time, exists bool) {
+	v := m.offer_starts_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferStartsAt returns the old "offer_starts_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferStartsAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferStartsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferStartsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferStartsAt: %w", err)
+	}
+	return oldValue.OfferStartsAt, nil
+}
+
+// ClearOfferStartsAt clears the value of the "offer_starts_at" field.
+func (m *WaitlistEntryMutation) ClearOfferStartsAt() {
+	m.offer_starts_at = nil
+	m.clearedFields[waitlistentry.FieldOfferStartsAt] = struct{}{}
+}
+
+// OfferStartsAtCleared returns if the "offer_starts_at" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferStartsAtCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferStartsAt]
+	return ok
+}
+
+// ResetOfferStartsAt resets all changes to the "offer_starts_at" field.
+func (m *WaitlistEntryMutation) ResetOfferStartsAt() {
+	m.offer_starts_at = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferStartsAt)
+}
+
+// SetOfferEndsAt sets the "offer_ends_at" field.
+func (m *WaitlistEntryMutation) SetOfferEndsAt(t time.Time) {
+	m.offer_ends_at = &t
+}
+
+// OfferEndsAt returns the value of the "offer_ends_at" field in the mutation.
+func (m *WaitlistEntryMutation) OfferEndsAt() (r time.Time, exists bool) {
+	v := m.offer_ends_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferEndsAt returns the old "offer_ends_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferEndsAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferEndsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferEndsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferEndsAt: %w", err)
+	}
+	return oldValue.OfferEndsAt, nil
+}
+
+// ClearOfferEndsAt clears the value of the "offer_ends_at" field.
+func (m *WaitlistEntryMutation) ClearOfferEndsAt() {
+	m.offer_ends_at = nil
+	m.clearedFields[waitlistentry.FieldOfferEndsAt] = struct{}{}
+}
+
+// OfferEndsAtCleared returns if the "offer_ends_at" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferEndsAtCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferEndsAt]
+	return ok
+}
+
+// ResetOfferEndsAt resets all changes to the "offer_ends_at" field.
+func (m *WaitlistEntryMutation) ResetOfferEndsAt() {
+	m.offer_ends_at = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferEndsAt)
+}
+
+// SetOfferBarberID sets the "offer_barber_id" field.
+func (m *WaitlistEntryMutation) SetOfferBarberID(s string) {
+	m.offer_barber_id = &s
+}
+
+// OfferBarberID returns the value of the "offer_barber_id" field in the mutation.
+func (m *WaitlistEntryMutation) OfferBarberID() (r string, exists bool) {
+	v := m.offer_barber_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferBarberID returns the old "offer_barber_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferBarberID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferBarberID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferBarberID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferBarberID: %w", err)
+	}
+	return oldValue.OfferBarberID, nil
+}
+
+// ClearOfferBarberID clears the value of the "offer_barber_id" field.
+func (m *WaitlistEntryMutation) ClearOfferBarberID() {
+	m.offer_barber_id = nil
+	m.clearedFields[waitlistentry.FieldOfferBarberID] = struct{}{}
+}
+
+// OfferBarberIDCleared returns if the "offer_barber_id" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferBarberIDCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferBarberID]
+	return ok
+}
+
+// ResetOfferBarberID resets all changes to the "offer_barber_id" field.
+func (m *WaitlistEntryMutation) ResetOfferBarberID() {
+	m.offer_barber_id = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferBarberID)
+}
+
+// SetOfferHoldID sets the "offer_hold_id" field.
+func (m *WaitlistEntryMutation) SetOfferHoldID(s string) {
+	m.offer_hold_id = &s
+}
+
+// OfferHoldID returns the value of the "offer_hold_id" field in the mutation.
+func (m *WaitlistEntryMutation) OfferHoldID() (r string, exists bool) {
+	v := m.offer_hold_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferHoldID returns the old "offer_hold_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferHoldID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferHoldID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferHoldID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferHoldID: %w", err)
+	}
+	return oldValue.OfferHoldID, nil
+}
+
+// ClearOfferHoldID clears the value of the "offer_hold_id" field.
+func (m *WaitlistEntryMutation) ClearOfferHoldID() {
+	m.offer_hold_id = nil
+	m.clearedFields[waitlistentry.FieldOfferHoldID] = struct{}{}
+}
+
+// OfferHoldIDCleared returns if the "offer_hold_id" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferHoldIDCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferHoldID]
+	return ok
+}
+
+// ResetOfferHoldID resets all changes to the "offer_hold_id" field.
+func (m *WaitlistEntryMutation) ResetOfferHoldID() {
+	m.offer_hold_id = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferHoldID)
+}
+
+// SetOfferedAt sets the "offered_at" field.
+func (m *WaitlistEntryMutation) SetOfferedAt(t time.Time) {
+	m.offered_at = &t
+}
+
+// OfferedAt returns the value of the "offered_at" field in the mutation.
+func (m *WaitlistEntryMutation) OfferedAt() (r time.Time, exists bool) {
+	v := m.offered_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferedAt returns the old "offered_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferedAt: %w", err)
+	}
+	return oldValue.OfferedAt, nil
+}
+
+// ClearOfferedAt clears the value of the "offered_at" field.
+func (m *WaitlistEntryMutation) ClearOfferedAt() {
+	m.offered_at = nil
+	m.clearedFields[waitlistentry.FieldOfferedAt] = struct{}{}
+}
+
+// OfferedAtCleared returns if the "offered_at" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferedAtCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferedAt]
+	return ok
+}
+
+// ResetOfferedAt resets all changes to the "offered_at" field.
+func (m *WaitlistEntryMutation) ResetOfferedAt() {
+	m.offered_at = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferedAt)
+}
+
+// SetAppointmentID sets the "appointment_id" field.
+func (m *WaitlistEntryMutation) SetAppointmentID(s string) {
+	m.appointment = &s
+}
+
+// AppointmentID returns the value of the "appointment_id" field in the mutation.
+func (m *WaitlistEntryMutation) AppointmentID() (r string, exists bool) {
+	v := m.appointment
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppointmentID returns the old "appointment_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldAppointmentID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppointmentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppointmentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppointmentID: %w", err)
+	}
+	return oldValue.AppointmentID, nil
+}
+
+// ClearAppointmentID clears the value of the "appointment_id" field.
+func (m *WaitlistEntryMutation) ClearAppointmentID() {
+	m.appointment = nil
+	m.clearedFields[waitlistentry.FieldAppointmentID] = struct{}{}
+}
+
+// AppointmentIDCleared returns if the "appointment_id" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) AppointmentIDCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldAppointmentID]
+	return ok
+}
+
+// ResetAppointmentID resets all changes to the "appointment_id" field.
+func (m *WaitlistEntryMutation) ResetAppointmentID() {
+	m.appointment = nil
+	delete(m.clearedFields, waitlistentry.FieldAppointmentID)
+}
+
+// ClearAccount clears the "account" edge to the Account entity.
+func (m *WaitlistEntryMutation) ClearAccount() {
+	m.clearedaccount = true
+	m.clearedFields[waitlistentry.FieldAccountID] = struct{}{}
+}
+
+// AccountCleared reports if the "account" edge to the Account entity was cleared.
+func (m *WaitlistEntryMutation) AccountCleared() bool {
+	return m.clearedaccount
+}
+
+// AccountIDs returns the "account" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AccountID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) AccountIDs() (ids []string) {
+	if id := m.account; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAccount resets all changes to the "account" edge.
+func (m *WaitlistEntryMutation) ResetAccount() {
+	m.account = nil
+	m.clearedaccount = false
+}
+
+// ClearUnit clears the "unit" edge to the Unit entity.
+func (m *WaitlistEntryMutation) ClearUnit() {
+	m.clearedunit = true
+	m.clearedFields[waitlistentry.FieldUnitID] = struct{}{}
+}
+
+// UnitCleared reports if the "unit" edge to the Unit entity was cleared.
+func (m *WaitlistEntryMutation) UnitCleared() bool {
+	return m.clearedunit
+}
+
+// UnitIDs returns the "unit" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// UnitID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) UnitIDs() (ids []string) {
+	if id := m.unit; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetUnit resets all changes to the "unit" edge.
+func (m *WaitlistEntryMutation) ResetUnit() {
+	m.unit = nil
+	m.clearedunit = false
+}
+
+// ClearService clears the "service" edge to the Service entity.
+func (m *WaitlistEntryMutation) ClearService() {
+	m.clearedservice = true
+	m.clearedFields[waitlistentry.FieldServiceID] = struct{}{}
+}
+
+// ServiceCleared reports if the "service" edge to the Service entity was cleared.
+func (m *WaitlistEntryMutation) ServiceCleared() bool {
+	return m.clearedservice
+}
+
+// ServiceIDs returns the "service" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ServiceID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) ServiceIDs() (ids []string) {
+	if id := m.service; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetService resets all changes to the "service" edge.
+func (m *WaitlistEntryMutation) ResetService() {
+	m.service = nil
+	m.clearedservice = false
+}
+
+// ClearBarber clears the "barber" edge to the Barber entity.
+func (m *WaitlistEntryMutation) ClearBarber() {
+	m.clearedbarber = true
+	m.clearedFields[waitlistentry.FieldBarberID] = struct{}{}
+}
+
+// BarberCleared reports if the "barber" edge to the Barber entity was cleared.
+func (m *WaitlistEntryMutation) BarberCleared() bool {
+	return m.BarberIDCleared() || m.clearedbarber
+}
+
+// BarberIDs returns the "barber" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// BarberID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) BarberIDs() (ids []string) {
+	if id := m.barber; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetBarber resets all changes to the "barber" edge.
+func (m *WaitlistEntryMutation) ResetBarber() {
+	m.barber = nil
+	m.clearedbarber = false
+}
+
+// ClearAppointment clears the "appointment" edge to the Appointment entity.
+func (m *WaitlistEntryMutation) ClearAppointment() {
+	m.clearedappointment = true
+	m.clearedFields[waitlistentry.FieldAppointmentID] = struct{}{}
+}
+
+// AppointmentCleared reports if the "appointment" edge to the Appointment entity was cleared.
+func (m *WaitlistEntryMutation) AppointmentCleared() bool {
+	return m.AppointmentIDCleared() || m.clearedappointment
+}
+
+// AppointmentIDs returns the "appointment" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AppointmentID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) AppointmentIDs() (ids []string) {
+	if id := m.appointment; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAppointment resets all changes to the "appointment" edge.
+func (m *WaitlistEntryMutation) ResetAppointment() {
+	m.appointment = nil
+	m.clearedappointment = false
+}
+
+// ClearAPIKey clears the "api_key" edge to the APIKey entity.
+func (m *WaitlistEntryMutation) ClearAPIKey() {
+	m.clearedapi_key = true
+	m.clearedFields[waitlistentry.FieldAPIKeyID] = struct{}{}
+}
+
+// APIKeyCleared reports if the "api_key" edge to the APIKey entity was cleared.
+func (m *WaitlistEntryMutation) APIKeyCleared() bool {
+	return m.clearedapi_key
+}
+
+// APIKeyIDs returns the "api_key" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// APIKeyID instead. It exists only for internal usage by the builders.
+func (m *WaitlistEntryMutation) APIKeyIDs() (ids []string) {
+	if id := m.api_key; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAPIKey resets all changes to the "api_key" edge.
+func (m *WaitlistEntryMutation) ResetAPIKey() {
+	m.api_key = nil
+	m.clearedapi_key = false
+}
+
+// Where appends a list predicates to the WaitlistEntryMutation builder.
+func (m *WaitlistEntryMutation) Where(ps ...predicate.WaitlistEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WaitlistEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WaitlistEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WaitlistEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WaitlistEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WaitlistEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WaitlistEntry).
+func (m *WaitlistEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WaitlistEntryMutation) Fields() []string {
+	fields := make([]string, 0, 28)
+	if m.account != nil {
+		fields = append(fields, waitlistentry.FieldAccountID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, waitlistentry.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, waitlistentry.FieldUpdatedAt)
+	}
+	if m.api_key != nil {
+		fields = append(fields, waitlistentry.FieldAPIKeyID)
+	}
+	if m.unit != nil {
+		fields = append(fields, waitlistentry.FieldUnitID)
+	}
+	if m.service != nil {
+		fields = append(fields, waitlistentry.FieldServiceID)
+	}
+	if m.barber != nil {
+		fields = append(fields, waitlistentry.FieldBarberID)
+	}
+	if m.from_date != nil {
+		fields = append(fields, waitlistentry.FieldFromDate)
+	}
+	if m.to_date != nil {
+		fields = append(fields, waitlistentry.FieldToDate)
+	}
+	if m.time_from != nil {
+		fields = append(fields, waitlistentry.FieldTimeFrom)
+	}
+	if m.time_to != nil {
+		fields = append(fields, waitlistentry.FieldTimeTo)
+	}
+	if m.weekdays != nil {
+		fields = append(fields, waitlistentry.FieldWeekdays)
+	}
+	if m.earliest_start != nil {
+		fields = append(fields, waitlistentry.FieldEarliestStart)
+	}
+	if m.latest_end != nil {
+		fields = append(fields, waitlistentry.FieldLatestEnd)
+	}
+	if m.customer_id != nil {
+		fields = append(fields, waitlistentry.FieldCustomerID)
+	}
+	if m.client_name != nil {
+		fields = append(fields, waitlistentry.FieldClientName)
+	}
+	if m.client_phone != nil {
+		fields = append(fields, waitlistentry.FieldClientPhone)
+	}
+	if m.client_email != nil {
+		fields = append(fields, waitlistentry.FieldClientEmail)
+	}
+	if m.external_reference != nil {
+		fields = append(fields, waitlistentry.FieldExternalReference)
+	}
+	if m.offer_hold_seconds != nil {
+		fields = append(fields, waitlistentry.FieldOfferHoldSeconds)
+	}
+	if m.status != nil {
+		fields = append(fields, waitlistentry.FieldStatus)
+	}
+	if m.waiting != nil {
+		fields = append(fields, waitlistentry.FieldWaiting)
+	}
+	if m.offer_starts_at != nil {
+		fields = append(fields, waitlistentry.FieldOfferStartsAt)
+	}
+	if m.offer_ends_at != nil {
+		fields = append(fields, waitlistentry.FieldOfferEndsAt)
+	}
+	if m.offer_barber_id != nil {
+		fields = append(fields, waitlistentry.FieldOfferBarberID)
+	}
+	if m.offer_hold_id != nil {
+		fields = append(fields, waitlistentry.FieldOfferHoldID)
+	}
+	if m.offered_at != nil {
+		fields = append(fields, waitlistentry.FieldOfferedAt)
+	}
+	if m.appointment != nil {
+		fields = append(fields, waitlistentry.FieldAppointmentID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WaitlistEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case waitlistentry.FieldAccountID:
+		return m.AccountID()
+	case waitlistentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case waitlistentry.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case waitlistentry.FieldAPIKeyID:
+		return m.APIKeyID()
+	case waitlistentry.FieldUnitID:
+		return m.UnitID()
+	case waitlistentry.FieldServiceID:
+		return m.ServiceID()
+	case waitlistentry.FieldBarberID:
+		return m.BarberID()
+	case waitlistentry.FieldFromDate:
+		return m.FromDate()
+	case waitlistentry.FieldToDate:
+		return m.ToDate()
+	case waitlistentry.FieldTimeFrom:
+		return m.TimeFrom()
+	case waitlistentry.FieldTimeTo:
+		return m.TimeTo()
+	case waitlistentry.FieldWeekdays:
+		return m.Weekdays()
+	case waitlistentry.FieldEarliestStart:
+		return m.EarliestStart()
+	case waitlistentry.FieldLatestEnd:
+		return m.LatestEnd()
+	case waitlistentry.FieldCustomerID:
+		return m.CustomerID()
+	case waitlistentry.FieldClientName:
+		return m.ClientName()
+	case waitlistentry.FieldClientPhone:
+		return m.ClientPhone()
+	case waitlistentry.FieldClientEmail:
+		return m.ClientEmail()
+	case waitlistentry.FieldExternalReference:
+		return m.ExternalReference()
+	case waitlistentry.FieldOfferHoldSeconds:
+		return m.OfferHoldSeconds()
+	case waitlistentry.FieldStatus:
+		return m.Status()
+	case waitlistentry.FieldWaiting:
+		return m.Waiting()
+	case waitlistentry.FieldOfferStartsAt:
+		return m.OfferStartsAt()
+	case waitlistentry.FieldOfferEndsAt:
+		return m.OfferEndsAt()
+	case waitlistentry.FieldOfferBarberID:
+		return m.OfferBarberID()
+	case waitlistentry.FieldOfferHoldID:
+		return m.OfferHoldID()
+	case waitlistentry.FieldOfferedAt:
+		return m.OfferedAt()
+	case waitlistentry.FieldAppointmentID:
+		return m.AppointmentID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WaitlistEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case waitlistentry.FieldAccountID:
+		return m.OldAccountID(ctx)
+	case waitlistentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case waitlistentry.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case waitlistentry.FieldAPIKeyID:
+		return m.OldAPIKeyID(ctx)
+	case waitlistentry.FieldUnitID:
+		return m.OldUnitID(ctx)
+	case waitlistentry.FieldServiceID:
+		return m.OldServiceID(ctx)
+	case waitlistentry.FieldBarberID:
+		return m.OldBarberID(ctx)
+	case waitlistentry.FieldFromDate:
+		return m.OldFromDate(ctx)
+	case waitlistentry.FieldToDate:
+		return m.OldToDate(ctx)
+	case waitlistentry.FieldTimeFrom:
+		return m.OldTimeFrom(ctx)
+	case waitlistentry.FieldTimeTo:
+		return m.OldTimeTo(ctx)
+	case waitlistentry.FieldWeekdays:
+		return m.OldWeekdays(ctx)
+	case waitlistentry.FieldEarliestStart:
+		return m.OldEarliestStart(ctx)
+	case waitlistentry.FieldLatestEnd:
+		return m.OldLatestEnd(ctx)
+	case waitlistentry.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case waitlistentry.FieldClientName:
+		return m.OldClientName(ctx)
+	case waitlistentry.FieldClientPhone:
+		return m.OldClientPhone(ctx)
+	case waitlistentry.FieldClientEmail:
+		return m.OldClientEmail(ctx)
+	case waitlistentry.FieldExternalReference:
+		return m.OldExternalReference(ctx)
+	case waitlistentry.FieldOfferHoldSeconds:
+		return m.OldOfferHoldSeconds(ctx)
+	case waitlistentry.FieldStatus:
+		return m.OldStatus(ctx)
+	case waitlistentry.FieldWaiting:
+		return m.OldWaiting(ctx)
+	case waitlistentry.FieldOfferStartsAt:
+		return m.OldOfferStartsAt(ctx)
+	case waitlistentry.FieldOfferEndsAt:
+		return m.OldOfferEndsAt(ctx)
+	case waitlistentry.FieldOfferBarberID:
+		return m.OldOfferBarberID(ctx)
+	case waitlistentry.FieldOfferHoldID:
+		return m.OldOfferHoldID(ctx)
+	case waitlistentry.FieldOfferedAt:
+		return m.OldOfferedAt(ctx)
+	case waitlistentry.FieldAppointmentID:
+		return m.OldAppointmentID(ctx)
+	}
+	return nil, fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WaitlistEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case waitlistentry.FieldAccountID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccountID(v)
+		return nil
+	case waitlistentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case waitlistentry.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case waitlistentry.FieldAPIKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIKeyID(v)
+		return nil
+	case waitlistentry.FieldUnitID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnitID(v)
+		return nil
+	case waitlistentry.FieldServiceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetServiceID(v)
+		return nil
+	case waitlistentry.FieldBarberID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBarberID(v)
+		return nil
+	case waitlistentry.FieldFromDate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromDate(v)
+		return nil
+	case waitlistentry.FieldToDate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToDate(v)
+		return nil
+	case waitlistentry.FieldTimeFrom:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeFrom(v)
+		return nil
+	case waitlistentry.FieldTimeTo:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeTo(v)
+		return nil
+	case waitlistentry.FieldWeekdays:
+		v, ok := value.([]int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWeekdays(v)
+		return nil
+	case waitlistentry.FieldEarliestStart:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEarliestStart(v)
+		return nil
+	case waitlistentry.FieldLatestEnd:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatestEnd(v)
+		return nil
+	case waitlistentry.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case waitlistentry.FieldClientName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientName(v)
+		return nil
+	case waitlistentry.FieldClientPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientPhone(v)
+		return nil
+	case waitlistentry.FieldClientEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientEmail(v)
+		return nil
+	case waitlistentry.FieldExternalReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExternalReference(v)
+		return nil
+	case waitlistentry.FieldOfferHoldSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferHoldSeconds(v)
+		return nil
+	case waitlistentry.FieldStatus:
+		v, ok := value.(waitlistentry.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case waitlistentry.FieldWaiting:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWaiting(v)
+		return nil
+	case waitlistentry.FieldOfferStartsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferStartsAt(v)
+		return nil
+	case waitlistentry.FieldOfferEndsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferEndsAt(v)
+		return nil
+	case waitlistentry.FieldOfferBarberID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferBarberID(v)
+		return nil
+	case waitlistentry.FieldOfferHoldID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferHoldID(v)
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferedAt(v)
+		return nil
+	case waitlistentry.FieldAppointmentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppointmentID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WaitlistEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addoffer_hold_seconds != nil {
+		fields = append(fields, waitlistentry.FieldOfferHoldSeconds)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WaitlistEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case waitlistentry.FieldOfferHoldSeconds:
+		return m.AddedOfferHoldSeconds()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WaitlistEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case waitlistentry.FieldOfferHoldSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOfferHoldSeconds(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WaitlistEntryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(waitlistentry.FieldBarberID) {
+		fields = append(fields, waitlistentry.FieldBarberID)
+	}
+	if m.FieldCleared(waitlistentry.FieldTimeFrom) {
+		fields = append(fields, waitlistentry.FieldTimeFrom)
+	}
+	if m.FieldCleared(waitlistentry.FieldTimeTo) {
+		fields = append(fields, waitlistentry.FieldTimeTo)
+	}
+	if m.FieldCleared(waitlistentry.FieldClientEmail) {
+		fields = append(fields, waitlistentry.FieldClientEmail)
+	}
+	if m.FieldCleared(waitlistentry.FieldExternalReference) {
+		fields = append(fields, waitlistentry.FieldExternalReference)
+	}
+	if m.FieldCleared(waitlistentry.FieldWaiting) {
+		fields = append(fields, waitlistentry.FieldWaiting)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferStartsAt) {
+		fields = append(fields, waitlistentry.FieldOfferStartsAt)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferEndsAt) {
+		fields = append(fields, waitlistentry.FieldOfferEndsAt)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferBarberID) {
+		fields = append(fields, waitlistentry.FieldOfferBarberID)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferHoldID) {
+		fields = append(fields, waitlistentry.FieldOfferHoldID)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferedAt) {
+		fields = append(fields, waitlistentry.FieldOfferedAt)
+	}
+	if m.FieldCleared(waitlistentry.FieldAppointmentID) {
+		fields = append(fields, waitlistentry.FieldAppointmentID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WaitlistEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WaitlistEntryMutation) ClearField(name string) error {
+	switch name {
+	case waitlistentry.FieldBarberID:
+		m.ClearBarberID()
+		return nil
+	case waitlistentry.FieldTimeFrom:
+		m.ClearTimeFrom()
+		return nil
+	case waitlistentry.FieldTimeTo:
+		m.ClearTimeTo()
+		return nil
+	case waitlistentry.FieldClientEmail:
+		m.ClearClientEmail()
+		return nil
+	case waitlistentry.FieldExternalReference:
+		m.ClearExternalReference()
+		return nil
+	case waitlistentry.FieldWaiting:
+		m.ClearWaiting()
+		return nil
+	case waitlistentry.FieldOfferStartsAt:
+		m.ClearOfferStartsAt()
+		return nil
+	case waitlistentry.FieldOfferEndsAt:
+		m.ClearOfferEndsAt()
+		return nil
+	case waitlistentry.FieldOfferBarberID:
+		m.ClearOfferBarberID()
+		return nil
+	case waitlistentry.FieldOfferHoldID:
+		m.ClearOfferHoldID()
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		m.ClearOfferedAt()
+		return nil
+	case waitlistentry.FieldAppointmentID:
+		m.ClearAppointmentID()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WaitlistEntryMutation) ResetField(name string) error {
+	switch name {
+	case waitlistentry.FieldAccountID:
+		m.ResetAccountID()
+		return nil
+	case waitlistentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case waitlistentry.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case waitlistentry.FieldAPIKeyID:
+		m.ResetAPIKeyID()
+		return nil
+	case waitlistentry.FieldUnitID:
+		m.ResetUnitID()
+		return nil
+	case waitlistentry.FieldServiceID:
+		m.ResetServiceID()
+		return nil
+	case waitlistentry.FieldBarberID:
+		m.ResetBarberID()
+		return nil
+	case waitlistentry.FieldFromDate:
+		m.ResetFromDate()
+		return nil
+	case waitlistentry.FieldToDate:
+		m.ResetToDate()
+		return nil
+	case waitlistentry.FieldTimeFrom:
+		m.ResetTimeFrom()
+		return nil
+	case waitlistentry.FieldTimeTo:
+		m.ResetTimeTo()
+		return nil
+	case waitlistentry.FieldWeekdays:
+		m.ResetWeekdays()
+		return nil
+	case waitlistentry.FieldEarliestStart:
+		m.ResetEarliestStart()
+		return nil
+	case waitlistentry.FieldLatestEnd:
+		m.ResetLatestEnd()
+		return nil
+	case waitlistentry.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case waitlistentry.FieldClientName:
+		m.ResetClientName()
+		return nil
+	case waitlistentry.FieldClientPhone:
+		m.ResetClientPhone()
+		return nil
+	case waitlistentry.FieldClientEmail:
+		m.ResetClientEmail()
+		return nil
+	case waitlistentry.FieldExternalReference:
+		m.ResetExternalReference()
+		return nil
+	case waitlistentry.FieldOfferHoldSeconds:
+		m.ResetOfferHoldSeconds()
+		return nil
+	case waitlistentry.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case waitlistentry.FieldWaiting:
+		m.ResetWaiting()
+		return nil
+	case waitlistentry.FieldOfferStartsAt:
+		m.ResetOfferStartsAt()
+		return nil
+	case waitlistentry.FieldOfferEndsAt:
+		m.ResetOfferEndsAt()
+		return nil
+	case waitlistentry.FieldOfferBarberID:
+		m.ResetOfferBarberID()
+		return nil
+	case waitlistentry.FieldOfferHoldID:
+		m.ResetOfferHoldID()
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		m.ResetOfferedAt()
+		return nil
+	case waitlistentry.FieldAppointmentID:
+		m.ResetAppointmentID()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WaitlistEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 6)
+	if m.account != nil {
+		edges = append(edges, waitlistentry.EdgeAccount)
+	}
+	if m.unit != nil {
+		edges = append(edges, waitlistentry.EdgeUnit)
+	}
+	if m.service != nil {
+		edges = append(edges, waitlistentry.EdgeService)
+	}
+	if m.barber != nil {
+		edges = append(edges, waitlistentry.EdgeBarber)
+	}
+	if m.appointment != nil {
+		edges = append(edges, waitlistentry.EdgeAppointment)
+	}
+	if m.api_key != nil {
+		edges = append(edges, waitlistentry.EdgeAPIKey)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WaitlistEntryMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case waitlistentry.EdgeAccount:
+		if id := m.account; id != nil {
+			return []ent.Value{*id}
+		}
+	case waitlistentry.EdgeUnit:
+		if id := m.unit; id != nil {
+			return []ent.Value{*id}
+		}
+	case waitlistentry.EdgeService:
+		if id := m.service; id != nil {
+			return []ent.Value{*id}
+		}
+	case waitlistentry.EdgeBarber:
+		if id := m.barber; id != nil {
+			return []ent.Value{*id}
+		}
+	case waitlistentry.EdgeAppointment:
+		if id := m.appointment; id != nil {
+			return []ent.Value{*id}
+		}
+	case waitlistentry.EdgeAPIKey:
+		if id := m.api_key; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WaitlistEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 6)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WaitlistEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WaitlistEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 6)
+	if m.clearedaccount {
+		edges = append(edges, waitlistentry.EdgeAccount)
+	}
+	if m.clearedunit {
+		edges = append(edges, waitlistentry.EdgeUnit)
+	}
+	if m.clearedservice {
+		edges = append(edges, waitlistentry.EdgeService)
+	}
+	if m.clearedbarber {
+		edges = append(edges, waitlistentry.EdgeBarber)
+	}
+	if m.clearedappointment {
+		edges = append(edges, waitlistentry.EdgeAppointment)
+	}
+	if m.clearedapi_key {
+		edges = append(edges, waitlistentry.EdgeAPIKey)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WaitlistEntryMutation) EdgeCleared(name string) bool {
+	switch name {
+	case waitlistentry.EdgeAccount:
+		return m.clearedaccount
+	case waitlistentry.EdgeUnit:
+		return m.clearedunit
+	case waitlistentry.EdgeService:
+		return m.clearedservice
+	case waitlistentry.EdgeBarber:
+		return m.clearedbarber
+	case waitlistentry.EdgeAppointment:
+		return m.clearedappointment
+	case waitlistentry.EdgeAPIKey:
+		return m.clearedapi_key
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WaitlistEntryMutation) ClearEdge(name string) error {
+	switch name {
+	case waitlistentry.EdgeAccount:
+		m.ClearAccount()
+		return nil
+	case waitlistentry.EdgeUnit:
+		m.ClearUnit()
+		return nil
+	case waitlistentry.EdgeService:
+		m.ClearService()
+		return nil
+	case waitlistentry.EdgeBarber:
+		m.ClearBarber()
+		return nil
+	case waitlistentry.EdgeAppointment:
+		m.ClearAppointment()
+		return nil
+	case waitlistentry.EdgeAPIKey:
+		m.ClearAPIKey()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WaitlistEntryMutation) ResetEdge(name string) error {
+	switch name {
+	case waitlistentry.EdgeAccount:
+		m.ResetAccount()
+		return nil
+	case waitlistentry.EdgeUnit:
+		m.ResetUnit()
+		return nil
+	case waitlistentry.EdgeService:
+		m.ResetService()
+		return nil
+	case waitlistentry.EdgeBarber:
+		m.ResetBarber()
+		return nil
+	case waitlistentry.EdgeAppointment:
+		m.ResetAppointment()
+		return nil
+	case waitlistentry.EdgeAPIKey:
+		m.ResetAPIKey()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry edge %s", name)
 }
 
 // WebhookAttemptMutation represents an operation that mutates the WebhookAttempt nodes in the graph.

@@ -25,11 +25,15 @@ type Notification struct {
 	// Type holds the value of the "type" field.
 	Type string `json:"type,omitempty"`
 	// AppointmentID holds the value of the "appointment_id" field.
-	AppointmentID string `json:"appointment_id,omitempty"`
+	AppointmentID *string `json:"appointment_id,omitempty"`
 	// Source holds the value of the "source" field.
 	Source notification.Source `json:"source,omitempty"`
 	// Appointment holds the value of the "appointment" field.
 	Appointment map[string]interface{} `json:"appointment,omitempty"`
+	// APIKeyID holds the value of the "api_key_id" field.
+	APIKeyID *string `json:"api_key_id,omitempty"`
+	// Offer holds the value of the "offer" field.
+	Offer map[string]interface{} `json:"offer,omitempty"`
 	// PreviousStartsAt holds the value of the "previous_starts_at" field.
 	PreviousStartsAt *time.Time `json:"previous_starts_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -80,9 +84,9 @@ func (*Notification) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case notification.FieldAppointment:
+		case notification.FieldAppointment, notification.FieldOffer:
 			values[i] = new([]byte)
-		case notification.FieldID, notification.FieldAccountID, notification.FieldType, notification.FieldAppointmentID, notification.FieldSource:
+		case notification.FieldID, notification.FieldAccountID, notification.FieldType, notification.FieldAppointmentID, notification.FieldSource, notification.FieldAPIKeyID:
 			values[i] = new(sql.NullString)
 		case notification.FieldPreviousStartsAt, notification.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -123,7 +127,8 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field appointment_id", values[i])
 			} else if value.Valid {
-				_m.AppointmentID = value.String
+				_m.AppointmentID = new(string)
+				*_m.AppointmentID = value.String
 			}
 		case notification.FieldSource:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -137,6 +142,21 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 			} else if value != nil && len(*value) > 0 {
 				if err := json.Unmarshal(*value, &_m.Appointment); err != nil {
 					return fmt.Errorf("unmarshal field appointment: %w", err)
+				}
+			}
+		case notification.FieldAPIKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field api_key_id", values[i])
+			} else if value.Valid {
+				_m.APIKeyID = new(string)
+				*_m.APIKeyID = value.String
+			}
+		case notification.FieldOffer:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field offer", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Offer); err != nil {
+					return fmt.Errorf("unmarshal field offer: %w", err)
 				}
 			}
 		case notification.FieldPreviousStartsAt:
@@ -204,14 +224,24 @@ func (_m *Notification) String() string {
 	builder.WriteString("type=")
 	builder.WriteString(_m.Type)
 	builder.WriteString(", ")
-	builder.WriteString("appointment_id=")
-	builder.WriteString(_m.AppointmentID)
+	if v := _m.AppointmentID; v != nil {
+		builder.WriteString("appointment_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("source=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Source))
 	builder.WriteString(", ")
 	builder.WriteString("appointment=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Appointment))
+	builder.WriteString(", ")
+	if v := _m.APIKeyID; v != nil {
+		builder.WriteString("api_key_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("offer=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Offer))
 	builder.WriteString(", ")
 	if v := _m.PreviousStartsAt; v != nil {
 		builder.WriteString("previous_starts_at=")

@@ -43,6 +43,14 @@ func (_c *NotificationCreate) SetAppointmentID(v string) *NotificationCreate {
 	return _c
 }
 
+// SetNillableAppointmentID sets the "appointment_id" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableAppointmentID(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetAppointmentID(*v)
+	}
+	return _c
+}
+
 // SetSource sets the "source" field.
 func (_c *NotificationCreate) SetSource(v notification.Source) *NotificationCreate {
 	_c.mutation.SetSource(v)
@@ -52,6 +60,26 @@ func (_c *NotificationCreate) SetSource(v notification.Source) *NotificationCrea
 // SetAppointment sets the "appointment" field.
 func (_c *NotificationCreate) SetAppointment(v map[string]interface{}) *NotificationCreate {
 	_c.mutation.SetAppointment(v)
+	return _c
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (_c *NotificationCreate) SetAPIKeyID(v string) *NotificationCreate {
+	_c.mutation.SetAPIKeyID(v)
+	return _c
+}
+
+// SetNillableAPIKeyID sets the "api_key_id" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableAPIKeyID(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetAPIKeyID(*v)
+	}
+	return _c
+}
+
+// SetOffer sets the "offer" field.
+func (_c *NotificationCreate) SetOffer(v map[string]interface{}) *NotificationCreate {
+	_c.mutation.SetOffer(v)
 	return _c
 }
 
@@ -105,6 +133,14 @@ func (_c *NotificationCreate) SetAccount(v *Account) *NotificationCreate {
 // SetSubjectID sets the "subject" edge to the Appointment entity by ID.
 func (_c *NotificationCreate) SetSubjectID(id string) *NotificationCreate {
 	_c.mutation.SetSubjectID(id)
+	return _c
+}
+
+// SetNillableSubjectID sets the "subject" edge to the Appointment entity by ID if the given value is not nil.
+func (_c *NotificationCreate) SetNillableSubjectID(id *string) *NotificationCreate {
+	if id != nil {
+		_c = _c.SetSubjectID(*id)
+	}
 	return _c
 }
 
@@ -171,9 +207,6 @@ func (_c *NotificationCreate) check() error {
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Notification.type"`)}
 	}
-	if _, ok := _c.mutation.AppointmentID(); !ok {
-		return &ValidationError{Name: "appointment_id", err: errors.New(`ent: missing required field "Notification.appointment_id"`)}
-	}
 	if _, ok := _c.mutation.Source(); !ok {
 		return &ValidationError{Name: "source", err: errors.New(`ent: missing required field "Notification.source"`)}
 	}
@@ -181,9 +214,6 @@ func (_c *NotificationCreate) check() error {
 		if err := notification.SourceValidator(v); err != nil {
 			return &ValidationError{Name: "source", err: fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)}
 		}
-	}
-	if _, ok := _c.mutation.Appointment(); !ok {
-		return &ValidationError{Name: "appointment", err: errors.New(`ent: missing required field "Notification.appointment"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Notification.created_at"`)}
@@ -195,9 +225,6 @@ func (_c *NotificationCreate) check() error {
 	}
 	if len(_c.mutation.AccountIDs()) == 0 {
 		return &ValidationError{Name: "account", err: errors.New(`ent: missing required edge "Notification.account"`)}
-	}
-	if len(_c.mutation.SubjectIDs()) == 0 {
-		return &ValidationError{Name: "subject", err: errors.New(`ent: missing required edge "Notification.subject"`)}
 	}
 	return nil
 }
@@ -247,6 +274,14 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 		_spec.SetField(notification.FieldAppointment, field.TypeJSON, value)
 		_node.Appointment = value
 	}
+	if value, ok := _c.mutation.APIKeyID(); ok {
+		_spec.SetField(notification.FieldAPIKeyID, field.TypeString, value)
+		_node.APIKeyID = &value
+	}
+	if value, ok := _c.mutation.Offer(); ok {
+		_spec.SetField(notification.FieldOffer, field.TypeJSON, value)
+		_node.Offer = value
+	}
 	if value, ok := _c.mutation.PreviousStartsAt(); ok {
 		_spec.SetField(notification.FieldPreviousStartsAt, field.TypeTime, value)
 		_node.PreviousStartsAt = &value
@@ -286,7 +321,7 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
-		_node.AppointmentID = nodes[0]
+		_node.AppointmentID = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
@@ -372,6 +407,12 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		}
 		if _, exists := u.create.mutation.Appointment(); exists {
 			s.SetIgnore(notification.FieldAppointment)
+		}
+		if _, exists := u.create.mutation.APIKeyID(); exists {
+			s.SetIgnore(notification.FieldAPIKeyID)
+		}
+		if _, exists := u.create.mutation.Offer(); exists {
+			s.SetIgnore(notification.FieldOffer)
 		}
 		if _, exists := u.create.mutation.PreviousStartsAt(); exists {
 			s.SetIgnore(notification.FieldPreviousStartsAt)
@@ -607,6 +648,12 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			}
 			if _, exists := b.mutation.Appointment(); exists {
 				s.SetIgnore(notification.FieldAppointment)
+			}
+			if _, exists := b.mutation.APIKeyID(); exists {
+				s.SetIgnore(notification.FieldAPIKeyID)
+			}
+			if _, exists := b.mutation.Offer(); exists {
+				s.SetIgnore(notification.FieldOffer)
 			}
 			if _, exists := b.mutation.PreviousStartsAt(); exists {
 				s.SetIgnore(notification.FieldPreviousStartsAt)

@@ -489,7 +489,10 @@ func (_q *NotificationQuery) loadSubject(ctx context.Context, query *Appointment
 	ids := make([]string, 0, len(nodes))
 	nodeids := make(map[string][]*Notification)
 	for i := range nodes {
-		fk := nodes[i].AppointmentID
+		if nodes[i].AppointmentID == nil {
+			continue
+		}
+		fk := *nodes[i].AppointmentID
 		if _, ok := nodeids[fk]; !ok {
 			ids = append(ids, fk)
 		}

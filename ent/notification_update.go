@@ -65,9 +65,6 @@ func (_u *NotificationUpdate) check() error {
 	if _u.mutation.AccountCleared() && len(_u.mutation.AccountIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Notification.account"`)
 	}
-	if _u.mutation.SubjectCleared() && len(_u.mutation.SubjectIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Notification.subject"`)
-	}
 	return nil
 }
 
@@ -88,6 +85,15 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.AppointmentCleared() {
+		_spec.ClearField(notification.FieldAppointment, field.TypeJSON)
+	}
+	if _u.mutation.APIKeyIDCleared() {
+		_spec.ClearField(notification.FieldAPIKeyID, field.TypeString)
+	}
+	if _u.mutation.OfferCleared() {
+		_spec.ClearField(notification.FieldOffer, field.TypeJSON)
 	}
 	if _u.mutation.PreviousStartsAtCleared() {
 		_spec.ClearField(notification.FieldPreviousStartsAt, field.TypeTime)
@@ -164,9 +170,6 @@ func (_u *NotificationUpdateOne) check() error {
 	if _u.mutation.AccountCleared() && len(_u.mutation.AccountIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Notification.account"`)
 	}
-	if _u.mutation.SubjectCleared() && len(_u.mutation.SubjectIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Notification.subject"`)
-	}
 	return nil
 }
 
@@ -204,6 +207,15 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.AppointmentCleared() {
+		_spec.ClearField(notification.FieldAppointment, field.TypeJSON)
+	}
+	if _u.mutation.APIKeyIDCleared() {
+		_spec.ClearField(notification.FieldAPIKeyID, field.TypeString)
+	}
+	if _u.mutation.OfferCleared() {
+		_spec.ClearField(notification.FieldOffer, field.TypeJSON)
 	}
 	if _u.mutation.PreviousStartsAtCleared() {
 		_spec.ClearField(notification.FieldPreviousStartsAt, field.TypeTime)

@@ -11,11 +11,13 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/reservation"
 	"barberd/ent/schema/pulid"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -34,10 +36,12 @@ var prefixTables = map[string]string{
 	"dlv": delivery.Table,
 	"hld": hold.Table,
 	"ntf": notification.Table,
+	"opn": opening.Table,
 	"rsv": reservation.Table,
 	"svc": service.Table,
 	"tof": timeoff.Table,
 	"unt": unit.Table,
+	"wl":  waitlistentry.Table,
 	"wha": webhookattempt.Table,
 	"whd": webhookdelivery.Table,
 	"whe": webhookendpoint.Table,

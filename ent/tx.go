@@ -30,6 +30,8 @@ type Tx struct {
 	Hold *HoldClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
+	// Opening is the client for interacting with the Opening builders.
+	Opening *OpeningClient
 	// Reservation is the client for interacting with the Reservation builders.
 	Reservation *ReservationClient
 	// Service is the client for interacting with the Service builders.
@@ -38,6 +40,8 @@ type Tx struct {
 	TimeOff *TimeOffClient
 	// Unit is the client for interacting with the Unit builders.
 	Unit *UnitClient
+	// WaitlistEntry is the client for interacting with the WaitlistEntry builders.
+	WaitlistEntry *WaitlistEntryClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
 	WebhookAttempt *WebhookAttemptClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -185,10 +189,12 @@ func (tx *Tx) init() {
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.Hold = NewHoldClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
+	tx.Opening = NewOpeningClient(tx.config)
 	tx.Reservation = NewReservationClient(tx.config)
 	tx.Service = NewServiceClient(tx.config)
 	tx.TimeOff = NewTimeOffClient(tx.config)
 	tx.Unit = NewUnitClient(tx.config)
+	tx.WaitlistEntry = NewWaitlistEntryClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)

@@ -410,7 +410,7 @@ func TestSendReminders(t *testing.T) {
 		}
 		var types []string
 		for _, n := range ns[before:] {
-			types = append(types, n.Type+" "+n.AppointmentID)
+			types = append(types, n.Type+" "+*n.AppointmentID)
 		}
 		if want := []string{graph.EventReminder + " " + soon.ID, graph.EventReminder + " " + edge.ID}; !slices.Equal(types, want) {
 			t.Errorf("new pending notifications %v, want %v", types, want)

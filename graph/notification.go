@@ -40,7 +40,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 		return err
 	}
 	n := &ent.Notification{
-		ID: notification.DefaultID(), AccountID: a.AccountID, Type: typ, AppointmentID: a.ID,
+		ID: notification.DefaultID(), AccountID: a.AccountID, Type: typ, AppointmentID: &a.ID,
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
 	}

@@ -282,7 +282,21 @@ func (m *MCP) pending(ctx context.Context, in *pendingArgs) (rest.List[view.Noti
 	}
 	last := v.Data[len(v.Data)-1].ID
 	return v, fmt.Sprintf("%s, oldest first; still pending: once handled, acknowledge them with ack_notifications through %s.",
-		count(len(v.Data), "notification", v.Data, func(n view.Notification) string { return n.Type + " " + n.AppointmentID }), last), nil
+		count(len(v.Data), "notification", v.Data, notificationSubject), last), nil
+}
+
+// notificationSubject names a notification in a summary: its type and the
+// appointment or waitlist entry it is about.
+func notificationSubject(n view.Notification) string {
+	if n.AppointmentID != nil {
+		return n.Type + " " + *n.AppointmentID
+	}
+	if e, ok := n.WaitlistEntry.(map[string]any); ok {
+		if id, ok := e["id"].(string); ok {
+			return n.Type + " " + id
+		}
+	}
+	return n.Type
 }
 
 func (m *MCP) ack(ctx context.Context, in *ackArgs) (acknowledged, string, error) {

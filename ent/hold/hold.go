@@ -40,6 +40,8 @@ const (
 	FieldStatus = "status"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
+	// FieldWaitlistEntryID holds the string denoting the waitlist_entry_id field in the database.
+	FieldWaitlistEntryID = "waitlist_entry_id"
 	// EdgeAccount holds the string denoting the account edge name in mutations.
 	EdgeAccount = "account"
 	// EdgeUnit holds the string denoting the unit edge name in mutations.
@@ -103,6 +105,7 @@ var Columns = []string{
 	FieldEndsAt,
 	FieldStatus,
 	FieldExpiresAt,
+	FieldWaitlistEntryID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -225,6 +228,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
+// ByWaitlistEntryID orders the results by the waitlist_entry_id field.
+func ByWaitlistEntryID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWaitlistEntryID, opts...).ToFunc()
 }
 
 // ByAccountField orders the results by account field.

@@ -115,6 +115,11 @@ func ExpiresAt(v time.Time) predicate.Hold {
 	return predicate.Hold(sql.FieldEQ(FieldExpiresAt, v))
 }
 
+// WaitlistEntryID applies equality check predicate on the "waitlist_entry_id" field. It's identical to WaitlistEntryIDEQ.
+func WaitlistEntryID(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldEQ(FieldWaitlistEntryID, v))
+}
+
 // AccountIDEQ applies the EQ predicate on the "account_id" field.
 func AccountIDEQ(v string) predicate.Hold {
 	return predicate.Hold(sql.FieldEQ(FieldAccountID, v))
@@ -658,6 +663,81 @@ func ExpiresAtLT(v time.Time) predicate.Hold {
 // ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
 func ExpiresAtLTE(v time.Time) predicate.Hold {
 	return predicate.Hold(sql.FieldLTE(FieldExpiresAt, v))
+}
+
+// WaitlistEntryIDEQ applies the EQ predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDEQ(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldEQ(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDNEQ applies the NEQ predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDNEQ(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldNEQ(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDIn applies the In predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDIn(vs ...string) predicate.Hold {
+	return predicate.Hold(sql.FieldIn(FieldWaitlistEntryID, vs...))
+}
+
+// WaitlistEntryIDNotIn applies the NotIn predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDNotIn(vs ...string) predicate.Hold {
+	return predicate.Hold(sql.FieldNotIn(FieldWaitlistEntryID, vs...))
+}
+
+// WaitlistEntryIDGT applies the GT predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDGT(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldGT(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDGTE applies the GTE predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDGTE(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldGTE(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDLT applies the LT predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDLT(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldLT(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDLTE applies the LTE predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDLTE(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldLTE(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDContains applies the Contains predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDContains(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldContains(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDHasPrefix applies the HasPrefix predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDHasPrefix(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldHasPrefix(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDHasSuffix applies the HasSuffix predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDHasSuffix(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldHasSuffix(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDIsNil applies the IsNil predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDIsNil() predicate.Hold {
+	return predicate.Hold(sql.FieldIsNull(FieldWaitlistEntryID))
+}
+
+// WaitlistEntryIDNotNil applies the NotNil predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDNotNil() predicate.Hold {
+	return predicate.Hold(sql.FieldNotNull(FieldWaitlistEntryID))
+}
+
+// WaitlistEntryIDEqualFold applies the EqualFold predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDEqualFold(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldEqualFold(FieldWaitlistEntryID, v))
+}
+
+// WaitlistEntryIDContainsFold applies the ContainsFold predicate on the "waitlist_entry_id" field.
+func WaitlistEntryIDContainsFold(v string) predicate.Hold {
+	return predicate.Hold(sql.FieldContainsFold(FieldWaitlistEntryID, v))
 }
 
 // HasAccount applies the HasEdge predicate on the "account" edge.

@@ -104,6 +104,18 @@ func (f NotificationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.NotificationMutation", m)
 }
 
+// The OpeningFunc type is an adapter to allow the use of ordinary
+// function as Opening mutator.
+type OpeningFunc func(context.Context, *ent.OpeningMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OpeningFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OpeningMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OpeningMutation", m)
+}
+
 // The ReservationFunc type is an adapter to allow the use of ordinary
 // function as Reservation mutator.
 type ReservationFunc func(context.Context, *ent.ReservationMutation) (ent.Value, error)
@@ -150,6 +162,18 @@ func (f UnitFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UnitMutation", m)
+}
+
+// The WaitlistEntryFunc type is an adapter to allow the use of ordinary
+// function as WaitlistEntry mutator.
+type WaitlistEntryFunc func(context.Context, *ent.WaitlistEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WaitlistEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WaitlistEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WaitlistEntryMutation", m)
 }
 
 // The WebhookAttemptFunc type is an adapter to allow the use of ordinary

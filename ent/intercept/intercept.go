@@ -15,11 +15,13 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/predicate"
 	"barberd/ent/reservation"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -300,6 +302,33 @@ func (f TraverseNotification) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.NotificationQuery", q)
 }
 
+// The OpeningFunc type is an adapter to allow the use of ordinary function as a Querier.
+type OpeningFunc func(context.Context, *ent.OpeningQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f OpeningFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.OpeningQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.OpeningQuery", q)
+}
+
+// The TraverseOpening type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseOpening func(context.Context, *ent.OpeningQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseOpening) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseOpening) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.OpeningQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.OpeningQuery", q)
+}
+
 // The ReservationFunc type is an adapter to allow the use of ordinary function as a Querier.
 type ReservationFunc func(context.Context, *ent.ReservationQuery) (ent.Value, error)
 
@@ -406,6 +435,33 @@ func (f TraverseUnit) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.UnitQuery", q)
+}
+
+// The WaitlistEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WaitlistEntryFunc func(context.Context, *ent.WaitlistEntryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WaitlistEntryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WaitlistEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WaitlistEntryQuery", q)
+}
+
+// The TraverseWaitlistEntry type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWaitlistEntry func(context.Context, *ent.WaitlistEntryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWaitlistEntry) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWaitlistEntry) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WaitlistEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WaitlistEntryQuery", q)
 }
 
 // The WebhookAttemptFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -535,6 +591,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.HoldQuery, predicate.Hold, hold.OrderOption]{typ: ent.TypeHold, tq: q}, nil
 	case *ent.NotificationQuery:
 		return &query[*ent.NotificationQuery, predicate.Notification, notification.OrderOption]{typ: ent.TypeNotification, tq: q}, nil
+	case *ent.OpeningQuery:
+		return &query[*ent.OpeningQuery, predicate.Opening, opening.OrderOption]{typ: ent.TypeOpening, tq: q}, nil
 	case *ent.ReservationQuery:
 		return &query[*ent.ReservationQuery, predicate.Reservation, reservation.OrderOption]{typ: ent.TypeReservation, tq: q}, nil
 	case *ent.ServiceQuery:
@@ -543,6 +601,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.TimeOffQuery, predicate.TimeOff, timeoff.OrderOption]{typ: ent.TypeTimeOff, tq: q}, nil
 	case *ent.UnitQuery:
 		return &query[*ent.UnitQuery, predicate.Unit, unit.OrderOption]{typ: ent.TypeUnit, tq: q}, nil
+	case *ent.WaitlistEntryQuery:
+		return &query[*ent.WaitlistEntryQuery, predicate.WaitlistEntry, waitlistentry.OrderOption]{typ: ent.TypeWaitlistEntry, tq: q}, nil
 	case *ent.WebhookAttemptQuery:
 		return &query[*ent.WebhookAttemptQuery, predicate.WebhookAttempt, webhookattempt.OrderOption]{typ: ent.TypeWebhookAttempt, tq: q}, nil
 	case *ent.WebhookDeliveryQuery:

@@ -310,6 +310,7 @@ var (
 		{Name: "ends_at", Type: field.TypeTime},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"active", "consumed", "expired", "released"}, Default: "active"},
 		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "waitlist_entry_id", Type: field.TypeString, Nullable: true},
 		{Name: "account_id", Type: field.TypeString, Size: 40},
 		{Name: "unit_id", Type: field.TypeString, Size: 40},
 		{Name: "service_id", Type: field.TypeString, Size: 40},
@@ -324,31 +325,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "holds_accounts_account",
-				Columns:    []*schema.Column{HoldsColumns[7]},
+				Columns:    []*schema.Column{HoldsColumns[8]},
 				RefColumns: []*schema.Column{AccountsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "holds_units_unit",
-				Columns:    []*schema.Column{HoldsColumns[8]},
+				Columns:    []*schema.Column{HoldsColumns[9]},
 				RefColumns: []*schema.Column{UnitsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "holds_services_service",
-				Columns:    []*schema.Column{HoldsColumns[9]},
+				Columns:    []*schema.Column{HoldsColumns[10]},
 				RefColumns: []*schema.Column{ServicesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "holds_barbers_barber",
-				Columns:    []*schema.Column{HoldsColumns[10]},
+				Columns:    []*schema.Column{HoldsColumns[11]},
 				RefColumns: []*schema.Column{BarbersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "holds_api_keys_api_key",
-				Columns:    []*schema.Column{HoldsColumns[11]},
+				Columns:    []*schema.Column{HoldsColumns[12]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -357,7 +358,7 @@ var (
 			{
 				Name:    "hold_account_id",
 				Unique:  false,
-				Columns: []*schema.Column{HoldsColumns[7]},
+				Columns: []*schema.Column{HoldsColumns[8]},
 			},
 			{
 				Name:    "hold_status_expires_at",
@@ -367,12 +368,12 @@ var (
 			{
 				Name:    "hold_barber_id_starts_at",
 				Unique:  false,
-				Columns: []*schema.Column{HoldsColumns[10], HoldsColumns[3]},
+				Columns: []*schema.Column{HoldsColumns[11], HoldsColumns[3]},
 			},
 			{
 				Name:    "hold_api_key_id_status_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{HoldsColumns[11], HoldsColumns[5], HoldsColumns[6]},
+				Columns: []*schema.Column{HoldsColumns[12], HoldsColumns[5], HoldsColumns[6]},
 			},
 		},
 	}
@@ -381,11 +382,13 @@ var (
 		{Name: "id", Type: field.TypeString, Size: 40},
 		{Name: "type", Type: field.TypeString},
 		{Name: "source", Type: field.TypeEnum, Enums: []string{"api", "admin"}},
-		{Name: "appointment", Type: field.TypeJSON},
+		{Name: "appointment", Type: field.TypeJSON, Nullable: true},
+		{Name: "api_key_id", Type: field.TypeString, Nullable: true},
+		{Name: "offer", Type: field.TypeJSON, Nullable: true},
 		{Name: "previous_starts_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "account_id", Type: field.TypeString, Size: 40},
-		{Name: "appointment_id", Type: field.TypeString, Size: 40},
+		{Name: "appointment_id", Type: field.TypeString, Nullable: true, Size: 40},
 	}
 	// NotificationsTable holds the schema information for the "notifications" table.
 	NotificationsTable = &schema.Table{
@@ -395,27 +398,62 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "notifications_accounts_account",
-				Columns:    []*schema.Column{NotificationsColumns[6]},
+				Columns:    []*schema.Column{NotificationsColumns[8]},
 				RefColumns: []*schema.Column{AccountsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "notifications_appointments_subject",
-				Columns:    []*schema.Column{NotificationsColumns[7]},
+				Columns:    []*schema.Column{NotificationsColumns[9]},
 				RefColumns: []*schema.Column{AppointmentsColumns[0]},
-				OnDelete:   schema.NoAction,
+				OnDelete:   schema.SetNull,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
 				Name:    "notification_account_id",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[6]},
+				Columns: []*schema.Column{NotificationsColumns[8]},
 			},
 			{
 				Name:    "notification_account_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[6], NotificationsColumns[5]},
+				Columns: []*schema.Column{NotificationsColumns[8], NotificationsColumns[7]},
+			},
+		},
+	}
+	// OpeningsColumns holds the columns for the "openings" table.
+	OpeningsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "barber_id", Type: field.TypeString},
+		{Name: "starts_at", Type: field.TypeTime},
+		{Name: "ends_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "account_id", Type: field.TypeString, Size: 40},
+	}
+	// OpeningsTable holds the schema information for the "openings" table.
+	OpeningsTable = &schema.Table{
+		Name:       "openings",
+		Columns:    OpeningsColumns,
+		PrimaryKey: []*schema.Column{OpeningsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "openings_accounts_account",
+				Columns:    []*schema.Column{OpeningsColumns[5]},
+				RefColumns: []*schema.Column{AccountsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "opening_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{OpeningsColumns[5]},
+			},
+			{
+				Name:    "opening_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OpeningsColumns[4]},
 			},
 		},
 	}
@@ -596,6 +634,119 @@ var (
 				Name:    "unit_account_id",
 				Unique:  false,
 				Columns: []*schema.Column{UnitsColumns[11]},
+			},
+		},
+	}
+	// WaitlistEntriesColumns holds the columns for the "waitlist_entries" table.
+	WaitlistEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "from_date", Type: field.TypeString},
+		{Name: "to_date", Type: field.TypeString},
+		{Name: "time_from", Type: field.TypeString, Nullable: true},
+		{Name: "time_to", Type: field.TypeString, Nullable: true},
+		{Name: "weekdays", Type: field.TypeJSON},
+		{Name: "earliest_start", Type: field.TypeTime},
+		{Name: "latest_end", Type: field.TypeTime},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "client_name", Type: field.TypeString},
+		{Name: "client_phone", Type: field.TypeString},
+		{Name: "client_email", Type: field.TypeString, Nullable: true},
+		{Name: "external_reference", Type: field.TypeString, Nullable: true, Size: 255},
+		{Name: "offer_hold_seconds", Type: field.TypeInt},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"waiting", "offered", "booked", "cancelled", "expired"}, Default: "waiting"},
+		{Name: "waiting", Type: field.TypeBool, Nullable: true},
+		{Name: "offer_starts_at", Type: field.TypeTime, Nullable: true},
+		{Name: "offer_ends_at", Type: field.TypeTime, Nullable: true},
+		{Name: "offer_barber_id", Type: field.TypeString, Nullable: true},
+		{Name: "offer_hold_id", Type: field.TypeString, Nullable: true},
+		{Name: "offered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "account_id", Type: field.TypeString, Size: 40},
+		{Name: "unit_id", Type: field.TypeString, Size: 40},
+		{Name: "service_id", Type: field.TypeString, Size: 40},
+		{Name: "barber_id", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "appointment_id", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "api_key_id", Type: field.TypeString, Size: 40},
+	}
+	// WaitlistEntriesTable holds the schema information for the "waitlist_entries" table.
+	WaitlistEntriesTable = &schema.Table{
+		Name:       "waitlist_entries",
+		Columns:    WaitlistEntriesColumns,
+		PrimaryKey: []*schema.Column{WaitlistEntriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "waitlist_entries_accounts_account",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[23]},
+				RefColumns: []*schema.Column{AccountsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "waitlist_entries_units_unit",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[24]},
+				RefColumns: []*schema.Column{UnitsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "waitlist_entries_services_service",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[25]},
+				RefColumns: []*schema.Column{ServicesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "waitlist_entries_barbers_barber",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[26]},
+				RefColumns: []*schema.Column{BarbersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "waitlist_entries_appointments_appointment",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[27]},
+				RefColumns: []*schema.Column{AppointmentsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "waitlist_entries_api_keys_api_key",
+				Columns:    []*schema.Column{WaitlistEntriesColumns[28]},
+				RefColumns: []*schema.Column{APIKeysColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "waitlistentry_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[23]},
+			},
+			{
+				Name:    "waitlistentry_api_key_id_external_reference",
+				Unique:  true,
+				Columns: []*schema.Column{WaitlistEntriesColumns[28], WaitlistEntriesColumns[14]},
+			},
+			{
+				Name:    "waitlistentry_account_id_client_phone_unit_id_service_id_waiting",
+				Unique:  true,
+				Columns: []*schema.Column{WaitlistEntriesColumns[23], WaitlistEntriesColumns[12], WaitlistEntriesColumns[24], WaitlistEntriesColumns[25], WaitlistEntriesColumns[17]},
+			},
+			{
+				Name:    "waitlistentry_account_id_waiting_earliest_start",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[23], WaitlistEntriesColumns[17], WaitlistEntriesColumns[8]},
+			},
+			{
+				Name:    "waitlistentry_unit_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[24], WaitlistEntriesColumns[1]},
+			},
+			{
+				Name:    "waitlistentry_api_key_id_waiting",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[28], WaitlistEntriesColumns[17]},
+			},
+			{
+				Name:    "waitlistentry_offer_hold_id",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[21]},
 			},
 		},
 	}
@@ -874,10 +1025,12 @@ var (
 		DeliveriesTable,
 		HoldsTable,
 		NotificationsTable,
+		OpeningsTable,
 		ReservationsTable,
 		ServicesTable,
 		TimeOffsTable,
 		UnitsTable,
+		WaitlistEntriesTable,
 		WebhookAttemptsTable,
 		WebhookDeliveriesTable,
 		WebhookEndpointsTable,
@@ -909,6 +1062,7 @@ func init() {
 	HoldsTable.ForeignKeys[4].RefTable = APIKeysTable
 	NotificationsTable.ForeignKeys[0].RefTable = AccountsTable
 	NotificationsTable.ForeignKeys[1].RefTable = AppointmentsTable
+	OpeningsTable.ForeignKeys[0].RefTable = AccountsTable
 	ReservationsTable.ForeignKeys[0].RefTable = AccountsTable
 	ReservationsTable.ForeignKeys[1].RefTable = BarbersTable
 	ReservationsTable.ForeignKeys[2].RefTable = HoldsTable
@@ -917,6 +1071,12 @@ func init() {
 	TimeOffsTable.ForeignKeys[0].RefTable = BarbersTable
 	TimeOffsTable.ForeignKeys[1].RefTable = AccountsTable
 	UnitsTable.ForeignKeys[0].RefTable = AccountsTable
+	WaitlistEntriesTable.ForeignKeys[0].RefTable = AccountsTable
+	WaitlistEntriesTable.ForeignKeys[1].RefTable = UnitsTable
+	WaitlistEntriesTable.ForeignKeys[2].RefTable = ServicesTable
+	WaitlistEntriesTable.ForeignKeys[3].RefTable = BarbersTable
+	WaitlistEntriesTable.ForeignKeys[4].RefTable = AppointmentsTable
+	WaitlistEntriesTable.ForeignKeys[5].RefTable = APIKeysTable
 	WebhookAttemptsTable.ForeignKeys[0].RefTable = AccountsTable
 	WebhookAttemptsTable.ForeignKeys[1].RefTable = WebhookDeliveriesTable
 	WebhookDeliveriesTable.ForeignKeys[0].RefTable = AccountsTable

@@ -28,6 +28,10 @@ const (
 	FieldSource = "source"
 	// FieldAppointment holds the string denoting the appointment field in the database.
 	FieldAppointment = "appointment"
+	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
+	FieldAPIKeyID = "api_key_id"
+	// FieldOffer holds the string denoting the offer field in the database.
+	FieldOffer = "offer"
 	// FieldPreviousStartsAt holds the string denoting the previous_starts_at field in the database.
 	FieldPreviousStartsAt = "previous_starts_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -62,6 +66,8 @@ var Columns = []string{
 	FieldAppointmentID,
 	FieldSource,
 	FieldAppointment,
+	FieldAPIKeyID,
+	FieldOffer,
 	FieldPreviousStartsAt,
 	FieldCreatedAt,
 }
@@ -142,6 +148,11 @@ func ByAppointmentID(opts ...sql.OrderTermOption) OrderOption {
 // BySource orders the results by the source field.
 func BySource(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSource, opts...).ToFunc()
+}
+
+// ByAPIKeyID orders the results by the api_key_id field.
+func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
 }
 
 // ByPreviousStartsAt orders the results by the previous_starts_at field.

@@ -80,6 +80,11 @@ func AppointmentID(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldAppointmentID, v))
 }
 
+// APIKeyID applies equality check predicate on the "api_key_id" field. It's identical to APIKeyIDEQ.
+func APIKeyID(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldAPIKeyID, v))
+}
+
 // PreviousStartsAt applies equality check predicate on the "previous_starts_at" field. It's identical to PreviousStartsAtEQ.
 func PreviousStartsAt(v time.Time) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldPreviousStartsAt, v))
@@ -275,6 +280,16 @@ func AppointmentIDHasSuffix(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldHasSuffix(FieldAppointmentID, v))
 }
 
+// AppointmentIDIsNil applies the IsNil predicate on the "appointment_id" field.
+func AppointmentIDIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldAppointmentID))
+}
+
+// AppointmentIDNotNil applies the NotNil predicate on the "appointment_id" field.
+func AppointmentIDNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldAppointmentID))
+}
+
 // AppointmentIDEqualFold applies the EqualFold predicate on the "appointment_id" field.
 func AppointmentIDEqualFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEqualFold(FieldAppointmentID, v))
@@ -303,6 +318,101 @@ func SourceIn(vs ...Source) predicate.Notification {
 // SourceNotIn applies the NotIn predicate on the "source" field.
 func SourceNotIn(vs ...Source) predicate.Notification {
 	return predicate.Notification(sql.FieldNotIn(FieldSource, vs...))
+}
+
+// AppointmentIsNil applies the IsNil predicate on the "appointment" field.
+func AppointmentIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldAppointment))
+}
+
+// AppointmentNotNil applies the NotNil predicate on the "appointment" field.
+func AppointmentNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldAppointment))
+}
+
+// APIKeyIDEQ applies the EQ predicate on the "api_key_id" field.
+func APIKeyIDEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldAPIKeyID, v))
+}
+
+// APIKeyIDNEQ applies the NEQ predicate on the "api_key_id" field.
+func APIKeyIDNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldAPIKeyID, v))
+}
+
+// APIKeyIDIn applies the In predicate on the "api_key_id" field.
+func APIKeyIDIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldAPIKeyID, vs...))
+}
+
+// APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
+func APIKeyIDNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldAPIKeyID, vs...))
+}
+
+// APIKeyIDGT applies the GT predicate on the "api_key_id" field.
+func APIKeyIDGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldAPIKeyID, v))
+}
+
+// APIKeyIDGTE applies the GTE predicate on the "api_key_id" field.
+func APIKeyIDGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldAPIKeyID, v))
+}
+
+// APIKeyIDLT applies the LT predicate on the "api_key_id" field.
+func APIKeyIDLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldAPIKeyID, v))
+}
+
+// APIKeyIDLTE applies the LTE predicate on the "api_key_id" field.
+func APIKeyIDLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldAPIKeyID, v))
+}
+
+// APIKeyIDContains applies the Contains predicate on the "api_key_id" field.
+func APIKeyIDContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldAPIKeyID, v))
+}
+
+// APIKeyIDHasPrefix applies the HasPrefix predicate on the "api_key_id" field.
+func APIKeyIDHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldAPIKeyID, v))
+}
+
+// APIKeyIDHasSuffix applies the HasSuffix predicate on the "api_key_id" field.
+func APIKeyIDHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldAPIKeyID, v))
+}
+
+// APIKeyIDIsNil applies the IsNil predicate on the "api_key_id" field.
+func APIKeyIDIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldAPIKeyID))
+}
+
+// APIKeyIDNotNil applies the NotNil predicate on the "api_key_id" field.
+func APIKeyIDNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldAPIKeyID))
+}
+
+// APIKeyIDEqualFold applies the EqualFold predicate on the "api_key_id" field.
+func APIKeyIDEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldAPIKeyID, v))
+}
+
+// APIKeyIDContainsFold applies the ContainsFold predicate on the "api_key_id" field.
+func APIKeyIDContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldAPIKeyID, v))
+}
+
+// OfferIsNil applies the IsNil predicate on the "offer" field.
+func OfferIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldOffer))
+}
+
+// OfferNotNil applies the NotNil predicate on the "offer" field.
+func OfferNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldOffer))
 }
 
 // PreviousStartsAtEQ applies the EQ predicate on the "previous_starts_at" field.

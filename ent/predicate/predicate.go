@@ -30,6 +30,9 @@ type Hold func(*sql.Selector)
 // Notification is the predicate function for notification builders.
 type Notification func(*sql.Selector)
 
+// Opening is the predicate function for opening builders.
+type Opening func(*sql.Selector)
+
 // Reservation is the predicate function for reservation builders.
 type Reservation func(*sql.Selector)
 
@@ -41,6 +44,9 @@ type TimeOff func(*sql.Selector)
 
 // Unit is the predicate function for unit builders.
 type Unit func(*sql.Selector)
+
+// WaitlistEntry is the predicate function for waitlistentry builders.
+type WaitlistEntry func(*sql.Selector)
 
 // WebhookAttempt is the predicate function for webhookattempt builders.
 type WebhookAttempt func(*sql.Selector)

@@ -11,11 +11,13 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/opening"
 	"barberd/ent/reservation"
 	"barberd/ent/schema"
 	"barberd/ent/service"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
@@ -498,7 +500,7 @@ func init() {
 	// notification.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
 	notification.AccountIDValidator = notificationDescAccountID.Validators[0].(func(string) error)
 	// notificationDescCreatedAt is the schema descriptor for created_at field.
-	notificationDescCreatedAt := notificationFields[5].Descriptor()
+	notificationDescCreatedAt := notificationFields[7].Descriptor()
 	// notification.DefaultCreatedAt holds the default value on creation for the created_at field.
 	notification.DefaultCreatedAt = notificationDescCreatedAt.Default.(func() time.Time)
 	// notificationDescID is the schema descriptor for id field.
@@ -508,6 +510,43 @@ func init() {
 	// notification.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	notification.IDValidator = func() func(string) error {
 		validators := notificationDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	openingMixin := schema.Opening{}.Mixin()
+	openingMixinInters1 := openingMixin[1].Interceptors()
+	opening.Interceptors[0] = openingMixinInters1[0]
+	openingMixinFields0 := openingMixin[0].Fields()
+	_ = openingMixinFields0
+	openingMixinFields1 := openingMixin[1].Fields()
+	_ = openingMixinFields1
+	openingFields := schema.Opening{}.Fields()
+	_ = openingFields
+	// openingDescAccountID is the schema descriptor for account_id field.
+	openingDescAccountID := openingMixinFields1[0].Descriptor()
+	// opening.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
+	opening.AccountIDValidator = openingDescAccountID.Validators[0].(func(string) error)
+	// openingDescCreatedAt is the schema descriptor for created_at field.
+	openingDescCreatedAt := openingFields[3].Descriptor()
+	// opening.DefaultCreatedAt holds the default value on creation for the created_at field.
+	opening.DefaultCreatedAt = openingDescCreatedAt.Default.(func() time.Time)
+	// openingDescID is the schema descriptor for id field.
+	openingDescID := openingMixinFields0[0].Descriptor()
+	// opening.DefaultID holds the default value on creation for the id field.
+	opening.DefaultID = openingDescID.Default.(func() string)
+	// opening.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	opening.IDValidator = func() func(string) error {
+		validators := openingDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -796,6 +835,55 @@ func init() {
 	// unit.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	unit.IDValidator = func() func(string) error {
 		validators := unitDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	waitlistentryMixin := schema.WaitlistEntry{}.Mixin()
+	waitlistentryMixinInters1 := waitlistentryMixin[1].Interceptors()
+	waitlistentry.Interceptors[0] = waitlistentryMixinInters1[0]
+	waitlistentryMixinFields0 := waitlistentryMixin[0].Fields()
+	_ = waitlistentryMixinFields0
+	waitlistentryMixinFields1 := waitlistentryMixin[1].Fields()
+	_ = waitlistentryMixinFields1
+	waitlistentryMixinFields2 := waitlistentryMixin[2].Fields()
+	_ = waitlistentryMixinFields2
+	waitlistentryFields := schema.WaitlistEntry{}.Fields()
+	_ = waitlistentryFields
+	// waitlistentryDescAccountID is the schema descriptor for account_id field.
+	waitlistentryDescAccountID := waitlistentryMixinFields1[0].Descriptor()
+	// waitlistentry.AccountIDValidator is a validator for the "account_id" field. It is called by the builders before save.
+	waitlistentry.AccountIDValidator = waitlistentryDescAccountID.Validators[0].(func(string) error)
+	// waitlistentryDescCreatedAt is the schema descriptor for created_at field.
+	waitlistentryDescCreatedAt := waitlistentryMixinFields2[0].Descriptor()
+	// waitlistentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	waitlistentry.DefaultCreatedAt = waitlistentryDescCreatedAt.Default.(func() time.Time)
+	// waitlistentryDescUpdatedAt is the schema descriptor for updated_at field.
+	waitlistentryDescUpdatedAt := waitlistentryMixinFields2[1].Descriptor()
+	// waitlistentry.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	waitlistentry.DefaultUpdatedAt = waitlistentryDescUpdatedAt.Default.(func() time.Time)
+	// waitlistentry.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	waitlistentry.UpdateDefaultUpdatedAt = waitlistentryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// waitlistentryDescExternalReference is the schema descriptor for external_reference field.
+	waitlistentryDescExternalReference := waitlistentryFields[15].Descriptor()
+	// waitlistentry.ExternalReferenceValidator is a validator for the "external_reference" field. It is called by the builders before save.
+	waitlistentry.ExternalReferenceValidator = waitlistentryDescExternalReference.Validators[0].(func(string) error)
+	// waitlistentryDescID is the schema descriptor for id field.
+	waitlistentryDescID := waitlistentryMixinFields0[0].Descriptor()
+	// waitlistentry.DefaultID holds the default value on creation for the id field.
+	waitlistentry.DefaultID = waitlistentryDescID.Default.(func() string)
+	// waitlistentry.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	waitlistentry.IDValidator = func() func(string) error {
+		validators := waitlistentryDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

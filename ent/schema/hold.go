@@ -31,6 +31,9 @@ func (Hold) Fields() []ent.Field {
 		field.Time("ends_at").Immutable(),
 		field.Enum("status").Values("active", "consumed", "expired", "released").Default("active"),
 		field.Time("expires_at").Immutable(),
+		// waitlist_entry_id is the waitlist entry the hold was offered to:
+		// booking with the hold books the entry.
+		field.String("waitlist_entry_id").Optional().Nillable().Immutable(),
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 
 // Notification is an account event (an appointment created, cancelled,
 // rescheduled, ...), written in the same transaction as the change it tells
-// of. Rows are never changed.
+// of, or an offer to one key's waitlist entry (slot.available). Rows are
+// never changed.
 type Notification struct{ ent.Schema }
 
 // Mixin of the Notification.
@@ -26,11 +27,19 @@ func (Notification) Mixin() []ent.Mixin {
 func (Notification) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("type").Immutable(),
-		field.String("appointment_id").Immutable(),
+		field.String("appointment_id").Optional().Nillable().Immutable(),
 		field.Enum("source").Values("api", "admin").Immutable(),
 		// appointment is the appointment as it was right after the change, in
-		// the REST v1 form.
-		field.JSON("appointment", map[string]any{}).Immutable().
+		// the REST v1 form (nil for slot.available).
+		field.JSON("appointment", map[string]any{}).Optional().Immutable().
+			Annotations(entgql.Type("Map")),
+		// api_key_id, when set, is the only key whose feed gets it (the key
+		// of the waitlist entry offered a slot).
+		field.String("api_key_id").Optional().Nillable().Immutable().
+			Annotations(entgql.Skip()),
+		// offer is what a slot.available tells, in the REST v1 form:
+		// waitlist_entry, slot and hold.
+		field.JSON("offer", map[string]any{}).Optional().Immutable().
 			Annotations(entgql.Type("Map")),
 		field.Time("previous_starts_at").Optional().Nillable().Immutable(),
 		field.Time("created_at").Default(Now).Immutable(),
@@ -40,7 +49,7 @@ func (Notification) Fields() []ent.Field {
 // Edges of the Notification.
 func (Notification) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("subject", Appointment.Type).Field("appointment_id").Unique().Required().Immutable(),
+		edge.To("subject", Appointment.Type).Field("appointment_id").Unique().Immutable(),
 	}
 }
 

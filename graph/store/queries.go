@@ -228,7 +228,11 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	if err := notification.SourceValidator(n.Source); err != nil {
 		return Owed{}, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
 	}
-	snapshot, err := json.Marshal(n.Appointment) // as ent stores a JSON field
+	snapshot, err := jsonColumn(n.Appointment)
+	if err != nil {
+		return Owed{}, err
+	}
+	offer, err := jsonColumn(n.Offer)
 	if err != nil {
 		return Owed{}, err
 	}
@@ -236,13 +240,15 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	account := a.add(n.AccountID)
 	typ := a.add(n.Type)
 	created := a.add(n.CreatedAt)
+	target := a.add(nullString(n.APIKeyID))
 	vals := strings.Join([]string{
-		a.add(n.ID), account, typ, a.add(n.AppointmentID), a.add(string(n.Source)),
-		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), created,
+		a.add(n.ID), account, typ, a.add(nullString(n.AppointmentID)), a.add(string(n.Source)),
+		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), created, target, a.add(offer),
 	}, ", ")
 	scope := a.add(readScope)
-	insert := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at)
+	insert := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at, api_key_id, offer)
 VALUES (` + vals + `)`
+	// A notification with a target key is owed to that key only.
 	var q string
 	if dia == dialect.Postgres {
 		ids := a.add(pq.StringArray(webhookIDs))
@@ -255,14 +261,16 @@ SELECT (` + ids + `::text[])[e.i], ` + account + `, e.id, n.id, 'pending', 0, ` 
 FROM n CROSS JOIN e WHERE e.i <= cardinality(` + ids + `::text[])
 RETURNING endpoint_id)
 SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
-WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)),
+WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)
+AND (` + target + `::text IS NULL OR k.id = ` + target + `::text)),
 (SELECT COALESCE(json_agg(e.id), '[]')::text FROM e),
 (SELECT COALESCE(json_agg(w.endpoint_id), '[]')::text FROM w)`
 	} else {
 		q = insert + `
 RETURNING (SELECT json_group_array(k.id) FROM api_keys k
 WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL
-AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)),
+AND EXISTS (SELECT 1 FROM json_each(CAST(k.scopes AS TEXT)) s WHERE s.value = ` + scope + `)
+AND (` + target + ` IS NULL OR k.id = ` + target + `)),
 (SELECT json_group_array(e.id) FROM webhook_endpoints e
 WHERE e.account_id = ` + account + ` AND e.enabled
 AND (json_array_length(CAST(e.event_types AS TEXT)) = 0
@@ -306,6 +314,21 @@ func queryRow(ctx context.Context, c Queryer, what, q string, args []any, dest .
 		return err
 	}
 	return rows.Close()
+}
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// jsonColumn is a JSON field's value as ent stores it (nil: SQL NULL).
+func jsonColumn(m map[string]any) (any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
 }
 
 func nullTime(t *time.Time) any {

@@ -27,7 +27,7 @@ import (
 // production.
 func TestQueriesMatchSchema(t *testing.T) {
 	at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
-	n := &ent.Notification{ID: "ntf_1", AccountID: "acc_1", Type: "appointment.created", AppointmentID: "apt_1",
+	n := &ent.Notification{ID: "ntf_1", AccountID: "acc_1", Type: "appointment.created", AppointmentID: ptr("apt_1"),
 		Source: notification.SourceAPI, Appointment: map[string]any{}, PreviousStartsAt: &at, CreatedAt: at}
 	for _, dia := range []string{dialect.SQLite, dialect.Postgres} {
 		for who, ctx := range map[string]context.Context{
@@ -318,3 +318,5 @@ func checkSQL(q string, schema map[string]map[string]bool) []string {
 	}
 	return problems
 }
+
+func ptr[T any](v T) *T { return &v }

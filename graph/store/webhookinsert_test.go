@@ -39,7 +39,7 @@ func TestInsertNotificationWebhookDeliveries(t *testing.T) {
 		slices.Sort(want)
 
 		n := &ent.Notification{ID: notification.DefaultID(), AccountID: keys.AccountID, Type: "appointment.created",
-			AppointmentID: aptID, Source: notification.SourceAPI, Appointment: map[string]any{},
+			AppointmentID: &aptID, Source: notification.SourceAPI, Appointment: map[string]any{},
 			CreatedAt: notification.DefaultCreatedAt()}
 		ids := []string{webhookdelivery.DefaultID(), webhookdelivery.DefaultID()} // one fewer than endpoints
 		var owed store.Owed

@@ -106,24 +106,41 @@ func AppointmentsOf(as []*ent.Appointment) ([]Appointment, error) {
 }
 
 // Notification is a notification in the v1 form: the appointment as its
-// snapshot recorded it.
+// snapshot recorded it, or for slot.available the offer to a waitlist
+// entry (its entry, slot and hold as they were when offered).
 type Notification struct {
 	ID                  string         `json:"id"`
 	Type                string         `json:"type"`
 	CreatedAt           string         `json:"created_at"`
-	AppointmentID       string         `json:"appointment_id"`
-	Appointment         map[string]any `json:"appointment"`
-	Source              string         `json:"source"`
+	AppointmentID       *string        `json:"appointment_id"`
+	Appointment         map[string]any `json:"appointment,omitempty"`
+	Source              string         `json:"source,omitempty"`
 	PreviousStartsAt    *string        `json:"previous_starts_at,omitempty"`
 	PreviousStartsAtUTC *string        `json:"previous_starts_at_utc,omitempty"`
+	WaitlistEntry       any            `json:"waitlist_entry,omitempty"`
+	Slot                any            `json:"slot,omitempty"`
+	Hold                any            `json:"hold,omitempty"`
 }
+
+// SlotAvailable is the type of the notification of an offer.
+const SlotAvailable = "slot.available"
 
 // NotificationOf renders a notification.
 func NotificationOf(n *ent.Notification) Notification {
 	out := Notification{
 		ID: n.ID, Type: n.Type, CreatedAt: slots.UTC(n.CreatedAt),
-		AppointmentID: n.AppointmentID, Appointment: n.Appointment, Source: string(n.Source),
+		AppointmentID: n.AppointmentID, Appointment: n.Appointment,
 	}
+	if n.Type == SlotAvailable {
+		// hold is always there, null when the offer carries none.
+		out.WaitlistEntry, out.Slot = n.Offer["waitlist_entry"], n.Offer["slot"]
+		out.Hold = json.RawMessage("null")
+		if h, ok := n.Offer["hold"]; ok && h != nil {
+			out.Hold = h
+		}
+		return out
+	}
+	out.Source = string(n.Source)
 	if n.PreviousStartsAt != nil {
 		// In the unit's zone as the snapshot recorded it.
 		tz, _ := n.Appointment["timezone"].(string)
