@@ -81,11 +81,15 @@ func (r *Resolver) Appointment() AppointmentResolver { return &appointmentResolv
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// WaitlistEntry returns WaitlistEntryResolver implementation.
+func (r *Resolver) WaitlistEntry() WaitlistEntryResolver { return &waitlistEntryResolver{r} }
+
 // WebhookDelivery returns WebhookDeliveryResolver implementation.
 func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
 
 type (
 	appointmentResolver     struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	waitlistEntryResolver   struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
 )

@@ -47,6 +47,14 @@ const (
 	CodeCatalogFull = "catalog_full"
 	CodeInternal    = "internal_error"
 	CodeUnavailable = "unavailable"
+	// Waitlist refusals: a matching start is free now (book it: the
+	// error's Alternatives), the client already waits for the service at
+	// the unit (WaitlistEntryID names the entry), the key has as many
+	// waiting entries as it may, an unknown entry.
+	CodeSlotAvailable         = "slot_available"
+	CodeAlreadyWaiting        = "already_waiting"
+	CodeTooManyWaitlist       = "too_many_waitlist_entries"
+	CodeWaitlistEntryNotFound = "waitlist_entry_not_found"
 	// CodeCanceled answers a request whose caller went away (its context
 	// was canceled) before the answer: nobody reads it, and it is no
 	// failure of the service.
@@ -61,8 +69,11 @@ type Error struct {
 	Message string
 	// Fields names every bad input field of a validation_failed error.
 	Fields []FieldError
-	// Alternatives are the nearest free slots of a slot_unavailable error.
+	// Alternatives are the nearest free slots of a slot_unavailable error,
+	// or the free matching starts of a slot_available one.
 	Alternatives []*model.Slot
+	// WaitlistEntryID is the waiting entry of an already_waiting error.
+	WaitlistEntryID string
 	// HoldCap tells a too_many_holds error's key where it stands.
 	HoldCap *HoldCap
 	// Err is the cause, for logs only.

@@ -7,6 +7,7 @@ import (
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookdelivery"
 	"barberd/graph/model"
 	"bytes"
@@ -39,6 +40,7 @@ type ResolverRoot interface {
 	Appointment() AppointmentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	WaitlistEntry() WaitlistEntryResolver
 	WebhookDelivery() WebhookDeliveryResolver
 }
 
@@ -203,20 +205,21 @@ type ComplexityRoot struct {
 	}
 
 	Hold struct {
-		APIKeyID  func(childComplexity int) int
-		Barber    func(childComplexity int) int
-		BarberID  func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		EndsAt    func(childComplexity int) int
-		ExpiresAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Service   func(childComplexity int) int
-		ServiceID func(childComplexity int) int
-		StartsAt  func(childComplexity int) int
-		Status    func(childComplexity int) int
-		Unit      func(childComplexity int) int
-		UnitID    func(childComplexity int) int
-		UpdatedAt func(childComplexity int) int
+		APIKeyID        func(childComplexity int) int
+		Barber          func(childComplexity int) int
+		BarberID        func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		EndsAt          func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Service         func(childComplexity int) int
+		ServiceID       func(childComplexity int) int
+		StartsAt        func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Unit            func(childComplexity int) int
+		UnitID          func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		WaitlistEntryID func(childComplexity int) int
 	}
 
 	HoldConnection struct {
@@ -228,6 +231,11 @@ type ComplexityRoot struct {
 	HoldEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	JoinWaitlistPayload struct {
+		Entry    func(childComplexity int) int
+		Replayed func(childComplexity int) int
 	}
 
 	Limits struct {
@@ -257,6 +265,8 @@ type ComplexityRoot struct {
 		DeactivateUnit             func(childComplexity int, id string) int
 		DeleteWebhookEndpoint      func(childComplexity int, id string) int
 		HoldSlot                   func(childComplexity int, input model.HoldSlotInput) int
+		JoinWaitlist               func(childComplexity int, input model.JoinWaitlistInput) int
+		LeaveWaitlist              func(childComplexity int, id string) int
 		MarkAppointmentCompleted   func(childComplexity int, id string) int
 		MarkAppointmentNoShow      func(childComplexity int, id string) int
 		RedeliverWebhook           func(childComplexity int, deliveryID string) int
@@ -290,6 +300,7 @@ type ComplexityRoot struct {
 		AppointmentID    func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		ID               func(childComplexity int) int
+		Offer            func(childComplexity int) int
 		PreviousStartsAt func(childComplexity int) int
 		Source           func(childComplexity int) int
 		Subject          func(childComplexity int) int
@@ -322,6 +333,7 @@ type ComplexityRoot struct {
 		BookableServicesConnection func(childComplexity int, unitID *string, first *int, after *entgql.Cursor[string]) int
 		BookableUnits              func(childComplexity int, first *int) int
 		BookableUnitsConnection    func(childComplexity int, first *int, after *entgql.Cursor[string]) int
+		ClientWaitlist             func(childComplexity int, clientPhone string, status []waitlistentry.Status) int
 		Context                    func(childComplexity int) int
 		Customers                  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
 		NextFreeSlots              func(childComplexity int, unitID string, serviceID string, barberID *string, after *string, limit *int, timeFrom *string, timeTo *string, weekdays []int) int
@@ -330,6 +342,8 @@ type ComplexityRoot struct {
 		PendingNotifications       func(childComplexity int, limit *int) int
 		Services                   func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ServiceOrder, where *ent.ServiceWhereInput) int
 		Units                      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UnitOrder, where *ent.UnitWhereInput) int
+		Waitlist                   func(childComplexity int, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) int
+		WaitlistEntry              func(childComplexity int, id string) int
 		WebhookDeliveries          func(childComplexity int, endpointID string, after *entgql.Cursor[string], first *int) int
 		WebhookEndpoints           func(childComplexity int) int
 	}
@@ -407,6 +421,50 @@ type ComplexityRoot struct {
 	}
 
 	UnitEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	WaitlistEntry struct {
+		Appointment        func(childComplexity int) int
+		AppointmentID      func(childComplexity int) int
+		Barber             func(childComplexity int) int
+		BarberID           func(childComplexity int) int
+		ClientEmail        func(childComplexity int) int
+		ClientName         func(childComplexity int) int
+		ClientPhone        func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		ExternalReference  func(childComplexity int) int
+		FromDate           func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		OfferBarberID      func(childComplexity int) int
+		OfferEndsAt        func(childComplexity int) int
+		OfferEndsAtLocal   func(childComplexity int) int
+		OfferHoldID        func(childComplexity int) int
+		OfferHoldSeconds   func(childComplexity int) int
+		OfferStartsAt      func(childComplexity int) int
+		OfferStartsAtLocal func(childComplexity int) int
+		OfferedAt          func(childComplexity int) int
+		Service            func(childComplexity int) int
+		ServiceID          func(childComplexity int) int
+		Status             func(childComplexity int) int
+		TimeFrom           func(childComplexity int) int
+		TimeTo             func(childComplexity int) int
+		Timezone           func(childComplexity int) int
+		ToDate             func(childComplexity int) int
+		Unit               func(childComplexity int) int
+		UnitID             func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+		Weekdays           func(childComplexity int) int
+	}
+
+	WaitlistEntryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WaitlistEntryEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -517,6 +575,8 @@ type MutationResolver interface {
 	AdminRescheduleAppointment(ctx context.Context, id string, input model.RescheduleAppointmentInput) (*ent.Appointment, error)
 	MarkAppointmentCompleted(ctx context.Context, id string) (*ent.Appointment, error)
 	MarkAppointmentNoShow(ctx context.Context, id string) (*ent.Appointment, error)
+	JoinWaitlist(ctx context.Context, input model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error)
+	LeaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error)
 	CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error)
 	UpdateWebhookEndpoint(ctx context.Context, id string, input model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error)
 	RotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error)
@@ -550,8 +610,16 @@ type QueryResolver interface {
 	ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error)
 	ActiveHoldsConnection(ctx context.Context, unitID *string, barberID *string, first *int, after *entgql.Cursor[string]) (*ent.HoldConnection, error)
 	AppointmentsByClient(ctx context.Context, clientPhone *string, externalReference *string, status []appointment.Status, from *string, to *string, limit *int) ([]*ent.Appointment, error)
+	WaitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error)
+	ClientWaitlist(ctx context.Context, clientPhone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error)
+	Waitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error)
 	WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error)
+}
+type WaitlistEntryResolver interface {
+	Timezone(ctx context.Context, obj *ent.WaitlistEntry) (string, error)
+	OfferStartsAtLocal(ctx context.Context, obj *ent.WaitlistEntry) (*string, error)
+	OfferEndsAtLocal(ctx context.Context, obj *ent.WaitlistEntry) (*string, error)
 }
 type WebhookDeliveryResolver interface {
 	Attempts(ctx context.Context, obj *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error)
@@ -1272,6 +1340,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Hold.UpdatedAt(childComplexity), true
+	case "Hold.waitlistEntryID":
+		if e.ComplexityRoot.Hold.WaitlistEntryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Hold.WaitlistEntryID(childComplexity), true
 
 	case "HoldConnection.edges":
 		if e.ComplexityRoot.HoldConnection.Edges == nil {
@@ -1304,6 +1378,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HoldEdge.Node(childComplexity), true
+
+	case "JoinWaitlistPayload.entry":
+		if e.ComplexityRoot.JoinWaitlistPayload.Entry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinWaitlistPayload.Entry(childComplexity), true
+	case "JoinWaitlistPayload.replayed":
+		if e.ComplexityRoot.JoinWaitlistPayload.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinWaitlistPayload.Replayed(childComplexity), true
 
 	case "Limits.activeHolds":
 		if e.ComplexityRoot.Limits.ActiveHolds == nil {
@@ -1524,6 +1611,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.HoldSlot(childComplexity, args["input"].(model.HoldSlotInput)), true
+	case "Mutation.joinWaitlist":
+		if e.ComplexityRoot.Mutation.JoinWaitlist == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinWaitlist_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinWaitlist(childComplexity, args["input"].(model.JoinWaitlistInput)), true
+	case "Mutation.leaveWaitlist":
+		if e.ComplexityRoot.Mutation.LeaveWaitlist == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveWaitlist_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveWaitlist(childComplexity, args["id"].(string)), true
 	case "Mutation.markAppointmentCompleted":
 		if e.ComplexityRoot.Mutation.MarkAppointmentCompleted == nil {
 			break
@@ -1768,6 +1877,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Notification.ID(childComplexity), true
+	case "Notification.offer":
+		if e.ComplexityRoot.Notification.Offer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Offer(childComplexity), true
 	case "Notification.previousStartsAt":
 		if e.ComplexityRoot.Notification.PreviousStartsAt == nil {
 			break
@@ -2011,6 +2126,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BookableUnitsConnection(childComplexity, args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
+	case "Query.clientWaitlist":
+		if e.ComplexityRoot.Query.ClientWaitlist == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientWaitlist_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientWaitlist(childComplexity, args["clientPhone"].(string), args["status"].([]waitlistentry.Status)), true
 	case "Query.context":
 		if e.ComplexityRoot.Query.Context == nil {
 			break
@@ -2095,6 +2221,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Units(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.UnitOrder), args["where"].(*ent.UnitWhereInput)), true
+	case "Query.waitlist":
+		if e.ComplexityRoot.Query.Waitlist == nil {
+			break
+		}
+
+		args, err := ec.field_Query_waitlist_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Waitlist(childComplexity, args["unitId"].(string), args["status"].(*waitlistentry.Status), args["first"].(*int), args["after"].(*entgql.Cursor[string])), true
+	case "Query.waitlistEntry":
+		if e.ComplexityRoot.Query.WaitlistEntry == nil {
+			break
+		}
+
+		args, err := ec.field_Query_waitlistEntry_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WaitlistEntry(childComplexity, args["id"].(string)), true
 	case "Query.webhookDeliveries":
 		if e.ComplexityRoot.Query.WebhookDeliveries == nil {
 			break
@@ -2422,6 +2570,219 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UnitEdge.Node(childComplexity), true
 
+	case "WaitlistEntry.appointment":
+		if e.ComplexityRoot.WaitlistEntry.Appointment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Appointment(childComplexity), true
+	case "WaitlistEntry.appointmentID":
+		if e.ComplexityRoot.WaitlistEntry.AppointmentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.AppointmentID(childComplexity), true
+	case "WaitlistEntry.barber":
+		if e.ComplexityRoot.WaitlistEntry.Barber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Barber(childComplexity), true
+	case "WaitlistEntry.barberID":
+		if e.ComplexityRoot.WaitlistEntry.BarberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.BarberID(childComplexity), true
+	case "WaitlistEntry.clientEmail":
+		if e.ComplexityRoot.WaitlistEntry.ClientEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ClientEmail(childComplexity), true
+	case "WaitlistEntry.clientName":
+		if e.ComplexityRoot.WaitlistEntry.ClientName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ClientName(childComplexity), true
+	case "WaitlistEntry.clientPhone":
+		if e.ComplexityRoot.WaitlistEntry.ClientPhone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ClientPhone(childComplexity), true
+	case "WaitlistEntry.createdAt":
+		if e.ComplexityRoot.WaitlistEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.CreatedAt(childComplexity), true
+	case "WaitlistEntry.externalReference":
+		if e.ComplexityRoot.WaitlistEntry.ExternalReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ExternalReference(childComplexity), true
+	case "WaitlistEntry.fromDate":
+		if e.ComplexityRoot.WaitlistEntry.FromDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.FromDate(childComplexity), true
+	case "WaitlistEntry.id":
+		if e.ComplexityRoot.WaitlistEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ID(childComplexity), true
+	case "WaitlistEntry.offerBarberID":
+		if e.ComplexityRoot.WaitlistEntry.OfferBarberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferBarberID(childComplexity), true
+	case "WaitlistEntry.offerEndsAt":
+		if e.ComplexityRoot.WaitlistEntry.OfferEndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferEndsAt(childComplexity), true
+	case "WaitlistEntry.offerEndsAtLocal":
+		if e.ComplexityRoot.WaitlistEntry.OfferEndsAtLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferEndsAtLocal(childComplexity), true
+	case "WaitlistEntry.offerHoldID":
+		if e.ComplexityRoot.WaitlistEntry.OfferHoldID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferHoldID(childComplexity), true
+	case "WaitlistEntry.offerHoldSeconds":
+		if e.ComplexityRoot.WaitlistEntry.OfferHoldSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferHoldSeconds(childComplexity), true
+	case "WaitlistEntry.offerStartsAt":
+		if e.ComplexityRoot.WaitlistEntry.OfferStartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferStartsAt(childComplexity), true
+	case "WaitlistEntry.offerStartsAtLocal":
+		if e.ComplexityRoot.WaitlistEntry.OfferStartsAtLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferStartsAtLocal(childComplexity), true
+	case "WaitlistEntry.offeredAt":
+		if e.ComplexityRoot.WaitlistEntry.OfferedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.OfferedAt(childComplexity), true
+	case "WaitlistEntry.service":
+		if e.ComplexityRoot.WaitlistEntry.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Service(childComplexity), true
+	case "WaitlistEntry.serviceID":
+		if e.ComplexityRoot.WaitlistEntry.ServiceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ServiceID(childComplexity), true
+	case "WaitlistEntry.status":
+		if e.ComplexityRoot.WaitlistEntry.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Status(childComplexity), true
+	case "WaitlistEntry.timeFrom":
+		if e.ComplexityRoot.WaitlistEntry.TimeFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.TimeFrom(childComplexity), true
+	case "WaitlistEntry.timeTo":
+		if e.ComplexityRoot.WaitlistEntry.TimeTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.TimeTo(childComplexity), true
+	case "WaitlistEntry.timezone":
+		if e.ComplexityRoot.WaitlistEntry.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Timezone(childComplexity), true
+	case "WaitlistEntry.toDate":
+		if e.ComplexityRoot.WaitlistEntry.ToDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.ToDate(childComplexity), true
+	case "WaitlistEntry.unit":
+		if e.ComplexityRoot.WaitlistEntry.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Unit(childComplexity), true
+	case "WaitlistEntry.unitID":
+		if e.ComplexityRoot.WaitlistEntry.UnitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.UnitID(childComplexity), true
+	case "WaitlistEntry.updatedAt":
+		if e.ComplexityRoot.WaitlistEntry.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.UpdatedAt(childComplexity), true
+	case "WaitlistEntry.weekdays":
+		if e.ComplexityRoot.WaitlistEntry.Weekdays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntry.Weekdays(childComplexity), true
+
+	case "WaitlistEntryConnection.edges":
+		if e.ComplexityRoot.WaitlistEntryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntryConnection.Edges(childComplexity), true
+	case "WaitlistEntryConnection.pageInfo":
+		if e.ComplexityRoot.WaitlistEntryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntryConnection.PageInfo(childComplexity), true
+	case "WaitlistEntryConnection.totalCount":
+		if e.ComplexityRoot.WaitlistEntryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntryConnection.TotalCount(childComplexity), true
+
+	case "WaitlistEntryEdge.cursor":
+		if e.ComplexityRoot.WaitlistEntryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntryEdge.Cursor(childComplexity), true
+	case "WaitlistEntryEdge.node":
+		if e.ComplexityRoot.WaitlistEntryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitlistEntryEdge.Node(childComplexity), true
+
 	case "WebhookAttempt.attemptedAt":
 		if e.ComplexityRoot.WebhookAttempt.AttemptedAt == nil {
 			break
@@ -2723,6 +3084,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputHoldOrder,
 		ec.unmarshalInputHoldSlotInput,
 		ec.unmarshalInputHoldWhereInput,
+		ec.unmarshalInputJoinWaitlistInput,
 		ec.unmarshalInputNotificationWhereInput,
 		ec.unmarshalInputRescheduleAppointmentInput,
 		ec.unmarshalInputServiceOrder,
@@ -2738,6 +3100,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateServiceInput,
 		ec.unmarshalInputUpdateUnitInput,
 		ec.unmarshalInputUpdateWebhookEndpointInput,
+		ec.unmarshalInputWaitlistEntryOrder,
 		ec.unmarshalInputWebhookDeliveryOrder,
 		ec.unmarshalInputWorkingDayInput,
 		ec.unmarshalInputWorkingHoursOrder,
@@ -2816,7 +3179,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/admin.graphqls" "schema/clients.graphqls" "schema/webhooks.graphqls"
+//go:embed "schema/admin.graphqls" "schema/clients.graphqls" "schema/waitlist.graphqls" "schema/webhooks.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -3051,6 +3414,7 @@ type Mutation
 `, BuiltIn: false},
 	{Name: "schema/admin.graphqls", Input: sourceData("schema/admin.graphqls"), BuiltIn: false},
 	{Name: "schema/clients.graphqls", Input: sourceData("schema/clients.graphqls"), BuiltIn: false},
+	{Name: "schema/waitlist.graphqls", Input: sourceData("schema/waitlist.graphqls"), BuiltIn: false},
 	{Name: "schema/webhooks.graphqls", Input: sourceData("schema/webhooks.graphqls"), BuiltIn: false},
 	{Name: "../ent/ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
@@ -4045,6 +4409,7 @@ type Hold implements Node {
   endsAt: Time!
   status: HoldStatus!
   expiresAt: Time!
+  waitlistEntryID: String
   unit: Unit!
   service: Service!
   barber: Barber!
@@ -4256,6 +4621,24 @@ input HoldWhereInput {
   expiresAtLT: Time
   expiresAtLTE: Time
   """
+  waitlist_entry_id field predicates
+  """
+  waitlistEntryID: String
+  waitlistEntryIDNEQ: String
+  waitlistEntryIDIn: [String!]
+  waitlistEntryIDNotIn: [String!]
+  waitlistEntryIDGT: String
+  waitlistEntryIDGTE: String
+  waitlistEntryIDLT: String
+  waitlistEntryIDLTE: String
+  waitlistEntryIDContains: String
+  waitlistEntryIDHasPrefix: String
+  waitlistEntryIDHasSuffix: String
+  waitlistEntryIDIsNil: Boolean
+  waitlistEntryIDNotNil: Boolean
+  waitlistEntryIDEqualFold: String
+  waitlistEntryIDContainsFold: String
+  """
   unit edge predicates
   """
   hasUnit: Boolean
@@ -4284,12 +4667,13 @@ interface Node @goModel(model: "barberd/ent.Noder") {
 type Notification implements Node {
   id: ID!
   type: String!
-  appointmentID: ID!
+  appointmentID: ID
   source: NotificationSource!
-  appointment: Map!
+  appointment: Map
+  offer: Map
   previousStartsAt: Time
   createdAt: Time!
-  subject: Appointment!
+  subject: Appointment
 }
 """
 NotificationSource is enum for the field source
@@ -4349,6 +4733,8 @@ input NotificationWhereInput {
   appointmentIDContains: ID
   appointmentIDHasPrefix: ID
   appointmentIDHasSuffix: ID
+  appointmentIDIsNil: Boolean
+  appointmentIDNotNil: Boolean
   appointmentIDEqualFold: ID
   appointmentIDContainsFold: ID
   """
@@ -5165,6 +5551,94 @@ input UnitWhereInput {
   hasBarbers: Boolean
   hasBarbersWith: [BarberWhereInput!]
 }
+type WaitlistEntry implements Node {
+  id: ID!
+  createdAt: Time!
+  updatedAt: Time!
+  unitID: ID!
+  serviceID: ID!
+  barberID: ID
+  fromDate: String!
+  toDate: String!
+  timeFrom: String
+  timeTo: String
+  weekdays: [Int!]!
+  clientName: String!
+  clientPhone: String!
+  clientEmail: String
+  externalReference: String
+  offerHoldSeconds: Int!
+  status: WaitlistEntryStatus!
+  offerStartsAt: Time
+  offerEndsAt: Time
+  offerBarberID: String
+  offerHoldID: String
+  offeredAt: Time
+  appointmentID: ID
+  unit: Unit!
+  service: Service!
+  barber: Barber
+  appointment: Appointment
+}
+"""
+A connection to a list of items.
+"""
+type WaitlistEntryConnection {
+  """
+  A list of edges.
+  """
+  edges: [WaitlistEntryEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type WaitlistEntryEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: WaitlistEntry
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for WaitlistEntry connections
+"""
+input WaitlistEntryOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order WaitlistEntries.
+  """
+  field: WaitlistEntryOrderField!
+}
+"""
+Properties by which WaitlistEntry connections can be ordered.
+"""
+enum WaitlistEntryOrderField {
+  CREATED_AT
+}
+"""
+WaitlistEntryStatus is enum for the field status
+"""
+enum WaitlistEntryStatus @goModel(model: "barberd/ent/waitlistentry.Status") {
+  waiting
+  offered
+  booked
+  cancelled
+  expired
+}
 type WebhookAttempt implements Node {
   id: ID!
   deliveryID: ID!
@@ -5758,6 +6232,8 @@ func (ec *executionContext) childFields_Hold(ctx context.Context, field graphql.
 		return ec.fieldContext_Hold_status(ctx, field)
 	case "expiresAt":
 		return ec.fieldContext_Hold_expiresAt(ctx, field)
+	case "waitlistEntryID":
+		return ec.fieldContext_Hold_waitlistEntryID(ctx, field)
 	case "unit":
 		return ec.fieldContext_Hold_unit(ctx, field)
 	case "service":
@@ -5788,6 +6264,16 @@ func (ec *executionContext) childFields_HoldEdge(ctx context.Context, field grap
 		return ec.fieldContext_HoldEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HoldEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_JoinWaitlistPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entry":
+		return ec.fieldContext_JoinWaitlistPayload_entry(ctx, field)
+	case "replayed":
+		return ec.fieldContext_JoinWaitlistPayload_replayed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JoinWaitlistPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Limits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5840,6 +6326,8 @@ func (ec *executionContext) childFields_Notification(ctx context.Context, field 
 		return ec.fieldContext_Notification_source(ctx, field)
 	case "appointment":
 		return ec.fieldContext_Notification_appointment(ctx, field)
+	case "offer":
+		return ec.fieldContext_Notification_offer(ctx, field)
 	case "previousStartsAt":
 		return ec.fieldContext_Notification_previousStartsAt(ctx, field)
 	case "createdAt":
@@ -6016,6 +6504,94 @@ func (ec *executionContext) childFields_UnitEdge(ctx context.Context, field grap
 		return ec.fieldContext_UnitEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UnitEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitlistEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WaitlistEntry_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WaitlistEntry_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WaitlistEntry_updatedAt(ctx, field)
+	case "unitID":
+		return ec.fieldContext_WaitlistEntry_unitID(ctx, field)
+	case "serviceID":
+		return ec.fieldContext_WaitlistEntry_serviceID(ctx, field)
+	case "barberID":
+		return ec.fieldContext_WaitlistEntry_barberID(ctx, field)
+	case "fromDate":
+		return ec.fieldContext_WaitlistEntry_fromDate(ctx, field)
+	case "toDate":
+		return ec.fieldContext_WaitlistEntry_toDate(ctx, field)
+	case "timeFrom":
+		return ec.fieldContext_WaitlistEntry_timeFrom(ctx, field)
+	case "timeTo":
+		return ec.fieldContext_WaitlistEntry_timeTo(ctx, field)
+	case "weekdays":
+		return ec.fieldContext_WaitlistEntry_weekdays(ctx, field)
+	case "clientName":
+		return ec.fieldContext_WaitlistEntry_clientName(ctx, field)
+	case "clientPhone":
+		return ec.fieldContext_WaitlistEntry_clientPhone(ctx, field)
+	case "clientEmail":
+		return ec.fieldContext_WaitlistEntry_clientEmail(ctx, field)
+	case "externalReference":
+		return ec.fieldContext_WaitlistEntry_externalReference(ctx, field)
+	case "offerHoldSeconds":
+		return ec.fieldContext_WaitlistEntry_offerHoldSeconds(ctx, field)
+	case "status":
+		return ec.fieldContext_WaitlistEntry_status(ctx, field)
+	case "offerStartsAt":
+		return ec.fieldContext_WaitlistEntry_offerStartsAt(ctx, field)
+	case "offerEndsAt":
+		return ec.fieldContext_WaitlistEntry_offerEndsAt(ctx, field)
+	case "offerBarberID":
+		return ec.fieldContext_WaitlistEntry_offerBarberID(ctx, field)
+	case "offerHoldID":
+		return ec.fieldContext_WaitlistEntry_offerHoldID(ctx, field)
+	case "offeredAt":
+		return ec.fieldContext_WaitlistEntry_offeredAt(ctx, field)
+	case "appointmentID":
+		return ec.fieldContext_WaitlistEntry_appointmentID(ctx, field)
+	case "unit":
+		return ec.fieldContext_WaitlistEntry_unit(ctx, field)
+	case "service":
+		return ec.fieldContext_WaitlistEntry_service(ctx, field)
+	case "barber":
+		return ec.fieldContext_WaitlistEntry_barber(ctx, field)
+	case "appointment":
+		return ec.fieldContext_WaitlistEntry_appointment(ctx, field)
+	case "timezone":
+		return ec.fieldContext_WaitlistEntry_timezone(ctx, field)
+	case "offerStartsAtLocal":
+		return ec.fieldContext_WaitlistEntry_offerStartsAtLocal(ctx, field)
+	case "offerEndsAtLocal":
+		return ec.fieldContext_WaitlistEntry_offerEndsAtLocal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitlistEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitlistEntryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WaitlistEntryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WaitlistEntryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WaitlistEntryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitlistEntryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitlistEntryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_WaitlistEntryEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_WaitlistEntryEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitlistEntryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6509,6 +7085,34 @@ func (ec *executionContext) field_Mutation_holdSlot_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_joinWaitlist_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.JoinWaitlistInput, error) {
+			return ec.unmarshalNJoinWaitlistInput2barberdᚋgraphᚋmodelᚐJoinWaitlistInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveWaitlist_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -7380,6 +7984,28 @@ func (ec *executionContext) field_Query_bookableUnits_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientWaitlist_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientPhone",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientPhone"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]waitlistentry.Status, error) {
+			return ec.unmarshalOWaitlistEntryStatus2ᚕbarberdᚋentᚋwaitlistentryᚐStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_customers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7651,6 +8277,58 @@ func (ec *executionContext) field_Query_units_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_waitlistEntry_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_waitlist_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "unitId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unitId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*waitlistentry.Status, error) {
+			return ec.unmarshalOWaitlistEntryStatus2ᚖbarberdᚋentᚋwaitlistentryᚐStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -10526,6 +11204,29 @@ func (ec *executionContext) fieldContext_Hold_expiresAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Hold", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Hold_waitlistEntryID(ctx context.Context, field graphql.CollectedField, obj *ent.Hold) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Hold_waitlistEntryID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaitlistEntryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Hold_waitlistEntryID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Hold", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Hold_unit(ctx context.Context, field graphql.CollectedField, obj *ent.Hold) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10762,6 +11463,61 @@ func (ec *executionContext) _HoldEdge_cursor(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_HoldEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HoldEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _JoinWaitlistPayload_entry(ctx context.Context, field graphql.CollectedField, obj *model.JoinWaitlistPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinWaitlistPayload_entry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinWaitlistPayload_entry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JoinWaitlistPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JoinWaitlistPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.JoinWaitlistPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinWaitlistPayload_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinWaitlistPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinWaitlistPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Limits_holdTtlDefaultSeconds(ctx context.Context, field graphql.CollectedField, obj *model.Limits) (ret graphql.Marshaler) {
@@ -12145,6 +12901,94 @@ func (ec *executionContext) fieldContext_Mutation_markAppointmentNoShow(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_joinWaitlist(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinWaitlist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinWaitlist(ctx, fc.Args["input"].(model.JoinWaitlistInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JoinWaitlistPayload) graphql.Marshaler {
+			return ec.marshalNJoinWaitlistPayload2ᚖbarberdᚋgraphᚋmodelᚐJoinWaitlistPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinWaitlist(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JoinWaitlistPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinWaitlist_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveWaitlist(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveWaitlist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveWaitlist(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveWaitlist(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveWaitlist_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12570,11 +13414,11 @@ func (ec *executionContext) _Notification_appointmentID(ctx context.Context, fie
 			return obj.AppointmentID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Notification_appointmentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12617,13 +13461,36 @@ func (ec *executionContext) _Notification_appointment(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2map(ctx, selections, v)
+			return ec.marshalOMap2map(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Notification_appointment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_offer(ctx context.Context, field graphql.CollectedField, obj *ent.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_offer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Map does not have child fields"))
 }
 
@@ -12686,10 +13553,10 @@ func (ec *executionContext) _Notification_subject(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Appointment) graphql.Marshaler {
-			return ec.marshalNAppointment2ᚖbarberdᚋentᚐAppointment(ctx, selections, v)
+			return ec.marshalOAppointment2ᚖbarberdᚋentᚐAppointment(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Notification_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13911,6 +14778,138 @@ func (ec *executionContext) fieldContext_Query_appointmentsByClient(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_appointmentsByClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_waitlistEntry(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_waitlistEntry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WaitlistEntry(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_waitlistEntry(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_waitlistEntry_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientWaitlist(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientWaitlist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientWaitlist(ctx, fc.Args["clientPhone"].(string), fc.Args["status"].([]waitlistentry.Status))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitlistEntry2ᚕᚖbarberdᚋentᚐWaitlistEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientWaitlist(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientWaitlist_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_waitlist(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_waitlist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Waitlist(ctx, fc.Args["unitId"].(string), fc.Args["status"].(*waitlistentry.Status), fc.Args["first"].(*int), fc.Args["after"].(*entgql.Cursor[string]))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WaitlistEntryConnection) graphql.Marshaler {
+			return ec.marshalNWaitlistEntryConnection2ᚖbarberdᚋentᚐWaitlistEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_waitlist(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_waitlist_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15316,6 +16315,874 @@ func (ec *executionContext) _UnitEdge_cursor(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_UnitEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnitEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_id(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_unitID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_unitID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_unitID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_serviceID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_serviceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_serviceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_barberID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_barberID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BarberID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_barberID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_fromDate(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_fromDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_fromDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_toDate(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_toDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_toDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_timeFrom(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_timeFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_timeFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_timeTo(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_timeTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_timeTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_weekdays(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_weekdays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weekdays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int) graphql.Marshaler {
+			return ec.marshalNInt2ᚕintᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_weekdays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_clientName(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_clientName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_clientName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_clientPhone(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_clientPhone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientPhone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_clientPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_clientEmail(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_clientEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_clientEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_externalReference(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_externalReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_externalReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerHoldSeconds(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerHoldSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferHoldSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerHoldSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_status(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v waitlistentry.Status) graphql.Marshaler {
+			return ec.marshalNWaitlistEntryStatus2barberdᚋentᚋwaitlistentryᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type WaitlistEntryStatus does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerStartsAt(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerStartsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferStartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerStartsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerEndsAt(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerEndsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferEndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerEndsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerBarberID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerBarberID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferBarberID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerBarberID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerHoldID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerHoldID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferHoldID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerHoldID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offeredAt(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_appointmentID(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_appointmentID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AppointmentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_appointmentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_unit(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_unit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unit(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Unit) graphql.Marshaler {
+			return ec.marshalNUnit2ᚖbarberdᚋentᚐUnit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Unit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntry_service(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Service) graphql.Marshaler {
+			return ec.marshalNService2ᚖbarberdᚋentᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntry_barber(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_barber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Barber(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Barber) graphql.Marshaler {
+			return ec.marshalOBarber2ᚖbarberdᚋentᚐBarber(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_barber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Barber(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntry_appointment(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_appointment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Appointment(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Appointment) graphql.Marshaler {
+			return ec.marshalOAppointment2ᚖbarberdᚋentᚐAppointment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_appointment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Appointment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntry_timezone(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitlistEntry().Timezone(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerStartsAtLocal(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerStartsAtLocal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitlistEntry().OfferStartsAtLocal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerStartsAtLocal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntry_offerEndsAtLocal(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntry_offerEndsAtLocal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitlistEntry().OfferEndsAtLocal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntry_offerEndsAtLocal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntry", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WaitlistEntryEdge) graphql.Marshaler {
+			return ec.marshalOWaitlistEntryEdge2ᚕᚖbarberdᚋentᚐWaitlistEntryEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WaitlistEntryEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalOWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitlistEntryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitlistEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitlistEntryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.WaitlistEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitlistEntryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitlistEntryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitlistEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookAttempt_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
@@ -21756,7 +23623,7 @@ func (ec *executionContext) unmarshalInputHoldWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "apiKeyID", "apiKeyIDNEQ", "apiKeyIDIn", "apiKeyIDNotIn", "apiKeyIDGT", "apiKeyIDGTE", "apiKeyIDLT", "apiKeyIDLTE", "apiKeyIDContains", "apiKeyIDHasPrefix", "apiKeyIDHasSuffix", "apiKeyIDEqualFold", "apiKeyIDContainsFold", "unitID", "unitIDNEQ", "unitIDIn", "unitIDNotIn", "unitIDGT", "unitIDGTE", "unitIDLT", "unitIDLTE", "unitIDContains", "unitIDHasPrefix", "unitIDHasSuffix", "unitIDEqualFold", "unitIDContainsFold", "serviceID", "serviceIDNEQ", "serviceIDIn", "serviceIDNotIn", "serviceIDGT", "serviceIDGTE", "serviceIDLT", "serviceIDLTE", "serviceIDContains", "serviceIDHasPrefix", "serviceIDHasSuffix", "serviceIDEqualFold", "serviceIDContainsFold", "barberID", "barberIDNEQ", "barberIDIn", "barberIDNotIn", "barberIDGT", "barberIDGTE", "barberIDLT", "barberIDLTE", "barberIDContains", "barberIDHasPrefix", "barberIDHasSuffix", "barberIDEqualFold", "barberIDContainsFold", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "hasUnit", "hasUnitWith", "hasService", "hasServiceWith", "hasBarber", "hasBarberWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "apiKeyID", "apiKeyIDNEQ", "apiKeyIDIn", "apiKeyIDNotIn", "apiKeyIDGT", "apiKeyIDGTE", "apiKeyIDLT", "apiKeyIDLTE", "apiKeyIDContains", "apiKeyIDHasPrefix", "apiKeyIDHasSuffix", "apiKeyIDEqualFold", "apiKeyIDContainsFold", "unitID", "unitIDNEQ", "unitIDIn", "unitIDNotIn", "unitIDGT", "unitIDGTE", "unitIDLT", "unitIDLTE", "unitIDContains", "unitIDHasPrefix", "unitIDHasSuffix", "unitIDEqualFold", "unitIDContainsFold", "serviceID", "serviceIDNEQ", "serviceIDIn", "serviceIDNotIn", "serviceIDGT", "serviceIDGTE", "serviceIDLT", "serviceIDLTE", "serviceIDContains", "serviceIDHasPrefix", "serviceIDHasSuffix", "serviceIDEqualFold", "serviceIDContainsFold", "barberID", "barberIDNEQ", "barberIDIn", "barberIDNotIn", "barberIDGT", "barberIDGTE", "barberIDLT", "barberIDLTE", "barberIDContains", "barberIDHasPrefix", "barberIDHasSuffix", "barberIDEqualFold", "barberIDContainsFold", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "waitlistEntryID", "waitlistEntryIDNEQ", "waitlistEntryIDIn", "waitlistEntryIDNotIn", "waitlistEntryIDGT", "waitlistEntryIDGTE", "waitlistEntryIDLT", "waitlistEntryIDLTE", "waitlistEntryIDContains", "waitlistEntryIDHasPrefix", "waitlistEntryIDHasSuffix", "waitlistEntryIDIsNil", "waitlistEntryIDNotNil", "waitlistEntryIDEqualFold", "waitlistEntryIDContainsFold", "hasUnit", "hasUnitWith", "hasService", "hasServiceWith", "hasBarber", "hasBarberWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22526,6 +24393,111 @@ func (ec *executionContext) unmarshalInputHoldWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.ExpiresAtLTE = data
+		case "waitlistEntryID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryID = data
+		case "waitlistEntryIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDNEQ = data
+		case "waitlistEntryIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDIn = data
+		case "waitlistEntryIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDNotIn = data
+		case "waitlistEntryIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDGT = data
+		case "waitlistEntryIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDGTE = data
+		case "waitlistEntryIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDLT = data
+		case "waitlistEntryIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDLTE = data
+		case "waitlistEntryIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDContains = data
+		case "waitlistEntryIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDHasPrefix = data
+		case "waitlistEntryIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDHasSuffix = data
+		case "waitlistEntryIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDIsNil = data
+		case "waitlistEntryIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDNotNil = data
+		case "waitlistEntryIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDEqualFold = data
+		case "waitlistEntryIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitlistEntryIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitlistEntryIDContainsFold = data
 		case "hasUnit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasUnit"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -22573,6 +24545,106 @@ func (ec *executionContext) unmarshalInputHoldWhereInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputJoinWaitlistInput(ctx context.Context, obj any) (model.JoinWaitlistInput, error) {
+	var it model.JoinWaitlistInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"unitId", "serviceId", "barberId", "from", "to", "timeFrom", "timeTo", "weekdays", "client", "externalReference", "offerHoldSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "unitId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitID = data
+		case "serviceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serviceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServiceID = data
+		case "barberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("barberId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BarberID = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "timeFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeFrom"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeFrom = data
+		case "timeTo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeTo"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeTo = data
+		case "weekdays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weekdays"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weekdays = data
+		case "client":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("client"))
+			data, err := ec.unmarshalNClientInput2ᚖbarberdᚋgraphᚋmodelᚐClientInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Client = data
+		case "externalReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalReference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalReference = data
+		case "offerHoldSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offerHoldSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OfferHoldSeconds = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputNotificationWhereInput(ctx context.Context, obj any) (ent.NotificationWhereInput, error) {
 	var it ent.NotificationWhereInput
 	if obj == nil {
@@ -22584,7 +24656,7 @@ func (ec *executionContext) unmarshalInputNotificationWhereInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "appointmentID", "appointmentIDNEQ", "appointmentIDIn", "appointmentIDNotIn", "appointmentIDGT", "appointmentIDGTE", "appointmentIDLT", "appointmentIDLTE", "appointmentIDContains", "appointmentIDHasPrefix", "appointmentIDHasSuffix", "appointmentIDEqualFold", "appointmentIDContainsFold", "source", "sourceNEQ", "sourceIn", "sourceNotIn", "previousStartsAt", "previousStartsAtNEQ", "previousStartsAtIn", "previousStartsAtNotIn", "previousStartsAtGT", "previousStartsAtGTE", "previousStartsAtLT", "previousStartsAtLTE", "previousStartsAtIsNil", "previousStartsAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasSubject", "hasSubjectWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "appointmentID", "appointmentIDNEQ", "appointmentIDIn", "appointmentIDNotIn", "appointmentIDGT", "appointmentIDGTE", "appointmentIDLT", "appointmentIDLTE", "appointmentIDContains", "appointmentIDHasPrefix", "appointmentIDHasSuffix", "appointmentIDIsNil", "appointmentIDNotNil", "appointmentIDEqualFold", "appointmentIDContainsFold", "source", "sourceNEQ", "sourceIn", "sourceNotIn", "previousStartsAt", "previousStartsAtNEQ", "previousStartsAtIn", "previousStartsAtNotIn", "previousStartsAtGT", "previousStartsAtGTE", "previousStartsAtLT", "previousStartsAtLTE", "previousStartsAtIsNil", "previousStartsAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasSubject", "hasSubjectWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22850,6 +24922,20 @@ func (ec *executionContext) unmarshalInputNotificationWhereInput(ctx context.Con
 				return it, err
 			}
 			it.AppointmentIDHasSuffix = data
+		case "appointmentIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("appointmentIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AppointmentIDIsNil = data
+		case "appointmentIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("appointmentIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AppointmentIDNotNil = data
 		case "appointmentIDEqualFold":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("appointmentIDEqualFold"))
 			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
@@ -25646,6 +27732,47 @@ func (ec *executionContext) unmarshalInputUpdateWebhookEndpointInput(ctx context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputWaitlistEntryOrder(ctx context.Context, obj any) (ent.WaitlistEntryOrder, error) {
+	var it ent.WaitlistEntryOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNWaitlistEntryOrderField2ᚖbarberdᚋentᚐWaitlistEntryOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputWebhookDeliveryOrder(ctx context.Context, obj any) (ent.WebhookDeliveryOrder, error) {
 	var it ent.WebhookDeliveryOrder
 	if obj == nil {
@@ -26481,6 +28608,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._WebhookAttempt(ctx, sel, obj)
+	case *ent.WaitlistEntry:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WaitlistEntry(ctx, sel, obj)
 	case *ent.Unit:
 		if obj == nil {
 			return graphql.Null
@@ -28129,6 +30261,11 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "waitlistEntryID":
+			out.Values[i] = ec._Hold_waitlistEntryID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "unit":
 			field := field
 
@@ -28331,6 +30468,49 @@ func (ec *executionContext) _HoldEdge(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "cursor":
 			out.Values[i] = ec._HoldEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var joinWaitlistPayloadImplementors = []string{"JoinWaitlistPayload"}
+
+func (ec *executionContext) _JoinWaitlistPayload(ctx context.Context, sel ast.SelectionSet, obj *model.JoinWaitlistPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, joinWaitlistPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JoinWaitlistPayload")
+		case "entry":
+			out.Values[i] = ec._JoinWaitlistPayload_entry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._JoinWaitlistPayload_replayed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28639,6 +30819,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "joinWaitlist":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinWaitlist(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveWaitlist":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveWaitlist(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createWebhookEndpoint":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhookEndpoint(ctx, field)
@@ -28782,7 +30976,7 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 			}
 		case "appointmentID":
 			out.Values[i] = ec._Notification_appointmentID(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
@@ -28792,7 +30986,12 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 			}
 		case "appointment":
 			out.Values[i] = ec._Notification_appointment(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offer":
+			out.Values[i] = ec._Notification_offer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "previousStartsAt":
@@ -28815,7 +31014,7 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Notification_subject(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -29497,6 +31696,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_appointmentsByClient(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "waitlistEntry":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_waitlistEntry(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientWaitlist":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientWaitlist(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "waitlist":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_waitlist(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -30276,6 +32541,511 @@ func (ec *executionContext) _UnitEdge(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "cursor":
 			out.Values[i] = ec._UnitEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var waitlistEntryImplementors = []string{"WaitlistEntry", "Node"}
+
+func (ec *executionContext) _WaitlistEntry(ctx context.Context, sel ast.SelectionSet, obj *ent.WaitlistEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitlistEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitlistEntry")
+		case "id":
+			out.Values[i] = ec._WaitlistEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._WaitlistEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WaitlistEntry_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "unitID":
+			out.Values[i] = ec._WaitlistEntry_unitID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "serviceID":
+			out.Values[i] = ec._WaitlistEntry_serviceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "barberID":
+			out.Values[i] = ec._WaitlistEntry_barberID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fromDate":
+			out.Values[i] = ec._WaitlistEntry_fromDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toDate":
+			out.Values[i] = ec._WaitlistEntry_toDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timeFrom":
+			out.Values[i] = ec._WaitlistEntry_timeFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timeTo":
+			out.Values[i] = ec._WaitlistEntry_timeTo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "weekdays":
+			out.Values[i] = ec._WaitlistEntry_weekdays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientName":
+			out.Values[i] = ec._WaitlistEntry_clientName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientPhone":
+			out.Values[i] = ec._WaitlistEntry_clientPhone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clientEmail":
+			out.Values[i] = ec._WaitlistEntry_clientEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "externalReference":
+			out.Values[i] = ec._WaitlistEntry_externalReference(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offerHoldSeconds":
+			out.Values[i] = ec._WaitlistEntry_offerHoldSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._WaitlistEntry_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offerStartsAt":
+			out.Values[i] = ec._WaitlistEntry_offerStartsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offerEndsAt":
+			out.Values[i] = ec._WaitlistEntry_offerEndsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offerBarberID":
+			out.Values[i] = ec._WaitlistEntry_offerBarberID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offerHoldID":
+			out.Values[i] = ec._WaitlistEntry_offerHoldID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offeredAt":
+			out.Values[i] = ec._WaitlistEntry_offeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "appointmentID":
+			out.Values[i] = ec._WaitlistEntry_appointmentID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "unit":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_unit(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_service(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "barber":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_barber(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "appointment":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_appointment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "timezone":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_timezone(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "offerStartsAtLocal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_offerStartsAtLocal(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "offerEndsAtLocal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaitlistEntry_offerEndsAtLocal(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var waitlistEntryConnectionImplementors = []string{"WaitlistEntryConnection"}
+
+func (ec *executionContext) _WaitlistEntryConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.WaitlistEntryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitlistEntryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitlistEntryConnection")
+		case "edges":
+			out.Values[i] = ec._WaitlistEntryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WaitlistEntryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WaitlistEntryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var waitlistEntryEdgeImplementors = []string{"WaitlistEntryEdge"}
+
+func (ec *executionContext) _WaitlistEntryEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.WaitlistEntryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitlistEntryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitlistEntryEdge")
+		case "node":
+			out.Values[i] = ec._WaitlistEntryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._WaitlistEntryEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31900,6 +34670,50 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNInt2ᚕintᚄ(ctx context.Context, sel ast.SelectionSet, v []int) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNJoinWaitlistInput2barberdᚋgraphᚋmodelᚐJoinWaitlistInput(ctx context.Context, v any) (model.JoinWaitlistInput, error) {
+	res, err := ec.unmarshalInputJoinWaitlistInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJoinWaitlistPayload2ᚖbarberdᚋgraphᚋmodelᚐJoinWaitlistPayload(ctx context.Context, sel ast.SelectionSet, v *model.JoinWaitlistPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JoinWaitlistPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNLimits2ᚖbarberdᚋgraphᚋmodelᚐLimits(ctx context.Context, sel ast.SelectionSet, v *model.Limits) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -31908,28 +34722,6 @@ func (ec *executionContext) marshalNLimits2ᚖbarberdᚋgraphᚋmodelᚐLimits(c
 		return graphql.Null
 	}
 	return ec._Limits(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
-	res, err := graphql.UnmarshalMap(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	_ = sel
-	res := graphql.MarshalMap(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
 }
 
 func (ec *executionContext) marshalNNextFreeSlots2ᚖbarberdᚋgraphᚋmodelᚐNextFreeSlots(ctx context.Context, sel ast.SelectionSet, v *model.NextFreeSlots) graphql.Marshaler {
@@ -32287,6 +35079,68 @@ func (ec *executionContext) unmarshalNUpdateUnitInput2barberdᚋgraphᚋmodelᚐ
 func (ec *executionContext) unmarshalNUpdateWebhookEndpointInput2barberdᚋgraphᚋmodelᚐUpdateWebhookEndpointInput(ctx context.Context, v any) (model.UpdateWebhookEndpointInput, error) {
 	res, err := ec.unmarshalInputUpdateWebhookEndpointInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWaitlistEntry2ᚕᚖbarberdᚋentᚐWaitlistEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WaitlistEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx context.Context, sel ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WaitlistEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWaitlistEntryConnection2ᚖbarberdᚋentᚐWaitlistEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.WaitlistEntryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WaitlistEntryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWaitlistEntryOrderField2ᚖbarberdᚋentᚐWaitlistEntryOrderField(ctx context.Context, v any) (*ent.WaitlistEntryOrderField, error) {
+	var res = new(ent.WaitlistEntryOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWaitlistEntryOrderField2ᚖbarberdᚋentᚐWaitlistEntryOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.WaitlistEntryOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNWaitlistEntryStatus2barberdᚋentᚋwaitlistentryᚐStatus(ctx context.Context, v any) (waitlistentry.Status, error) {
+	var res waitlistentry.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWaitlistEntryStatus2barberdᚋentᚋwaitlistentryᚐStatus(ctx context.Context, sel ast.SelectionSet, v waitlistentry.Status) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖbarberdᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
@@ -33309,6 +36163,24 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalMap(v)
+	return res
+}
+
 func (ec *executionContext) marshalONode2barberdᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v ent.Noder) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -33711,6 +36583,85 @@ func (ec *executionContext) unmarshalOUnitWhereInput2ᚖbarberdᚋentᚐUnitWher
 	}
 	res, err := ec.unmarshalInputUnitWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWaitlistEntry2ᚖbarberdᚋentᚐWaitlistEntry(ctx context.Context, sel ast.SelectionSet, v *ent.WaitlistEntry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WaitlistEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWaitlistEntryEdge2ᚕᚖbarberdᚋentᚐWaitlistEntryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WaitlistEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOWaitlistEntryEdge2ᚖbarberdᚋentᚐWaitlistEntryEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOWaitlistEntryEdge2ᚖbarberdᚋentᚐWaitlistEntryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WaitlistEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WaitlistEntryEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWaitlistEntryStatus2ᚕbarberdᚋentᚋwaitlistentryᚐStatusᚄ(ctx context.Context, v any) ([]waitlistentry.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]waitlistentry.Status, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWaitlistEntryStatus2barberdᚋentᚋwaitlistentryᚐStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWaitlistEntryStatus2ᚕbarberdᚋentᚋwaitlistentryᚐStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []waitlistentry.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWaitlistEntryStatus2barberdᚋentᚋwaitlistentryᚐStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOWaitlistEntryStatus2ᚖbarberdᚋentᚋwaitlistentryᚐStatus(ctx context.Context, v any) (*waitlistentry.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(waitlistentry.Status)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWaitlistEntryStatus2ᚖbarberdᚋentᚋwaitlistentryᚐStatus(ctx context.Context, sel ast.SelectionSet, v *waitlistentry.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOWebhookDelivery2ᚖbarberdᚋentᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {

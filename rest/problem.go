@@ -14,40 +14,44 @@ import (
 
 // statusOf is the one table from domain error codes to HTTP statuses.
 var statusOf = map[string]int{
-	graph.CodeInvalidJSON:          http.StatusBadRequest,
-	graph.CodeValidationFailed:     http.StatusBadRequest,
-	graph.CodeMissingAPIKey:        http.StatusUnauthorized,
-	graph.CodeInvalidAPIKey:        http.StatusUnauthorized,
-	graph.CodeInsufficientScope:    http.StatusForbidden,
-	graph.CodeNotFound:             http.StatusNotFound,
-	graph.CodeUnitNotFound:         http.StatusNotFound,
-	graph.CodeServiceNotFound:      http.StatusNotFound,
-	graph.CodeBarberNotFound:       http.StatusNotFound,
-	graph.CodeHoldNotFound:         http.StatusNotFound,
-	graph.CodeAppointmentNotFound:  http.StatusNotFound,
-	graph.CodeNotificationNotFound: http.StatusNotFound,
-	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
-	graph.CodeSlotUnavailable:      http.StatusConflict,
-	graph.CodeHoldExpired:          http.StatusConflict,
-	graph.CodeHoldAlreadyUsed:      http.StatusConflict,
-	graph.CodeHoldMismatch:         http.StatusConflict,
-	graph.CodeNotCancellable:       http.StatusConflict,
-	graph.CodeNotReschedulable:     http.StatusConflict,
-	graph.CodeNotMarkable:          http.StatusConflict,
-	codePayloadTooLarge:            http.StatusRequestEntityTooLarge,
-	codeUnsupportedMediaType:       http.StatusUnsupportedMediaType,
-	graph.CodeBarberNotEligible:    http.StatusUnprocessableEntity,
-	graph.CodeServiceNotBookable:   http.StatusUnprocessableEntity,
-	graph.CodeOutsideWindow:        http.StatusUnprocessableEntity,
-	graph.CodeInvalidLocalTime:     http.StatusUnprocessableEntity,
-	codeRateLimited:                http.StatusTooManyRequests,
-	codeBadRequest:                 http.StatusBadRequest,
-	codeOriginNotAllowed:           http.StatusForbidden,
-	graph.CodeCatalogFull:          http.StatusConflict,
-	graph.CodeTooManyHolds:         http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
-	graph.CodeInternal:             http.StatusInternalServerError,
-	graph.CodeUnavailable:          http.StatusServiceUnavailable,
-	graph.CodeCanceled:             statusClientClosedRequest,
+	graph.CodeInvalidJSON:           http.StatusBadRequest,
+	graph.CodeValidationFailed:      http.StatusBadRequest,
+	graph.CodeMissingAPIKey:         http.StatusUnauthorized,
+	graph.CodeInvalidAPIKey:         http.StatusUnauthorized,
+	graph.CodeInsufficientScope:     http.StatusForbidden,
+	graph.CodeNotFound:              http.StatusNotFound,
+	graph.CodeUnitNotFound:          http.StatusNotFound,
+	graph.CodeServiceNotFound:       http.StatusNotFound,
+	graph.CodeBarberNotFound:        http.StatusNotFound,
+	graph.CodeHoldNotFound:          http.StatusNotFound,
+	graph.CodeAppointmentNotFound:   http.StatusNotFound,
+	graph.CodeNotificationNotFound:  http.StatusNotFound,
+	graph.CodeWaitlistEntryNotFound: http.StatusNotFound,
+	graph.CodeSlotAvailable:         http.StatusConflict,
+	graph.CodeAlreadyWaiting:        http.StatusConflict,
+	graph.CodeTooManyWaitlist:       http.StatusTooManyRequests, // no Retry-After: leaving an entry is the remedy
+	codeMethodNotAllowed:            http.StatusMethodNotAllowed,
+	graph.CodeSlotUnavailable:       http.StatusConflict,
+	graph.CodeHoldExpired:           http.StatusConflict,
+	graph.CodeHoldAlreadyUsed:       http.StatusConflict,
+	graph.CodeHoldMismatch:          http.StatusConflict,
+	graph.CodeNotCancellable:        http.StatusConflict,
+	graph.CodeNotReschedulable:      http.StatusConflict,
+	graph.CodeNotMarkable:           http.StatusConflict,
+	codePayloadTooLarge:             http.StatusRequestEntityTooLarge,
+	codeUnsupportedMediaType:        http.StatusUnsupportedMediaType,
+	graph.CodeBarberNotEligible:     http.StatusUnprocessableEntity,
+	graph.CodeServiceNotBookable:    http.StatusUnprocessableEntity,
+	graph.CodeOutsideWindow:         http.StatusUnprocessableEntity,
+	graph.CodeInvalidLocalTime:      http.StatusUnprocessableEntity,
+	codeRateLimited:                 http.StatusTooManyRequests,
+	codeBadRequest:                  http.StatusBadRequest,
+	codeOriginNotAllowed:            http.StatusForbidden,
+	graph.CodeCatalogFull:           http.StatusConflict,
+	graph.CodeTooManyHolds:          http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
+	graph.CodeInternal:              http.StatusInternalServerError,
+	graph.CodeUnavailable:           http.StatusServiceUnavailable,
+	graph.CodeCanceled:              statusClientClosedRequest,
 }
 
 // statusClientClosedRequest answers a request whose client went away before
@@ -80,7 +84,9 @@ type Problem struct {
 	Code         string             `json:"code"`
 	RequestID    string             `json:"request_id"`
 	Errors       []graph.FieldError `json:"errors,omitempty"`
-	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable
+	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable and slot_available
+	// WaitlistEntryID is the client's waiting entry, for already_waiting.
+	WaitlistEntryID string `json:"waitlist_entry_id,omitempty"`
 	// For too_many_holds: the key's active holds, its cap, and its oldest
 	// active hold with its expiry.
 	ActiveHolds         *int   `json:"active_holds,omitempty"`
@@ -138,9 +144,10 @@ func ProblemOf(ctx context.Context, err error) Problem {
 	if status == http.StatusInternalServerError {
 		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, graph.MessageInternal
 	}
-	if e.Code == graph.CodeSlotUnavailable {
+	if e.Code == graph.CodeSlotUnavailable || e.Code == graph.CodeSlotAvailable {
 		p.Alternatives = []Slot{}
 	}
+	p.WaitlistEntryID = e.WaitlistEntryID
 	for _, s := range e.Alternatives {
 		p.Alternatives = append(p.Alternatives, SlotOf(s))
 	}

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"barberd/ent"
-	"barberd/graph"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/rest/view"
@@ -146,13 +145,7 @@ func idsOf[E any](es []E, id func(E) string) []string {
 }
 
 // Slot is a free time.
-type Slot struct {
-	StartsAt    string `json:"starts_at"`
-	EndsAt      string `json:"ends_at"`
-	StartsAtUTC string `json:"starts_at_utc"`
-	EndsAtUTC   string `json:"ends_at_utc"`
-	BarberID    string `json:"barber_id"`
-}
+type Slot = view.Slot
 
 // SlotOf renders a free slot.
 func SlotOf(s *model.Slot) Slot {
@@ -220,33 +213,7 @@ func NextSlotsOf(n *model.NextFreeSlots) NextSlots {
 }
 
 // Hold is a slot kept for a while.
-type Hold struct {
-	HoldID      string `json:"hold_id"`
-	Status      string `json:"status"`
-	UnitID      string `json:"unit_id"`
-	ServiceID   string `json:"service_id"`
-	BarberID    string `json:"barber_id"`
-	StartsAt    string `json:"starts_at"`
-	EndsAt      string `json:"ends_at"`
-	StartsAtUTC string `json:"starts_at_utc"`
-	EndsAtUTC   string `json:"ends_at_utc"`
-	Timezone    string `json:"timezone"`
-	ExpiresAt   string `json:"expires_at"`
-	CreatedAt   string `json:"created_at"`
-}
+type Hold = view.Hold
 
 // HoldOf renders a hold; its unit must be loaded.
-func HoldOf(h *ent.Hold) (Hold, error) {
-	loc, err := graph.Zone(h.Edges.Unit.Timezone)
-	if err != nil {
-		return Hold{}, err
-	}
-	return Hold{
-		HoldID: h.ID, Status: string(h.Status),
-		UnitID: h.UnitID, ServiceID: h.ServiceID, BarberID: h.BarberID,
-		StartsAt: slots.Local(h.StartsAt, loc), EndsAt: slots.Local(h.EndsAt, loc),
-		StartsAtUTC: slots.UTC(h.StartsAt), EndsAtUTC: slots.UTC(h.EndsAt),
-		Timezone:  h.Edges.Unit.Timezone,
-		ExpiresAt: slots.UTC(h.ExpiresAt), CreatedAt: slots.UTC(h.CreatedAt),
-	}, nil
-}
+func HoldOf(h *ent.Hold) (Hold, error) { return view.HoldOf(h) }

@@ -74,6 +74,9 @@ func render(gqlErr *gqlerror.Error, e *graph.Error) *gqlerror.Error {
 		}
 		gqlErr.Extensions["alternatives"] = alts
 	}
+	if e.WaitlistEntryID != "" {
+		gqlErr.Extensions["waitlistEntryId"] = e.WaitlistEntryID
+	}
 	if c := e.HoldCap; c != nil {
 		gqlErr.Extensions["activeHolds"], gqlErr.Extensions["activeHoldsMax"] = c.Active, c.Max
 		gqlErr.Extensions["oldestHoldId"], gqlErr.Extensions["oldestHoldExpiresAt"] = c.OldestHoldID, slots.UTC(c.OldestExpiresAt)

@@ -182,6 +182,32 @@ type HoldSlotInput struct {
 	TTLSeconds *int `json:"ttlSeconds,omitempty"`
 }
 
+type JoinWaitlistInput struct {
+	UnitID    string `json:"unitId"`
+	ServiceID string `json:"serviceId"`
+	// A barber; without one, any eligible barber.
+	BarberID *string `json:"barberId,omitempty"`
+	// Unit-local dates, YYYY-MM-DD, both included: from not before today, at most 31 days.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Bounds of a start's local time of day, HH:MM, timeFrom <= t < timeTo (default the whole day).
+	TimeFrom *string `json:"timeFrom,omitempty"`
+	TimeTo   *string `json:"timeTo,omitempty"`
+	// ISO weekdays a start may fall on, 1 Monday .. 7 Sunday (default all).
+	Weekdays []int        `json:"weekdays,omitempty"`
+	Client   *ClientInput `json:"client"`
+	// At most 255 characters; a join repeated with it by the same key returns the first entry.
+	ExternalReference *string `json:"externalReference,omitempty"`
+	// How long an offer is held for the client: 0 (tell only) or 10..1800 seconds; default 600.
+	OfferHoldSeconds *int `json:"offerHoldSeconds,omitempty"`
+}
+
+type JoinWaitlistPayload struct {
+	Entry *ent.WaitlistEntry `json:"entry"`
+	// True when the externalReference was used before: entry is the first one, nothing was written.
+	Replayed bool `json:"replayed"`
+}
+
 type Limits struct {
 	HoldTTLDefaultSeconds     int `json:"holdTtlDefaultSeconds"`
 	HoldTTLMinSeconds         int `json:"holdTtlMinSeconds"`

@@ -8,7 +8,6 @@ package view
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"barberd/ent"
@@ -62,9 +61,9 @@ type Client struct {
 // bookings with the same phone change.
 func AppointmentOf(a *ent.Appointment) (Appointment, error) {
 	u, s, b := a.Edges.Unit, a.Edges.Service, a.Edges.Barber
-	loc, err := slots.Zone(u.Timezone)
+	loc, err := zoneOf(u)
 	if err != nil {
-		return Appointment{}, fmt.Errorf("unit %s has time zone %q: %w", u.ID, u.Timezone, err)
+		return Appointment{}, err
 	}
 	v := Appointment{
 		ID:     a.ID,
