@@ -219,17 +219,24 @@ func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID strin
 // freeMatching lists up to limit free starts the entry being joined would
 // take, earliest first.
 func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput, w want, limit int) ([]*model.Slot, error) {
-	days, err := r.AvailabilityRange(ctx, in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
+	var dates []slots.Date
+	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
+		if w.weekdays[isoWeekday(d)] {
+			dates = append(dates, d)
+		}
+	}
+	if len(dates) == 0 {
+		return nil, nil
+	}
+	// A join needs no availability:read: the key asks to wait, not to see.
+	days, err := r.availabilityOf(ctx, ScopeAppointmentsWrite, in.UnitID, in.ServiceID, in.BarberID, dates, nil)
 	if err != nil {
 		return nil, err
 	}
 	var out []*model.Slot
 	now := r.now()
 	for _, d := range days {
-		date, _ := slots.ParseDate(d.Date())
-		if w.weekdays[isoWeekday(date)] {
-			out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
-		}
+		out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
 		if len(out) >= limit {
 			break
 		}
