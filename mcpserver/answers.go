@@ -205,7 +205,7 @@ func (m *MCP) book(ctx context.Context, in *bookArgs) (booked, string, error) {
 	p, err := m.m.CreateAppointment(ctx, model.CreateAppointmentInput{
 		UnitID: in.UnitID, ServiceID: in.ServiceID, BarberID: in.BarberID, HoldID: in.HoldID,
 		StartsAt: in.StartsAt, ExternalReference: in.ExternalReference,
-		Client: &model.ClientInput{Name: in.Client.Name, Phone: in.Client.Phone, Email: in.Client.Email},
+		Client: in.Client.input(),
 	})
 	if err != nil {
 		return booked{}, "", err

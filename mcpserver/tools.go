@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"barberd/graph"
+	"barberd/graph/model"
 	"barberd/rest/view"
 )
 
@@ -61,6 +62,10 @@ type clientArgs struct {
 	Name  string  `json:"name" jsonschema:"The client's name, 1 to 200 characters."`
 	Phone string  `json:"phone" jsonschema:"The client's phone in E.164: + then 8 to 15 digits, no spaces (e.g. +351912345678)."`
 	Email *string `json:"email,omitempty" jsonschema:"The client's e-mail address, if they gave one."`
+}
+
+func (c clientArgs) input() *model.ClientInput {
+	return &model.ClientInput{Name: c.Name, Phone: c.Phone, Email: c.Email}
 }
 
 type bookArgs struct {

@@ -18,7 +18,7 @@ func (m *MCP) joinWaitlist(ctx context.Context, in *joinWaitlistArgs) (joined, s
 	p, err := m.m.JoinWaitlist(ctx, model.JoinWaitlistInput{
 		UnitID: in.UnitID, ServiceID: in.ServiceID, BarberID: in.BarberID,
 		From: in.From, To: in.To, TimeFrom: in.TimeFrom, TimeTo: in.TimeTo, Weekdays: in.Weekdays,
-		Client:            &model.ClientInput{Name: in.Client.Name, Phone: in.Client.Phone, Email: in.Client.Email},
+		Client:            in.Client.input(),
 		ExternalReference: in.ExternalReference, OfferHoldSeconds: in.OfferHoldSeconds,
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ func (a *api) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 		From: f.text("from"), To: f.text("to"), TimeFrom: f.str("time_from"), TimeTo: f.str("time_to"),
 		Weekdays: f.integers("weekdays"), ExternalReference: f.str("external_reference"),
 		OfferHoldSeconds: f.integer("offer_hold_seconds"),
-		Client:           &model.ClientInput{Name: c.text("name"), Phone: c.text("phone"), Email: c.str("email")},
+		Client:           clientInput(c),
 	}
 	if err := f.check(graph.CheckJoinWaitlist(in)); err != nil {
 		WriteError(w, r, err)
@@ -53,12 +53,7 @@ func (a *api) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	status := http.StatusCreated
-	if p.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-		status = http.StatusOK
-	}
-	respondWaitlistEntry(w, r, status, p.Entry, nil)
+	respondWaitlistEntry(w, r, createdStatus(w, p.Replayed), p.Entry, nil)
 }
 
 func (a *api) waitlistEntry(w http.ResponseWriter, r *http.Request) {

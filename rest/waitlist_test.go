@@ -81,15 +81,8 @@ func (e *env) wlFind(rawQuery string) []string {
 	e.t.Helper()
 	r := e.do("GET", "/waitlist?"+rawQuery, e.keys.APIKey, nil)
 	expect(e.t, r, http.StatusOK, "")
-	var l struct {
-		Data []view.WaitlistEntry `json:"data"`
-	}
-	r.Decode(e.t, &l)
-	if l.Data == nil {
-		e.t.Fatalf("data is not a list: %s", r.Body)
-	}
 	var ids []string
-	for _, v := range l.Data {
+	for _, v := range dataOf[view.WaitlistEntry](e.t, r) {
 		ids = append(ids, v.ID)
 	}
 	return ids
