@@ -254,7 +254,13 @@ func TestWaitlistJoinRefusals(t *testing.T) {
 			bad["offer_hold_seconds"] = 5
 			bad["external_reference"] = strings.Repeat("r", 256)
 			apExpectFields(t, e.do("POST", "/waitlist", k, bad),
-				"client.phone", "from", "time_to", "weekdays", "offer_hold_seconds", "external_reference")
+				"client.phone", "to", "time_to", "weekdays", "offer_hold_seconds", "external_reference")
+			past := e.wlBody(validPhone)
+			past["from"] = "2027-02-28" // the unit's yesterday, checked once the shape is right
+			expectFields(t, e.do("POST", "/waitlist", k, past), "from")
+			far := e.wlBody(validPhone)
+			far["from"], far["to"] = "2028-03-01", "2028-03-02" // past the 365-day horizon
+			expect(t, e.do("POST", "/waitlist", k, far), http.StatusUnprocessableEntity, graph.CodeOutsideWindow)
 			typed := e.wlBody(validPhone)
 			typed["weekdays"], typed["offer_hold_seconds"], typed["time_from"] = "5", "600", 17
 			apExpectFields(t, e.do("POST", "/waitlist", k, typed), "weekdays", "offer_hold_seconds", "time_from")

@@ -89,7 +89,7 @@ func TestMCPWaitlist(t *testing.T) {
 		if len(found.Data) != 0 {
 			t.Fatalf("found booked %+v", found)
 		}
-		a.refused("find_client_waitlist", map[string]any{"client_phone": phone, "status": []string{}}, graph.CodeValidationFailed)
+		a.refused("find_client_waitlist", map[string]any{"client_phone": phone, "status": []string{"pending"}}, graph.CodeValidationFailed)
 
 		a.ok("cancel_appointment", map[string]any{"appointment_id": first.ID, "reason": "The client is ill"}, nil)
 		offered := awaitOffer(t, a, phone)

@@ -113,8 +113,8 @@ try {
   });
   const entry = await ok("join_waitlist", waitFor(first, phone));
   check(entry.status === "waiting" && entry.offer === null && !entry.replayed, `joined ${JSON.stringify(entry)}`);
-  const free = await refused("join_waitlist", waitFor(second, "+351922222222"), "slot_available");
-  check(free.alternatives.some((a) => a.starts_at === second), `slot_available ${JSON.stringify(free)}`);
+  const free = await refused("join_waitlist", waitFor(third, "+351922222222"), "slot_available");
+  check(free.alternatives.some((a) => a.starts_at === third), `slot_available ${JSON.stringify(free)}`);
   const twice = await refused("join_waitlist", waitFor(first, phone), "already_waiting");
   check(twice.waitlist_entry_id === entry.id, `already_waiting ${JSON.stringify(twice)}`);
   const waiting = await ok("find_client_waitlist", { client_phone: phone, status: ["waiting"] });
