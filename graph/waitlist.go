@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -310,10 +311,10 @@ func CheckClientWaitlist(phone string, status []waitlistentry.Status) Problems {
 	if required(&p, "client_phone", phone) {
 		checkPhone(&p, "client_phone", lookupPhone(phone))
 	}
-	for _, s := range status {
-		if waitlistentry.StatusValidator(s) != nil {
-			p.Add("status", "must be a comma-separated list of waiting, offered, booked, cancelled, expired")
-			break
+	if status != nil {
+		unknown := slices.ContainsFunc(status, func(s waitlistentry.Status) bool { return waitlistentry.StatusValidator(s) != nil })
+		if len(status) == 0 || unknown {
+			p.Add("status", "must list statuses among waiting, offered, booked, cancelled and expired")
 		}
 	}
 	return p
@@ -337,20 +338,11 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 	out := make([]*ent.WaitlistEntry, 0, len(es))
 	for i := len(es) - 1; i >= 0; i-- {
 		e := r.asOfNow(es[i])
-		if len(status) == 0 || containsStatus(status, e.Status) {
+		if status == nil || slices.Contains(status, e.Status) {
 			out = append(out, e)
 		}
 	}
 	return out, nil
-}
-
-func containsStatus(ss []waitlistentry.Status, s waitlistentry.Status) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // unitWaitlist is a unit's entries for dashboards, oldest first.
