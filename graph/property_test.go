@@ -550,6 +550,12 @@ func (sh *shop) model(t *testing.T, ctx context.Context, db *store.DB, now, day 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sh.slotsOf(now, day, rsvs)
+}
+
+// slotsOf computes the slots of day naively, minute by minute, from what the
+// case generated and the reservations rsvs.
+func (sh *shop) slotsOf(now, day time.Time, rsvs []*ent.Reservation) []*model.Slot {
 	todayL := now.In(sh.loc)
 	today := time.Date(todayL.Year(), todayL.Month(), todayL.Day(), 0, 0, 0, 0, time.UTC)
 	if day.Before(today) || day.After(today.AddDate(0, 0, sh.horizon)) {
