@@ -46,10 +46,16 @@ func TestWaitlistProperty(t *testing.T) {
 					}
 				})
 				c := newWaitlistCase(t, db, seed)
-				for range 60 {
+				for range 16 { // a queue first
+					c.authenticate()
+					c.join()
+					c.check("after a join")
+				}
+				for range 80 {
 					c.step()
 				}
-				t.Logf("%d offers, %d bookings with an offer; entries by status %v", c.offers, c.bookedOffers, c.statuses())
+				t.Logf("joins %v; %d offers (%d overlapping a told-only one), %d booked with their hold; entries: %v",
+					c.joins, c.offers, c.toldOverlaps, c.bookedOffers, c.statuses())
 			})
 		}
 		t.Logf("%d cases in %v", cases, time.Since(began))
@@ -64,7 +70,8 @@ type wlCase struct {
 	res       *graph.Resolver
 	q         graph.QueryResolver
 	m         graph.MutationResolver
-	ctx, actx context.Context
+	ctx, actx context.Context // a request's (authenticated) and the account's
+	secret    string
 	clock     *propClock
 	sh        *shop
 
@@ -85,13 +92,15 @@ type wlCase struct {
 	offers int
 
 	bookedOffers int
+	joins        map[string]int // by outcome
+	toldOverlaps int // told-only offers overlapped by another offer
 }
 
 func newWaitlistCase(t *testing.T, db *store.DB, seed uint64) *wlCase {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	bg := context.Background()
 	c := &wlCase{t: t, rng: rng, db: db, clock: &propClock{}, week: map[string]map[time.Weekday]*[4]int{},
-		timeOffs: map[string]*ent.TimeOff{}, seen: map[string]*ent.WaitlistEntry{}, order: map[string]int{}}
+		timeOffs: map[string]*ent.TimeOff{}, joins: map[string]int{}, seen: map[string]*ent.WaitlistEntry{}, order: map[string]int{}}
 	acc, err := db.Account.Create().SetName(fmt.Sprintf("Waitlist %d", seed)).Save(tenant.System(bg))
 	if err != nil {
 		t.Fatal(err)
@@ -115,15 +124,10 @@ func newWaitlistCase(t *testing.T, db *store.DB, seed uint64) *wlCase {
 	}
 	c.clock.set(time.Date(today.Year(), today.Month(), today.Day(), 6+rng.IntN(12), 15*rng.IntN(4), 0, 0, loc))
 	c.res = graph.New(graph.Settings{DB: db, Now: c.clock.now})
-	secret, _, err := c.res.CreateAPIKey(bg, acc.ID, "waitlist", graph.AllScopes)
-	if err != nil {
+	if c.secret, _, err = c.res.CreateAPIKey(bg, acc.ID, "waitlist", graph.AllScopes); err != nil {
 		t.Fatal(err)
 	}
-	viewer, err := c.res.Authenticate(bg, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.ctx = graph.WithViewer(bg, viewer)
+	c.authenticate()
 	c.q, c.m = c.res.Query(), c.res.Mutation()
 
 	c.sh = &shop{
@@ -163,7 +167,7 @@ func newWaitlistCase(t *testing.T, db *store.DB, seed uint64) *wlCase {
 			c.sh.eligible = append(c.sh.eligible, b.ID)
 		}
 	}
-	for i := range 6 {
+	for i := range 24 {
 		c.phones = append(c.phones, fmt.Sprintf("+3519300%05d", i))
 	}
 	c.logf("%s, now %s, days from %s (change %s), service %v+%v, lead %v, %d barbers",
@@ -247,6 +251,16 @@ func (c *wlCase) setHours(barber string, resolver bool) {
 	}
 }
 
+// authenticate starts a request: its viewer carries the account's
+// configuration version, which the caches answer for.
+func (c *wlCase) authenticate() {
+	v, err := c.res.Authenticate(context.Background(), c.secret)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.ctx = graph.WithViewer(context.Background(), v)
+}
+
 func tenantOf(ctx context.Context) string {
 	id, _ := tenant.Account(ctx)
 	return id
@@ -259,6 +273,11 @@ func (c *wlCase) logf(format string, args ...any) {
 // fail stops the case, showing the steps that led there.
 func (c *wlCase) fail(format string, args ...any) {
 	c.t.Helper()
+	// What the offer job says of the openings left, if any, helps.
+	if ops, _ := c.db.Opening.Query().All(tenant.System(context.Background())); len(ops) > 0 {
+		n, err := c.res.OfferOpenings(c.ctx, 0)
+		c.t.Logf("%d openings left; the offer job now makes %d offers: %v", len(ops), n, err)
+	}
 	c.t.Fatalf("%s\nsteps:\n  %s", fmt.Sprintf(format, args...), strings.Join(c.steps, "\n  "))
 }
 
