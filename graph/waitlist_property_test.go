@@ -93,7 +93,7 @@ type wlCase struct {
 
 	bookedOffers int
 	joins        map[string]int // by outcome
-	toldOverlaps int // told-only offers overlapped by another offer
+	toldOverlaps int            // told-only offers overlapped by another offer
 }
 
 func newWaitlistCase(t *testing.T, db *store.DB, seed uint64) *wlCase {
