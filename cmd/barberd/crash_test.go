@@ -71,8 +71,8 @@ var invariants = []invariant{
 		FROM appointments WHERE external_reference IS NOT NULL GROUP BY api_key_id, external_reference HAVING COUNT(*) > 1) d`},
 	{"appointments without exactly one appointment.created notification", `SELECT COUNT(*) FROM appointments a
 		WHERE (SELECT COUNT(*) FROM notifications n WHERE n.appointment_id = a.id AND n.type = 'appointment.created') <> 1`},
-	{"notifications without their appointment", `SELECT COUNT(*) FROM notifications n
-		WHERE NOT EXISTS (SELECT 1 FROM appointments a WHERE a.id = n.appointment_id)`},
+	{"notifications (but waitlist offers) without their appointment", `SELECT COUNT(*) FROM notifications n
+		WHERE n.type <> 'slot.available' AND NOT EXISTS (SELECT 1 FROM appointments a WHERE a.id = n.appointment_id)`},
 	{"deliveries without their notification", `SELECT COUNT(*) FROM deliveries d
 		WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.id = d.notification_id)`},
 	{"notifications owed twice to one key", `SELECT COUNT(*) FROM (SELECT api_key_id, notification_id FROM deliveries

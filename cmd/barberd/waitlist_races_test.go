@@ -10,6 +10,7 @@ import (
 
 	"barberd/ent/waitlistentry"
 	"barberd/graph/store"
+	"barberd/graph/storetest"
 )
 
 // raceCancellations: in each group both barbers are booked for the hour;
@@ -176,7 +177,9 @@ func (w *wlRig) raceOfferEnd(t *testing.T) {
 		wg.Go(func() {
 			start := time.Now()
 			if gr.end == "expires" {
-				start = gr.expires.Add(-300 * time.Millisecond)
+				// From just before the expiry, or once the job may have
+				// offered the start to the next entry.
+				start = gr.expires.Add(time.Duration(400*k-300) * time.Millisecond)
 			}
 			time.Sleep(time.Until(start))
 			stop := start.Add(3 * time.Second)
@@ -285,18 +288,27 @@ func (w *wlRig) raceJoins(t *testing.T) {
 	phone := w.nextPhone()
 	var first *wlJoin
 	codes := map[string]int{}
-	for _, j := range race(30, func() *wlJoin {
+	js := race(30, func() *wlJoin {
 		j := w.waiter(g, "", 0, 60, 600)
 		j.phone = phone
 		return j
-	}) {
+	})
+	for _, j := range js {
 		codes[j.code]++
 		if j.code == "" {
 			first = j
 		}
 	}
 	if codes[""] != 1 || codes["already_waiting"] != 29 {
-		t.Errorf("30 joins of one client at once: %v, want one success and 29 already_waiting", codes)
+		t.Fatalf("30 joins of one client at once: %v, want one success and 29 already_waiting", codes)
+	}
+	if n := storetest.Count(t, w.db, "SELECT COUNT(*) FROM waitlist_entries WHERE client_phone = ? AND status = 'waiting'", phone); n != 1 {
+		t.Errorf("client %s has %d waiting entries, want 1", phone, n)
+	}
+	for _, j := range js {
+		if j.code == "already_waiting" && j.waiting != first.id {
+			t.Errorf("already_waiting names %q, the entry is %s", j.waiting, first.id)
+		}
 	}
 	phone = w.nextPhone()
 	ids, replays := map[string]int{}, 0

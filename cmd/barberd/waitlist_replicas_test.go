@@ -34,8 +34,10 @@ import (
 func TestWaitlistReplicaRaces(t *testing.T) {
 	t.Parallel()
 	w := startWaitlistRig(t)
-	t.Run("two cancellations at once", w.raceCancellations)
-	t.Run("cancellation against a booking", w.raceCancelBooking)
+	for round := range 2 { // more interleavings
+		t.Run(fmt.Sprintf("two cancellations at once %d", round), w.raceCancellations)
+		t.Run(fmt.Sprintf("cancellation against a booking %d", round), w.raceCancelBooking)
+	}
 	t.Run("offer hold ending against bookings", w.raceOfferEnd)
 	t.Run("one client joining at once", w.raceJoins)
 	if t.Failed() {
@@ -73,16 +75,16 @@ type wlGroup struct{ day, hour string }
 
 // wlJoin is an entry as joined: what it asks for and its id.
 type wlJoin struct {
-	id, phone, ref     string
-	barber             string // "": any barber
-	from, to           string // dates
-	timeFrom, timeTo   string // HH:MM
-	holdSeconds        int
-	created            int // order of creation
-	group              wlGroup
-	code               string // of the join, when refused
-	replayed           bool
-	externalReferenced bool
+	id, phone, ref   string
+	barber           string // "": any barber
+	from, to         string // dates
+	timeFrom, timeTo string // HH:MM
+	holdSeconds      int
+	created          int // order of creation
+	group            wlGroup
+	code             string // of the join, when refused
+	waiting          string // the entry already_waiting names
+	replayed         bool
 }
 
 func startWaitlistRig(t *testing.T) *wlRig {
@@ -161,9 +163,16 @@ func (g wlGroup) clock(minutes int) string { return g.at(minutes)[11:16] }
 // gql posts one GraphQL operation to replica i and returns its data and
 // the code of its first error ("" when none).
 func (w *wlRig) gql(i int, query string, vars map[string]any) (map[string]json.RawMessage, string, error) {
+	data, ext, err := w.gqlExt(i, query, vars)
+	code, _ := ext["code"].(string)
+	return data, code, err
+}
+
+// gqlExt is gql returning the first error's extensions (nil when none).
+func (w *wlRig) gqlExt(i int, query string, vars map[string]any) (map[string]json.RawMessage, map[string]any, error) {
 	a, err := apitest.Do(w.client, "POST", w.servers[i%len(w.servers)].URL+"/graphql", w.key, map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	var out struct {
 		Data   map[string]json.RawMessage
@@ -173,16 +182,19 @@ func (w *wlRig) gql(i int, query string, vars map[string]any) (map[string]json.R
 		}
 	}
 	if err := json.Unmarshal(a.Body, &out); err != nil {
-		return nil, "", fmt.Errorf("%d %s: %w", a.Status, a.Body, err)
+		return nil, nil, fmt.Errorf("%d %s: %w", a.Status, a.Body, err)
 	}
 	if len(out.Errors) > 0 {
-		code, _ := out.Errors[0].Extensions["code"].(string)
-		if code == "" {
-			code = "no code: " + out.Errors[0].Message
+		ext := out.Errors[0].Extensions
+		if ext == nil {
+			ext = map[string]any{}
 		}
-		return out.Data, code, nil
+		if code, _ := ext["code"].(string); code == "" {
+			ext["code"] = "no code: " + out.Errors[0].Message
+		}
+		return out.Data, ext, nil
 	}
-	return out.Data, "", nil
+	return out.Data, nil, nil
 }
 
 // must is gql that fails the test on any error.
@@ -258,9 +270,10 @@ func (w *wlRig) join(i int, j *wlJoin) error {
 	if j.ref != "" {
 		in["externalReference"] = j.ref
 	}
-	data, code, err := w.gql(i, gqlJoin, map[string]any{"in": in})
-	if err != nil || code != "" {
-		j.code = code
+	data, ext, err := w.gqlExt(i, gqlJoin, map[string]any{"in": in})
+	if err != nil || ext != nil {
+		j.code, _ = ext["code"].(string)
+		j.waiting, _ = ext["waitlistEntryId"].(string)
 		return err
 	}
 	var p struct {
