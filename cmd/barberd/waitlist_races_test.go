@@ -135,6 +135,66 @@ func (w *wlRig) raceCancelBooking(t *testing.T) {
 	t.Logf("outcomes: %s", &outcomes)
 }
 
+// raceJoinCancel: a client joins for a start while its appointment is
+// cancelled on another replica. Either the join sees the start free
+// (slot_available) or the entry is made and offered the start: it never
+// waits with the start free.
+func (w *wlRig) raceJoinCancel(t *testing.T) {
+	type group struct {
+		apt string
+		g   wlGroup
+		j   *wlJoin
+	}
+	groups := make([]*group, 10)
+	for k := range groups {
+		gr := &group{g: w.group(t)}
+		barber := w.barbers[k%2]
+		gr.apt = w.mustBook(t, barber, gr.g.at(0))
+		gr.j = w.waiter(gr.g, barber, 0, 30, 600)
+		groups[k] = gr
+	}
+	barrier := make(chan struct{})
+	var wg sync.WaitGroup
+	for k, gr := range groups {
+		wg.Go(func() {
+			<-barrier
+			if code, err := w.cancel(k, gr.apt); err != nil || code != "" {
+				t.Errorf("cancel: %v %s", err, code)
+			}
+		})
+		wg.Go(func() {
+			<-barrier
+			if err := w.join(k+1, gr.j); err != nil {
+				t.Errorf("join: %v", err)
+			}
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	var outcomes tally
+	var joined []*wlJoin
+	for _, gr := range groups {
+		switch gr.j.code {
+		case "":
+			joined = append(joined, gr.j)
+		case "slot_available":
+			outcomes.add("slot_available")
+		default:
+			t.Errorf("join racing a cancellation: %s", gr.j.code)
+		}
+	}
+	es := w.settle(t, joined)
+	for _, j := range joined {
+		e := es[j.id]
+		if e.OfferStartsAt == nil || local(*e.OfferStartsAt) != j.group.at(0) {
+			t.Errorf("entry %s joined as %s was cancelled: %s with offer %v", e.ID, j.group.at(0), e.Status, e.OfferStartsAt)
+		}
+		outcomes.add("joined and offered")
+	}
+	checkWaitlist(t, w.db)
+	t.Logf("outcomes: %s", &outcomes)
+}
+
 // raceOfferEnd: an entry's offer holds the start for 10 s; a second entry
 // waits for the same start. The hold ends (it expires, is released, or its
 // entry leaves) while three clients keep trying to book the start, one per
