@@ -24,7 +24,8 @@ import (
 )
 
 // TestWaitlistReplicaRaces runs three server processes on one PostgreSQL and
-// races the waitlist's writers across them through GraphQL: cancellations
+// races the waitlist's writers across them, through REST (joins, leaves)
+// and GraphQL (the rest): cancellations
 // freeing adjacent and overlapping starts at once, a cancellation against a
 // booking of the start it frees, a join against a cancellation of the start
 // it asks for, an offer's hold ending (expiry, release, leave) against
@@ -256,41 +257,48 @@ func (w *wlRig) block(t *testing.T, g wlGroup) [2][2]string {
 	return out
 }
 
-const gqlJoin = `mutation($in: JoinWaitlistInput!) { joinWaitlist(input: $in) { entry { id status } replayed } }`
-
-// join puts j on the waitlist through replica i, setting its id, or its
-// code when refused.
+// join puts j on the waitlist with POST /waitlist on replica i, setting
+// its id, or its refusal's code (and the entry already_waiting names).
 func (w *wlRig) join(i int, j *wlJoin) error {
 	in := map[string]any{
-		"unitId": w.ids.unit, "serviceId": w.ids.haircut, "from": j.from, "to": j.to,
-		"timeFrom": j.timeFrom, "timeTo": j.timeTo, "offerHoldSeconds": j.holdSeconds,
+		"unit_id": w.ids.unit, "service_id": w.ids.haircut, "from": j.from, "to": j.to,
+		"time_from": j.timeFrom, "time_to": j.timeTo, "offer_hold_seconds": j.holdSeconds,
 		"client": map[string]any{"name": "Waiting Client", "phone": j.phone},
 	}
 	if j.barber != "" {
-		in["barberId"] = j.barber
+		in["barber_id"] = j.barber
 	}
 	if j.ref != "" {
-		in["externalReference"] = j.ref
+		in["external_reference"] = j.ref
 	}
-	data, ext, err := w.gqlExt(i, gqlJoin, map[string]any{"in": in})
-	if err != nil || ext != nil {
-		j.code, _ = ext["code"].(string)
-		j.waiting, _ = ext["waitlistEntryId"].(string)
+	r, err := apitest.Do(w.client, "POST", w.servers[i%len(w.servers)].URL+"/api/integrations/v1/waitlist", w.key, in)
+	if err != nil {
 		return err
 	}
-	var p struct {
-		Entry    struct{ ID, Status string }
-		Replayed bool
+	if r.Status >= 400 {
+		var p struct {
+			Existing string `json:"waitlist_entry_id"`
+		}
+		j.code, j.waiting = r.Code(), ""
+		if json.Unmarshal(r.Body, &p) == nil {
+			j.waiting = p.Existing
+		}
+		return nil
 	}
-	if err := json.Unmarshal(data["joinWaitlist"], &p); err != nil {
-		return err
+	var e struct{ ID, Status string }
+	if err := json.Unmarshal(r.Body, &e); err != nil {
+		return fmt.Errorf("%d %s: %w", r.Status, r.Body, err)
 	}
-	// A join that raced a freeing may come back offered already.
-	if p.Entry.Status != "waiting" && (p.Entry.Status != "offered" || p.Replayed) {
-		return fmt.Errorf("joined entry %s is %s", p.Entry.ID, p.Entry.Status)
+	replayed := r.Header.Get("Idempotent-Replayed") == "true"
+	switch {
+	case r.Status != map[bool]int{true: 200, false: 201}[replayed]:
+		return fmt.Errorf("join answered %d (replayed %v): %s", r.Status, replayed, r.Body)
+	case e.Status != "waiting" && (e.Status != "offered" || replayed):
+		// A join that raced a freeing may come back offered already.
+		return fmt.Errorf("joined entry %s is %s", e.ID, e.Status)
 	}
-	j.id, j.replayed = p.Entry.ID, p.Replayed
-	if !p.Replayed {
+	j.id, j.replayed = e.ID, replayed
+	if !replayed {
 		w.mu.Lock()
 		j.created = len(w.joined)
 		w.joined = append(w.joined, j)
