@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"barberd/graph"
 	"barberd/graph/model"
 	"barberd/graph/store"
-	"barberd/graph/storetest"
 )
 
 // TestWaitlistProperty drives the resolver with random sequences of what
@@ -28,37 +25,23 @@ import (
 // case and BARBERD_WAITLIST_CASES sets how many run per database.
 func TestWaitlistProperty(t *testing.T) {
 	t.Parallel()
-	first, cases := uint64(20261125), 4
-	if v, err := strconv.ParseUint(os.Getenv("BARBERD_WAITLIST_SEED"), 10, 64); err == nil {
-		first, cases = v, 1
-	}
-	if v, err := strconv.Atoi(os.Getenv("BARBERD_WAITLIST_CASES")); err == nil && v > 0 {
-		cases = v
-	}
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		began := time.Now()
-		for i := range cases {
-			seed := first + uint64(i)
-			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				t.Cleanup(func() {
-					if t.Failed() {
-						t.Logf("rerun: BARBERD_WAITLIST_SEED=%d go test ./graph -run 'TestWaitlistProperty/%s'", seed, db.Dialect)
-					}
-				})
-				c := newWaitlistCase(t, db, seed)
-				for range 16 { // a queue first
-					c.authenticate()
-					c.join()
-					c.check("after a join")
-				}
-				for range 80 {
-					c.step()
-				}
-				t.Logf("joins %v; %d offers (%d overlapping a told-only one), %d booked with their hold; entries: %v",
-					c.joins, c.offers, c.toldOverlaps, c.bookedOffers, c.statuses())
-			})
+	eachSeed(t, "BARBERD_WAITLIST", 20261125, 4, func(t *testing.T, db *store.DB, seed uint64) {
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("rerun: BARBERD_WAITLIST_SEED=%d go test ./graph -run 'TestWaitlistProperty/%s'", seed, db.Dialect)
+			}
+		})
+		c := newWaitlistCase(t, db, seed)
+		for range 16 { // a queue first
+			c.authenticate()
+			c.join()
+			c.check("after a join")
 		}
-		t.Logf("%d cases in %v", cases, time.Since(began))
+		for range 80 {
+			c.step()
+		}
+		t.Logf("joins %v; %d offers (%d overlapping a told-only one), %d booked with their hold; entries: %v",
+			c.joins, c.offers, c.toldOverlaps, c.bookedOffers, c.statuses())
 	})
 }
 

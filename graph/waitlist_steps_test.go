@@ -403,7 +403,6 @@ func (c *wlCase) check(when string) {
 	for _, s := range free {
 		freeBefore[slotKey(s)] = s
 	}
-	told := c.toldOnly()
 	for i, e := range fresh {
 		key := *e.OfferBarberID + " " + e.OfferStartsAt.UTC().Format(time.RFC3339)
 		s := freeBefore[key]
@@ -438,7 +437,7 @@ func (c *wlCase) check(when string) {
 	for _, e := range es {
 		c.seen[e.ID] = e
 	}
-	told = c.toldOnly()
+	told := c.toldOnly()
 	if len(before) < len(rsvs) {
 		free = c.free(rsvs)
 	}

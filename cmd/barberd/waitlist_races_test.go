@@ -45,12 +45,7 @@ func (w *wlRig) raceCancellations(t *testing.T) {
 	var wg sync.WaitGroup
 	for k, gr := range groups {
 		for h := range 2 {
-			wg.Go(func() {
-				<-barrier
-				if code, err := w.cancel(2*k+h, gr.apts[gr.barber][h]); err != nil || code != "" {
-					t.Errorf("cancel: %v %s", err, code)
-				}
-			})
+			w.goCancel(t, &wg, barrier, 2*k+h, gr.apts[gr.barber][h])
 		}
 	}
 	close(barrier)
@@ -65,6 +60,16 @@ func (w *wlRig) raceCancellations(t *testing.T) {
 	}
 	checkWaitlist(t, w.db)
 	t.Logf("offers per group: %s", &outcomes)
+}
+
+// goCancel cancels an appointment through replica i once barrier opens.
+func (w *wlRig) goCancel(t *testing.T, wg *sync.WaitGroup, barrier chan struct{}, i int, id string) {
+	wg.Go(func() {
+		<-barrier
+		if code, err := w.cancel(i, id); err != nil || code != "" {
+			t.Errorf("cancel %s: %v %s", id, err, code)
+		}
+	})
 }
 
 // raceCancelBooking: an appointment is cancelled on one replica while two
@@ -89,12 +94,7 @@ func (w *wlRig) raceCancelBooking(t *testing.T) {
 	barrier := make(chan struct{})
 	var wg sync.WaitGroup
 	for k, gr := range groups {
-		wg.Go(func() {
-			<-barrier
-			if code, err := w.cancel(k, gr.apt); err != nil || code != "" {
-				t.Errorf("cancel: %v %s", err, code)
-			}
-		})
+		w.goCancel(t, &wg, barrier, k, gr.apt)
 		for i := range gr.codes {
 			wg.Go(func() {
 				<-barrier
@@ -157,12 +157,7 @@ func (w *wlRig) raceJoinCancel(t *testing.T) {
 	barrier := make(chan struct{})
 	var wg sync.WaitGroup
 	for k, gr := range groups {
-		wg.Go(func() {
-			<-barrier
-			if code, err := w.cancel(k, gr.apt); err != nil || code != "" {
-				t.Errorf("cancel: %v %s", err, code)
-			}
-		})
+		w.goCancel(t, &wg, barrier, k, gr.apt)
 		wg.Go(func() {
 			<-barrier
 			if err := w.join(k+1, gr.j); err != nil {
