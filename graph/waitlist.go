@@ -369,26 +369,34 @@ func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistE
 	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
 		return nil, err
 	}
-	e, err := r.loadEntry(ctx, id)
-	if err != nil {
+	if _, err := r.loadEntry(ctx, id); err != nil {
 		return nil, err
 	}
-	if e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered {
-		return e, nil
-	}
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if e.OfferHoldID != nil {
-			// The hold's barber is locked before the entry, as offers do.
-			if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
-				return err
+	// The entry is changed only as it was read: one offered meanwhile is
+	// read again, so its new hold is released too.
+	for left := false; !left; {
+		err := r.inTx(ctx, func(tx *ent.Tx) error {
+			e, err := tx.WaitlistEntry.Get(ctx, id)
+			if err != nil {
+				return notFound(err, CodeWaitlistEntryNotFound, "waitlist entry", id)
 			}
+			if left = e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered; left {
+				return nil
+			}
+			if e.OfferHoldID != nil {
+				// The hold's barber is locked before the entry, as offers do.
+				if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
+					return err
+				}
+			}
+			n, err := tx.WaitlistEntry.Update().Where(waitlistentry.ID(id), waitlistentry.StatusEQ(e.Status)).
+				SetStatus(waitlistentry.StatusCancelled).ClearWaiting().Save(ctx)
+			left = n == 1
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		return tx.WaitlistEntry.Update().
-			Where(waitlistentry.ID(id), waitlistentry.StatusIn(waitlistentry.StatusWaiting, waitlistentry.StatusOffered)).
-			SetStatus(waitlistentry.StatusCancelled).ClearWaiting().Exec(ctx)
-	})
-	if err != nil {
-		return nil, err
 	}
 	return r.loadEntry(ctx, id)
 }
