@@ -54,12 +54,41 @@ func (w *wlRig) raceCancellations(t *testing.T) {
 	for _, gr := range groups {
 		offers := checkOffers(t, gr.js, w.settle(t, gr.js))
 		if len(offers) != 2 {
-			t.Errorf("the freed hour made %d offers, want 2 (two half hours, whatever the order): %v", len(offers), offers)
+			t.Errorf("the freed hour made %d offers, want 2 (two half hours, whatever the order): %v; %s", len(offers), offers, w.describe(t, gr.js))
 		}
 		outcomes.add(strings.Join(offers, ", "))
 	}
 	checkWaitlist(t, w.db)
 	t.Logf("offers per group: %s", &outcomes)
+}
+
+// describe shows what a failed group's hour holds: its entries, and the
+// barbers' appointments and holds then.
+func (w *wlRig) describe(t *testing.T, js []*wlJoin) string {
+	es := w.entries(t, js)
+	var out []string
+	for i, j := range js {
+		e := es[j.id]
+		out = append(out, fmt.Sprintf("#%d %s %s (%s-%s barber %q)", i, e.ID, e.Status, j.timeFrom, j.timeTo, j.barber))
+	}
+	from, _ := time.ParseInLocation("2006-01-02T15:04:05", js[0].group.at(0), lisbon)
+	rs, err := w.db.Reservation.Query().All(w.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.StartsAt.Before(from.Add(2*time.Hour)) && r.EndsAt.After(from.Add(-time.Hour)) {
+			out = append(out, fmt.Sprintf("reservation %s-%s %s hold %v appointment %v expires %v", local(r.StartsAt), local(r.EndsAt)[11:], r.BarberID, ptr(r.HoldID), ptr(r.AppointmentID), r.ExpiresAt))
+		}
+	}
+	return strings.Join(out, "\n  ")
+}
+
+func ptr(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
 }
 
 // goCancel cancels an appointment through replica i once barrier opens.

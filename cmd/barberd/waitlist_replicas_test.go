@@ -348,11 +348,10 @@ func (w *wlRig) entries(t *testing.T, js []*wlJoin) map[string]*ent.WaitlistEntr
 
 func (w *wlRig) ctx() context.Context { return tenant.WithAccount(context.Background(), w.account) }
 
+var lisbon, _ = time.LoadLocation("Europe/Lisbon")
+
 // local is an instant as a Lisbon wall time, the API's form.
-func local(t time.Time) string {
-	loc, _ := time.LoadLocation("Europe/Lisbon")
-	return t.In(loc).Format("2006-01-02T15:04:05")
-}
+func local(t time.Time) string { return t.In(lisbon).Format("2006-01-02T15:04:05") }
 
 // matches says whether the entry j asks for a start at barber's local time.
 func (j *wlJoin) matches(barber, startsAt string) bool {
