@@ -394,7 +394,8 @@ func (w *wlRig) settle(t *testing.T, js []*wlJoin) map[string]*ent.WaitlistEntry
 				}
 			}
 		}
-		if len(missed) == 0 {
+		// Settled, unless an offer was made while the starts were checked.
+		if len(missed) == 0 && sameEntries(es, w.entries(t, js)) {
 			if try > 0 {
 				t.Logf("settled after %v", time.Since(began).Round(time.Millisecond))
 			}
@@ -406,6 +407,16 @@ func (w *wlRig) settle(t *testing.T, js []*wlJoin) map[string]*ent.WaitlistEntry
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// sameEntries says whether two reads of entries found them as they were.
+func sameEntries(a, b map[string]*ent.WaitlistEntry) bool {
+	for id, e := range a {
+		if f := b[id]; f == nil || f.Status != e.Status || (f.OfferedAt == nil) != (e.OfferedAt == nil) {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }
 
 // checkOffers checks a group's entries js (oldest first) as settled: each
