@@ -410,8 +410,12 @@ func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateB
 		if err := f.apply(ctx, tx.Client(), upd.Mutation()); err != nil {
 			return err
 		}
-		b, err = upd.Save(ctx)
-		return err
+		if b, err = upd.Save(ctx); err != nil || !b.Active || (f.unitIDs == nil && f.services == nil && (f.active == nil || old.Active)) {
+			return err
+		}
+		// Assigned to units or services, or back at work: time the
+		// waitlist may want.
+		return r.openedHorizon(ctx, tx, b.AccountID, b.ID)
 	})
 	if err != nil {
 		return nil, err

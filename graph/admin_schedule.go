@@ -157,7 +157,11 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 				SetWeekday(d.weekday).SetOpensAt(d.hours.From.String()).SetClosesAt(d.hours.To.String()).
 				SetBreaks(d.breakStrings())
 		}
-		return tx.WorkingHours.CreateBulk(rows...).Exec(ctx)
+		if err := tx.WorkingHours.CreateBulk(rows...).Exec(ctx); err != nil {
+			return err
+		}
+		// Hours widened free time the waitlist may want.
+		return r.openedHorizon(ctx, tx, v.AccountID, b.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -240,7 +244,10 @@ func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error)
 		if err != nil {
 			return notFound(err, CodeNotFound, "time off", id)
 		}
-		return tx.TimeOff.DeleteOne(t).Exec(ctx)
+		if err := tx.TimeOff.DeleteOne(t).Exec(ctx); err != nil {
+			return err
+		}
+		return r.opened(ctx, tx, t.AccountID, t.BarberID, t.StartsAt, t.EndsAt)
 	})
 	if err != nil {
 		return "", err

@@ -178,14 +178,15 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 		var b *ent.Barber
 		var inTx bool
+		var held *ent.Hold
 		if in.HoldID != nil {
-			barberID, err := r.takeHold(ctx, tx, *in.HoldID, o, now)
-			if err != nil {
+			var err error
+			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
 				return err
 			}
-			if o.barber != nil && o.barber.ID == barberID {
+			if o.barber != nil && o.barber.ID == held.BarberID {
 				b = o.barber
-			} else if b, err = tx.Barber.Get(ctx, barberID); err != nil {
+			} else if b, err = tx.Barber.Get(ctx, held.BarberID); err != nil {
 				return err
 			} else {
 				inTx = true
@@ -210,8 +211,14 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		// only), after the transaction, as a read would show it.
 		edges := ent.AppointmentEdges{Unit: o.unit, Service: o.service, Barber: b}
 		created, err := r.bookAppointment(ctx, tx, create, o.buffer(), edges, source)
+		if err != nil {
+			return err
+		}
 		a, barberInTx = created, inTx
-		return err
+		if held != nil {
+			return bookedOffer(ctx, tx, held, a.ID)
+		}
+		return nil
 	})
 	switch {
 	case errors.Is(err, errReplay):
@@ -403,8 +410,11 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			return Errorf(CodeNotReschedulable, "The appointment has already started.")
 		}
 		var barber string
+		var held *ent.Hold
 		if in.HoldID != nil {
-			barber, err = r.takeHold(ctx, tx, *in.HoldID, o, now)
+			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
+				barber = held.BarberID
+			}
 		} else if err = r.inWindow(o, now); err == nil {
 			var b *ent.Barber
 			if b, _, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil {
@@ -415,7 +425,10 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			return err
 		}
 		done, err = r.moveAppointment(ctx, tx, a, barber, o.start, o.start.Add(o.duration()), o.buffer(), in.HoldID, source)
-		return err
+		if err != nil || held == nil {
+			return err
+		}
+		return bookedOffer(ctx, tx, held, a.ID)
 	})
 	if ErrorCode(err) == CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)

@@ -187,35 +187,60 @@ func readUnitZones(ctx context.Context, c *ent.Client) (map[string]string, error
 	return zones, nil
 }
 
-// appointmentZone is the name of the time zone of an appointment's unit:
-// its loaded unit's, or the one unitZones has for it.
+// appointmentZone is the name of the time zone of an appointment's unit.
 func (r *Resolver) appointmentZone(ctx context.Context, a *ent.Appointment) (string, error) {
+	return r.unitZone(ctx, a.UnitID, a.Edges.Unit)
+}
+
+// appointmentLocal is instant t of an appointment as wall time in its
+// unit's zone, YYYY-MM-DDTHH:MM:SS.
+func (r *Resolver) appointmentLocal(ctx context.Context, a *ent.Appointment, t time.Time) (string, error) {
+	return r.localAt(ctx, a.UnitID, a.Edges.Unit, t)
+}
+
+// entryZone is the name of the time zone of a waitlist entry's unit.
+func (r *Resolver) entryZone(ctx context.Context, e *ent.WaitlistEntry) (string, error) {
+	return r.unitZone(ctx, e.UnitID, e.Edges.Unit)
+}
+
+// entryLocal is instant t (nil: none) of a waitlist entry as wall time in
+// its unit's zone.
+func (r *Resolver) entryLocal(ctx context.Context, e *ent.WaitlistEntry, t *time.Time) (*string, error) {
+	if t == nil {
+		return nil, nil
+	}
+	s, err := r.localAt(ctx, e.UnitID, e.Edges.Unit, *t)
+	return &s, err
+}
+
+// unitZone is the name of the time zone of unit unitID: loaded's, when
+// the unit is loaded, or the one unitZones has for it.
+func (r *Resolver) unitZone(ctx context.Context, unitID string, loaded *ent.Unit) (string, error) {
 	// entgql's field collection may load the unit with only the columns a
 	// query selects; a zone is never empty once stored.
-	if u := a.Edges.Unit; u != nil && u.Timezone != "" {
-		return u.Timezone, nil
+	if loaded != nil && loaded.Timezone != "" {
+		return loaded.Timezone, nil
 	}
 	if _, ok := ctx.Value(unitZonesKey{}).(*unitZones); ok {
 		zones, err := r.unitZones(ctx)
 		if err != nil {
 			return "", err
 		}
-		if zone, ok := zones[a.UnitID]; ok {
+		if zone, ok := zones[unitID]; ok {
 			return zone, nil
 		}
 		// A unit made after the zones were read.
 	}
-	u, err := r.cfg.DB.Unit.Query().Where(unit.ID(a.UnitID)).Select(unit.FieldTimezone).Only(ctx)
+	u, err := r.cfg.DB.Unit.Query().Where(unit.ID(unitID)).Select(unit.FieldTimezone).Only(ctx)
 	if err != nil {
 		return "", err
 	}
 	return u.Timezone, nil
 }
 
-// appointmentLocal is instant t of an appointment as wall time in its
-// unit's zone, YYYY-MM-DDTHH:MM:SS.
-func (r *Resolver) appointmentLocal(ctx context.Context, a *ent.Appointment, t time.Time) (string, error) {
-	zone, err := r.appointmentZone(ctx, a)
+// localAt is instant t as wall time in the zone of unit unitID.
+func (r *Resolver) localAt(ctx context.Context, unitID string, loaded *ent.Unit, t time.Time) (string, error) {
+	zone, err := r.unitZone(ctx, unitID, loaded)
 	if err != nil {
 		return "", err
 	}

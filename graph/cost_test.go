@@ -9,6 +9,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/metrics"
 	"barberd/graph/quota"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -16,16 +17,11 @@ import (
 
 // lookups counts the availability cache's lookups: one per day a request
 // reads, so none means no day was computed or read.
-type lookups struct{ days atomic.Int64 }
+type lookups struct {
+	metrics.None
+	days atomic.Int64
+}
 
-func (*lookups) AppointmentCreated(string)           {}
-func (*lookups) SlotConflict()                       {}
-func (*lookups) HoldCreated()                        {}
-func (*lookups) HoldsExpired(int)                    {}
-func (*lookups) NotificationWritten(string)          {}
-func (*lookups) VersionRead(int)                     {}
-func (*lookups) Admission(int, int)                  {}
-func (*lookups) AdmissionWaited(time.Duration, bool) {}
 func (l *lookups) CacheLookup(cache string, _ bool) {
 	if cache == "availability" {
 		l.days.Add(1)

@@ -233,30 +233,30 @@ func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Ho
 }
 
 // takeHold consumes an active hold that matches the offer and frees its
-// reservation for the appointment that replaces it. It returns the hold's
-// barber. Errors: hold_not_found, hold_expired, hold_already_used,
+// reservation for the appointment that replaces it. It returns the hold.
+// Errors: hold_not_found, hold_expired, hold_already_used,
 // hold_mismatch, outside_booking_window.
-func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer, now time.Time) (string, error) {
+func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer, now time.Time) (*ent.Hold, error) {
 	h, err := r.lockHold(ctx, tx, id)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	switch effectiveStatus(h, now) {
 	case hold.StatusConsumed:
-		return "", Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+		return nil, Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
 	case hold.StatusReleased:
-		return "", Errorf(CodeHoldExpired, "The hold was released.")
+		return nil, Errorf(CodeHoldExpired, "The hold was released.")
 	case hold.StatusExpired:
-		return "", Errorf(CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
+		return nil, Errorf(CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
 	}
 	if h.UnitID != o.unit.ID || h.ServiceID != o.service.ID || !h.StartsAt.Equal(o.start) ||
 		(o.barber != nil && h.BarberID != o.barber.ID) {
-		return "", Errorf(CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
+		return nil, Errorf(CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
 	}
 	// A hold keeps its slot even if the lead time has passed meanwhile, but
 	// a slot in the past cannot be booked.
 	if !o.start.After(now) {
-		return "", Errorf(CodeOutsideWindow, "The held time has already passed.")
+		return nil, Errorf(CodeOutsideWindow, "The held time has already passed.")
 	}
-	return h.BarberID, r.endHold(ctx, tx, h, hold.StatusConsumed)
+	return h, r.endHold(ctx, tx, h, hold.StatusConsumed)
 }

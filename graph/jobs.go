@@ -189,7 +189,8 @@ const holdExpiryEvery = time.Second
 // RunJobs runs SendReminders and PruneReservations about every interval
 // (with jitter, so replicas started together spread out) until ctx ends,
 // and with a retention (0: keep everything) PruneNotifications and
-// PruneHolds; ExpireHolds runs about every holdExpiryEvery beside them. It
+// PruneHolds; ExpireHolds and OfferOpenings run about every holdExpiryEvery
+// beside them. It
 // logs what they did at debug level and their failures at warn, and never
 // panics.
 func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention time.Duration) {
@@ -201,11 +202,13 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 	expiry.Go(func() {
 		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
 			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
+			r.runJob(ctx, "offer_openings", func() (int, error) { return r.OfferOpenings(ctx, jobBatch) })
 		})
 	})
 	periodic.Every(ctx, every, func() {
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
+		r.runJob(ctx, "expire_waitlist", func() (int, error) { return r.ExpireWaitlist(ctx, jobBatch) })
 		if retention > 0 {
 			r.runJob(ctx, "prune_notifications", func() (int, error) {
 				return r.PruneNotifications(ctx, schema.Now().Add(-retention), jobBatch) // notifications' clock

@@ -39,16 +39,20 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 	if err != nil {
 		return err
 	}
-	n := &ent.Notification{
+	return r.notify(ctx, tx, &ent.Notification{
 		ID: notification.DefaultID(), AccountID: a.AccountID, Type: typ, AppointmentID: &a.ID,
 		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
-	}
+	})
+}
+
+// notify writes n and owes it to the keys and webhooks it is for.
+func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error {
 	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, MaxWebhookEndpoints)
 	if err != nil {
 		return err
 	}
-	onCommit(tx, func() { r.metrics().NotificationWritten(typ) })
+	onCommit(tx, func() { r.metrics().NotificationWritten(n.Type) })
 	if len(owed.Endpoints) > 0 {
 		onCommit(tx, func() { r.webhooks.Wake(owed.Endpoints...) })
 	}

@@ -37,14 +37,16 @@ const (
 // timeFreed is where every freeing of a barber's time passes, once per
 // reservation, in the transaction that frees it, after the change's writes
 // (a booking that frees expired holds books after): the hook point of what
-// must know "this time became free" (the waitlist). Only expired, pruned
-// and released time comes with the barber's lock held, so a hook that takes
-// time locks the barber first, as every booking writer does.
+// must know "this time became free": the waitlist, which records an opening
+// here and offers it after the commit (waitlist_offer.go).
 func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
 		onCommit(tx, func() { observe(f) })
 	}
-	return nil
+	if f.Cause == FreedPruned {
+		return nil // long past
+	}
+	return r.opened(ctx, tx, f.AccountID, f.BarberID, f.StartsAt, f.EndsAt)
 }
 
 // freedObserverKey is the context key of a function told of each Freed

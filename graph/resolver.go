@@ -78,6 +78,9 @@ type Limits struct {
 	// (max_active_holds) may have active at once, so no key can hold a
 	// shop's free time; 0: no cap. See docs/operations.md.
 	ActiveHoldsPerKey int
+	// WaitlistPerKey caps the waiting waitlist entries of one API key; 0:
+	// no cap.
+	WaitlistPerKey int
 	// MaxSlots bounds the slots one availability answer may list and one
 	// search for the next free times may compute (cost.go); 0:
 	// quota.DefaultMaxSlots.
@@ -93,6 +96,7 @@ var DefaultLimits = Limits{
 	NotificationsMax:     200,
 	ActiveHoldsPerKey:    DefaultActiveHoldsPerKey,
 	MaxSlots:             quota.DefaultMaxSlots,
+	WaitlistPerKey:       DefaultWaitlistPerKey,
 }
 
 // DefaultActiveHoldsPerKey is the hold cap of keys without their own: a

@@ -136,23 +136,27 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) Problems {
 	checkOptionalID(&p, "barber_id", in.BarberID)
 	checkOptionalID(&p, "hold_id", in.HoldID)
 	checkWallTime(&p, "starts_at", in.StartsAt)
-	c := in.Client
-	if c == nil {
-		c = &model.ClientInput{}
-	}
-	if required(&p, "client.name", c.Name) {
-		checkLength(&p, "client.name", c.Name, 1, 200)
-	}
-	if required(&p, "client.phone", c.Phone) {
-		checkPhone(&p, "client.phone", c.Phone)
-	}
-	if c.Email != nil && checkText(&p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
-		p.Add("client.email", "must be a valid e-mail address")
-	}
+	checkClient(&p, in.Client)
 	if in.ExternalReference != nil {
 		checkReference(&p, *in.ExternalReference)
 	}
 	return p
+}
+
+// checkClient checks a client as a booking or a waitlist entry gives it.
+func checkClient(p *Problems, c *model.ClientInput) {
+	if c == nil {
+		c = &model.ClientInput{}
+	}
+	if required(p, "client.name", c.Name) {
+		checkLength(p, "client.name", c.Name, 1, 200)
+	}
+	if required(p, "client.phone", c.Phone) {
+		checkPhone(p, "client.phone", c.Phone)
+	}
+	if c.Email != nil && checkText(p, "client.email", *c.Email) && *c.Email != "" && !validEmail(*c.Email) {
+		p.Add("client.email", "must be a valid e-mail address")
+	}
 }
 
 // checkPhone records field when v is not a phone number in E.164.

@@ -10,47 +10,46 @@ import (
 	"barberd/ent/waitlistentry"
 	"barberd/graph/model"
 	"context"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 )
 
 // JoinWaitlist is the resolver for the joinWaitlist field.
 func (r *mutationResolver) JoinWaitlist(ctx context.Context, input model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
-	panic(fmt.Errorf("not implemented: JoinWaitlist - joinWaitlist"))
+	return r.joinWaitlist(ctx, input)
 }
 
 // LeaveWaitlist is the resolver for the leaveWaitlist field.
 func (r *mutationResolver) LeaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	panic(fmt.Errorf("not implemented: LeaveWaitlist - leaveWaitlist"))
+	return r.leaveWaitlist(ctx, id)
 }
 
 // WaitlistEntry is the resolver for the waitlistEntry field.
 func (r *queryResolver) WaitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	panic(fmt.Errorf("not implemented: WaitlistEntry - waitlistEntry"))
+	return r.waitlistEntry(ctx, id)
 }
 
 // ClientWaitlist is the resolver for the clientWaitlist field.
 func (r *queryResolver) ClientWaitlist(ctx context.Context, clientPhone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
-	panic(fmt.Errorf("not implemented: ClientWaitlist - clientWaitlist"))
+	return r.clientWaitlist(ctx, clientPhone, status)
 }
 
 // Waitlist is the resolver for the waitlist field.
 func (r *queryResolver) Waitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
-	panic(fmt.Errorf("not implemented: Waitlist - waitlist"))
+	return r.unitWaitlist(ctx, unitID, status, first, after)
 }
 
 // Timezone is the resolver for the timezone field.
 func (r *waitlistEntryResolver) Timezone(ctx context.Context, obj *ent.WaitlistEntry) (string, error) {
-	panic(fmt.Errorf("not implemented: Timezone - timezone"))
+	return r.entryZone(ctx, obj)
 }
 
 // OfferStartsAtLocal is the resolver for the offerStartsAtLocal field.
 func (r *waitlistEntryResolver) OfferStartsAtLocal(ctx context.Context, obj *ent.WaitlistEntry) (*string, error) {
-	panic(fmt.Errorf("not implemented: OfferStartsAtLocal - offerStartsAtLocal"))
+	return r.entryLocal(ctx, obj, obj.OfferStartsAt)
 }
 
 // OfferEndsAtLocal is the resolver for the offerEndsAtLocal field.
 func (r *waitlistEntryResolver) OfferEndsAtLocal(ctx context.Context, obj *ent.WaitlistEntry) (*string, error) {
-	panic(fmt.Errorf("not implemented: OfferEndsAtLocal - offerEndsAtLocal"))
+	return r.entryLocal(ctx, obj, obj.OfferEndsAt)
 }

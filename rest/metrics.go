@@ -33,6 +33,7 @@ type Metrics struct {
 	conflicts     prometheus.Counter
 	holdsCreated  prometheus.Counter
 	holdsExpired  prometheus.Counter
+	offers        prometheus.Counter
 	notifications *prometheus.CounterVec
 	rateLimited   prometheus.Counter
 	limitsShared  prometheus.Gauge
@@ -82,6 +83,10 @@ func NewMetrics(db *sql.DB) *Metrics {
 		holdsExpired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "barberd_holds_expired_total",
 			Help: "Holds recorded as expired by the background job on this replica.",
+		}),
+		offers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barberd_waitlist_offers_total",
+			Help: "Waitlist entries offered a freed start by this replica.",
 		}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "barberd_notifications_written_total",
@@ -144,7 +149,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	reg.MustRegister(m.webhookAttempts, m.webhookLatency, m.webhookBacklog, m.webhookFailing)
 	reg.MustRegister(m.requests, m.latency, m.appointments, m.conflicts, m.holdsCreated,
-		m.holdsExpired, m.notifications, m.rateLimited, m.limitsShared, m.redisErrors, m.cacheLookups, m.versionReads, m.versionCalls,
+		m.holdsExpired, m.offers, m.notifications, m.rateLimited, m.limitsShared, m.redisErrors, m.cacheLookups, m.versionReads, m.versionCalls,
 		m.admitted, m.admitWaiting, m.admitWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
@@ -212,6 +217,9 @@ func (m *Metrics) HoldCreated() { m.holdsCreated.Inc() }
 
 // HoldsExpired implements graph.Metrics.
 func (m *Metrics) HoldsExpired(n int) { m.holdsExpired.Add(float64(n)) }
+
+// WaitlistOffered implements graph.Metrics.
+func (m *Metrics) WaitlistOffered(n int) { m.offers.Add(float64(n)) }
 
 // NotificationWritten implements graph.Metrics.
 func (m *Metrics) NotificationWritten(typ string) { m.notifications.WithLabelValues(typ).Inc() }

@@ -41,6 +41,7 @@ type serverConfig struct {
 	trustedProxies  string
 	mcpOrigins      string // comma-separated Origin headers /mcp accepts; "": none
 	holdsPerKey     int
+	waitlistPerKey  int
 	maxSlots        int // slots one availability answer or next search may list or compute
 	cacheMB         int // availability cache
 	memoryLimitMB   int // soft limit for the Go runtime; 0: none
@@ -111,6 +112,11 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if err != nil {
 		return c, nil, err
 	}
+	waitlistPerKey, err := envInt("BARBERD_MAX_WAITLIST_PER_KEY", graph.DefaultWaitlistPerKey)
+	if err != nil {
+		return c, nil, err
+	}
+	fs.IntVar(&c.waitlistPerKey, "max-waitlist-per-key", waitlistPerKey, "most waiting waitlist entries an API key may have at once; past it a join gets 429 too_many_waitlist_entries; 0: no cap (env BARBERD_MAX_WAITLIST_PER_KEY)")
 	maxSlots, err := envInt("BARBERD_MAX_SLOTS", quota.DefaultMaxSlots)
 	if err != nil {
 		return c, nil, err
@@ -182,8 +188,8 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if c.rateLimit < 0 || c.rateBurst < 1 || c.anonRate < 0 || c.anonBurst < 1 || c.failRate < 0 || c.failBurst < 1 {
 		return c, nil, errors.New("rate limits must not be negative and bursts must be at least 1")
 	}
-	if c.maxBody < 1024 || c.drainDelay < 0 || c.holdsPerKey < 0 {
-		return c, nil, errors.New("--max-body-bytes must be at least 1024, and --drain-delay and --max-holds-per-key not negative")
+	if c.maxBody < 1024 || c.drainDelay < 0 || c.holdsPerKey < 0 || c.waitlistPerKey < 0 {
+		return c, nil, errors.New("--max-body-bytes must be at least 1024, and --drain-delay, --max-holds-per-key and --max-waitlist-per-key not negative")
 	}
 	if c.maxSlots < 1000 {
 		return c, nil, errors.New("--max-slots must be at least 1000")

@@ -62,6 +62,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, demo
 	}
 	limits := graph.DefaultLimits
 	limits.ActiveHoldsPerKey = c.holdsPerKey
+	limits.WaitlistPerKey = c.waitlistPerKey
 	limits.MaxSlots = c.maxSlots
 	res := graph.New(graph.Settings{DB: db, Log: log, Limits: limits, Metrics: metrics,
 		AvailabilityCacheBytes: c.cacheMB << 20, FreshnessWindow: c.freshness,

@@ -21,6 +21,8 @@ type Events interface {
 	HoldCreated()
 	// HoldsExpired: the background job recorded n holds as expired.
 	HoldsExpired(n int)
+	// WaitlistOffered: n waitlist entries were offered a freed start.
+	WaitlistOffered(n int)
 	// NotificationWritten: a notification of type typ was committed.
 	NotificationWritten(typ string)
 	// CacheLookup: a request looked in one of this process's caches
@@ -44,6 +46,7 @@ func (None) AppointmentCreated(string)           {}
 func (None) SlotConflict()                       {}
 func (None) HoldCreated()                        {}
 func (None) HoldsExpired(int)                    {}
+func (None) WaitlistOffered(int)                 {}
 func (None) NotificationWritten(string)          {}
 func (None) CacheLookup(string, bool)            {}
 func (None) VersionRead(int)                     {}

@@ -1,0 +1,395 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"entgo.io/contrib/entgql"
+
+	"barberd/ent"
+	"barberd/ent/apikey"
+	"barberd/ent/waitlistentry"
+	"barberd/graph/model"
+	"barberd/graph/slots"
+	"barberd/graph/store"
+)
+
+// The waitlist (rest-v1.md, "Additions: waitlist"; docs/waitlist.md): a
+// client waits for a time of a service at a unit that is not free yet.
+// Entries are written here; waitlist_offer.go offers them the times that
+// become free.
+
+// Bounds of a waitlist entry.
+const (
+	// DefaultOfferHoldSeconds is how long an offer is held without
+	// offer_hold_seconds; 0 tells only, else MinOfferHold..MaxOfferHold.
+	DefaultOfferHoldSeconds = 600
+	MinOfferHoldSeconds     = 10
+	MaxOfferHoldSeconds     = 1800
+	// DefaultWaitlistPerKey caps the waiting entries of one key.
+	DefaultWaitlistPerKey = 100
+	// ClientWaitlistMax is the most entries a client lookup returns.
+	ClientWaitlistMax = 100
+	// slotAvailableAlternatives is how many free starts slot_available names.
+	slotAvailableAlternatives = 3
+)
+
+// want is a checked entry's window: its dates, daily times (seconds since
+// local midnight, from <= t < to) and ISO weekdays.
+type want struct {
+	from, to   slots.Date
+	start, end int
+	weekdays   [8]bool
+}
+
+// matches reports whether a start at t, local in loc, falls in the window.
+func (w want) matches(t time.Time, loc *time.Location) bool {
+	local := t.In(loc)
+	d := slots.DateOf(t, loc)
+	secs := local.Hour()*3600 + local.Minute()*60 + local.Second()
+	return d.Compare(w.from) >= 0 && d.Compare(w.to) <= 0 && w.weekdays[isoWeekday(d)] && secs >= w.start && secs < w.end
+}
+
+// wantOf is the window of a stored entry.
+func wantOf(e *ent.WaitlistEntry) want {
+	s, _ := checkJoin(model.JoinWaitlistInput{
+		UnitID: e.UnitID, ServiceID: e.ServiceID, From: e.FromDate, To: e.ToDate,
+		TimeFrom: e.TimeFrom, TimeTo: e.TimeTo, Weekdays: e.Weekdays,
+		Client: &model.ClientInput{Name: e.ClientName, Phone: e.ClientPhone},
+	})
+	return s
+}
+
+// CheckJoinWaitlist checks a join's shape; the dates against the unit's
+// today and horizon are checked once the unit is known.
+func CheckJoinWaitlist(in model.JoinWaitlistInput) Problems {
+	_, p := checkJoin(in)
+	return p
+}
+
+func checkJoin(in model.JoinWaitlistInput) (want, Problems) {
+	p := CheckAvailabilityRange(in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
+	var w want
+	w.from, _ = slots.ParseDate(in.From)
+	w.to, _ = slots.ParseDate(in.To)
+	s, q := checkNextSlots(NextSlotsQuery{UnitID: in.UnitID, ServiceID: in.ServiceID, TimeFrom: in.TimeFrom, TimeTo: in.TimeTo, Weekdays: in.Weekdays})
+	for _, f := range q {
+		if f.Field != "unit_id" && f.Field != "service_id" {
+			p = append(p, f)
+		}
+	}
+	w.start, w.end, w.weekdays = s.from, s.to, s.weekdays
+	checkClient(&p, in.Client)
+	if in.ExternalReference != nil {
+		checkReference(&p, *in.ExternalReference)
+	}
+	if h := in.OfferHoldSeconds; h != nil && *h != 0 && (*h < MinOfferHoldSeconds || *h > MaxOfferHoldSeconds) {
+		p.Add("offer_hold_seconds", "must be 0 (tell only, no hold) or between %d and %d", MinOfferHoldSeconds, MaxOfferHoldSeconds)
+	}
+	return w, p
+}
+
+// joinWaitlist puts a client on the waitlist.
+// Errors: validation_failed, those of resolveCatalog, outside_booking_window,
+// slot_available, already_waiting, too_many_waitlist_entries.
+func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
+	v, err := require(ctx, ScopeAppointmentsWrite)
+	if err != nil {
+		return nil, err
+	}
+	ref := in.ExternalReference
+	if ref != nil && *ref == "" {
+		ref = nil
+	}
+	if ref != nil {
+		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
+			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
+		}
+	}
+	w, p := checkJoin(in)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	o, err := r.resolveCatalog(ctx, in.UnitID, in.ServiceID, in.BarberID)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	today := slots.DateOf(now, o.loc)
+	if w.from.Compare(today) < 0 {
+		return nil, (&Problems{{Field: "from", Message: "must not be before today, " + today.String() + " at the unit"}}).Err()
+	}
+	if last := today.AddDays(o.unit.HorizonDays); w.to.Compare(last) > 0 {
+		return nil, Errorf(CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.unit.HorizonDays, last)
+	}
+	if free, err := r.freeMatching(ctx, in, w, slotAvailableAlternatives); err != nil || len(free) > 0 {
+		if err != nil {
+			return nil, err
+		}
+		e := Errorf(CodeSlotAvailable, "A matching time is free now: book it instead of waiting (%d listed in alternatives).", len(free))
+		e.Alternatives = free
+		return nil, e
+	}
+	c := recordOf(in.Client)
+	hold := DefaultOfferHoldSeconds
+	if in.OfferHoldSeconds != nil {
+		hold = *in.OfferHoldSeconds
+	}
+	span := o.duration() + o.buffer()
+	var e *ent.WaitlistEntry
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		if err := r.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
+			return err
+		}
+		customerID, err := upsertCustomer(ctx, tx, v.AccountID, c)
+		if err != nil {
+			return err
+		}
+		e, err = tx.WaitlistEntry.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetNillableBarberID(in.BarberID).
+			SetFromDate(w.from.String()).SetToDate(w.to.String()).
+			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
+			SetEarliestStart(w.from.Start(o.loc)).SetLatestEnd(w.to.AddDays(1).Start(o.loc).Add(span)).
+			SetCustomerID(customerID).SetClientName(c.name).SetClientPhone(c.phone).SetNillableClientEmail(c.email).
+			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
+			Save(ctx)
+		return err
+	})
+	if store.Classify(err) == store.Unique {
+		return r.joinConflict(ctx, v, ref, c.phone, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e = e.Unwrap()
+	e.Edges.Unit = o.unit
+	// A time freed between the check above and the commit was offered to
+	// the entries committed then: look again, now that this one is seen.
+	if free, err := r.freeMatching(ctx, in, w, 1); err == nil && len(free) > 0 {
+		r.reopen(ctx, e.AccountID, free)
+		if again, err := r.loadEntry(ctx, e.ID); err == nil {
+			e = again
+		}
+	}
+	return &model.JoinWaitlistPayload{Entry: e}, nil
+}
+
+// joinConflict answers a join that lost to a unique index: a repeat of its
+// reference (replayed), or the client's waiting entry.
+func (r *Resolver) joinConflict(ctx context.Context, v *Viewer, ref *string, phone string, o *offer) (*model.JoinWaitlistPayload, error) {
+	if ref != nil {
+		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
+			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
+		}
+	}
+	id, err := r.cfg.DB.WaitlistEntry.Query().
+		Where(waitlistentry.ClientPhone(phone), waitlistentry.UnitID(o.unit.ID), waitlistentry.ServiceID(o.service.ID), waitlistentry.Waiting(true)).
+		FirstID(ctx)
+	if err != nil {
+		if ent.IsNotFound(err) {
+			return nil, Errorf(CodeUnavailable, "The waitlist changed while joining; try again.")
+		}
+		return nil, err
+	}
+	e := Errorf(CodeAlreadyWaiting, "This client already waits for %q at %s: entry %s.", o.service.Name, o.unit.Name, id)
+	e.WaitlistEntryID = id
+	return nil, e
+}
+
+// checkWaitlistCap refuses another entry when the key has as many waiting
+// entries as it may, counted under the lock of the key's row so that
+// concurrent joins count each other. Errors: too_many_waitlist_entries.
+func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID string) error {
+	most := r.cfg.Limits.WaitlistPerKey
+	if most <= 0 {
+		return nil
+	}
+	if !store.SerialWrites(r.cfg.DB.Dialect) {
+		if _, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Modify(store.NoKeyUpdate).IDs(ctx); err != nil {
+			return err
+		}
+	}
+	n, err := tx.WaitlistEntry.Query().Where(waitlistentry.APIKeyID(keyID), waitlistentry.Waiting(true)).Count(ctx)
+	if err != nil || n < most {
+		return err
+	}
+	return Errorf(CodeTooManyWaitlist, "This API key already has %d waiting entries, the most it may have: take a client off the waitlist first.", n)
+}
+
+// freeMatching lists up to limit free starts the entry being joined would
+// take, earliest first.
+func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput, w want, limit int) ([]*model.Slot, error) {
+	days, err := r.AvailabilityRange(ctx, in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
+	if err != nil {
+		return nil, err
+	}
+	var out []*model.Slot
+	now := r.now()
+	for _, d := range days {
+		date, _ := slots.ParseDate(d.Date())
+		if w.weekdays[isoWeekday(date)] {
+			out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
+		}
+		if len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// weekdaysOf is the weekdays to store: every one given, in order, once.
+func weekdaysOf(ds []int) []int {
+	var seen [8]bool
+	out := []int{}
+	for _, d := range ds {
+		if d >= 1 && d <= 7 && !seen[d] {
+			seen[d] = true
+		}
+	}
+	for d := 1; d <= 7; d++ {
+		if seen[d] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// entryByReference is the key's entry joined with ref, with its unit, or nil.
+func (r *Resolver) entryByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.WaitlistEntry, error) {
+	e, err := c.WaitlistEntry.Query().
+		Where(waitlistentry.APIKeyID(keyID), waitlistentry.ExternalReference(ref)).WithUnit().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.asOfNow(e), nil
+}
+
+// loadEntry returns an entry of the account with its unit.
+// Errors: waitlist_entry_not_found.
+func (r *Resolver) loadEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+	if !PlausibleID(id) {
+		return nil, Errorf(CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
+	}
+	e, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ID(id)).WithUnit().Only(ctx)
+	if err != nil {
+		return nil, notFound(err, CodeWaitlistEntryNotFound, "waitlist entry", id)
+	}
+	return r.asOfNow(e), nil
+}
+
+// asOfNow shows a waiting entry whose last day is over as expired, whether
+// or not the expiry job has recorded it yet.
+func (r *Resolver) asOfNow(e *ent.WaitlistEntry) *ent.WaitlistEntry {
+	if e.Status == waitlistentry.StatusWaiting && !r.now().Before(e.LatestEnd) {
+		e.Status, e.Waiting = waitlistentry.StatusExpired, nil
+	}
+	return e
+}
+
+// waitlistEntry reads an entry. Errors: waitlist_entry_not_found.
+func (r *Resolver) waitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+		return nil, err
+	}
+	return r.loadEntry(ctx, id)
+}
+
+// CheckClientWaitlist checks a lookup of a client's entries.
+func CheckClientWaitlist(phone string, status []waitlistentry.Status) Problems {
+	var p Problems
+	if required(&p, "client_phone", phone) {
+		checkPhone(&p, "client_phone", lookupPhone(phone))
+	}
+	for _, s := range status {
+		if waitlistentry.StatusValidator(s) != nil {
+			p.Add("status", "must be a comma-separated list of waiting, offered, booked, cancelled, expired")
+			break
+		}
+	}
+	return p
+}
+
+// clientWaitlist lists a client's entries, oldest first (the newest
+// ClientWaitlistMax). Errors: validation_failed.
+func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
+	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+		return nil, err
+	}
+	if err := CheckClientWaitlist(phone, status).Err(); err != nil {
+		return nil, err
+	}
+	es, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ClientPhone(lookupPhone(phone))).
+		Order(ent.Desc(waitlistentry.FieldCreatedAt), ent.Desc(waitlistentry.FieldID)).
+		Limit(ClientWaitlistMax).WithUnit().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ent.WaitlistEntry, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		e := r.asOfNow(es[i])
+		if len(status) == 0 || containsStatus(status, e.Status) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func containsStatus(ss []waitlistentry.Status, s waitlistentry.Status) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unitWaitlist is a unit's entries for dashboards, oldest first.
+// Errors: unit_not_found.
+func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
+	if _, err := require(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	if _, err := anyUnit(ctx, r.cfg.DB.Client, unitID); err != nil {
+		return nil, err
+	}
+	q := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.UnitID(unitID))
+	if status != nil {
+		q.Where(waitlistentry.StatusEQ(*status))
+	}
+	return q.Paginate(ctx, after, first, nil, nil)
+}
+
+// leaveWaitlist takes an entry off the waitlist; an offer's active hold is
+// released, which offers its start to the next entry. An entry no longer
+// waiting or offered is returned unchanged.
+// Errors: waitlist_entry_not_found.
+func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+		return nil, err
+	}
+	e, err := r.loadEntry(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered {
+		return e, nil
+	}
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		if e.OfferHoldID != nil {
+			// The hold's barber is locked before the entry, as offers do.
+			if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
+				return err
+			}
+		}
+		return tx.WaitlistEntry.Update().
+			Where(waitlistentry.ID(id), waitlistentry.StatusIn(waitlistentry.StatusWaiting, waitlistentry.StatusOffered)).
+			SetStatus(waitlistentry.StatusCancelled).ClearWaiting().Exec(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.loadEntry(ctx, id)
+}

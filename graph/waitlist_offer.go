@@ -1,0 +1,396 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/barber"
+	"barberd/ent/hold"
+	"barberd/ent/notification"
+	"barberd/ent/opening"
+	"barberd/ent/schema/tenant"
+	"barberd/ent/service"
+	"barberd/ent/unit"
+	"barberd/ent/waitlistentry"
+	"barberd/graph/model"
+	"barberd/graph/slots"
+	"barberd/graph/store"
+	"barberd/rest/view"
+)
+
+// Offers (docs/waitlist.md). Every freeing of a barber's time passes
+// timeFreed, which records an Opening in the same transaction when a
+// waiting entry may want the time (one indexed probe, however many
+// entries wait). Right after the commit the same process turns the
+// opening into offers, under the barber's lock, before the freeing request
+// answers; the OfferOpenings job takes what is left (another process
+// stopped, a failure) within a second. An opening is taken by one
+// transaction at a time and deleted with the offers it made, so a freed
+// start is offered once; an entry is claimed by an update that requires it
+// to be waiting, so it is offered once.
+
+// offerTimeout bounds the offers made after a commit; the job retries.
+const offerTimeout = 10 * time.Second
+
+// candidatePage is how many waiting entries an opening reads at a time.
+const candidatePage = 100
+
+// opened records, in tx, that a barber's time from start to end became
+// free, when a waiting entry may want it, and offers it after the commit.
+func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
+	now := r.now()
+	if !end.After(now) {
+		return nil
+	}
+	id := opening.DefaultID()
+	wrote, err := store.InsertOpening(ctx, tx, r.cfg.DB.Dialect, id, accountID, barberID, start, end, now)
+	if err != nil || !wrote {
+		return err
+	}
+	onCommit(tx, func() {
+		ctx, cancel := context.WithTimeout(tenant.System(context.WithoutCancel(ctx)), offerTimeout)
+		defer cancel()
+		if _, err := r.offerOpening(ctx, id); err != nil {
+			r.cfg.Log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
+		}
+	})
+	return nil
+}
+
+// openedHorizon records that any of a barber's time up to the booking
+// horizon may have become free (its hours or its services changed).
+func (r *Resolver) openedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
+	now := r.now()
+	return r.opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, maxHorizonDays+2))
+}
+
+// reopen offers free starts the caller found after the fact (a join that
+// raced a freeing): each as an opening of its own, offered at once.
+func (r *Resolver) reopen(ctx context.Context, accountID string, free []*model.Slot) {
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		for _, s := range free {
+			if err := r.opened(ctx, tx, accountID, s.BarberID, s.StartsAtUtc, s.EndsAtUtc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.cfg.Log.Warn("waitlist reopen failed", "err", err)
+	}
+}
+
+// OfferOpenings offers the openings left over, oldest first, up to limit
+// of them, and says how many offers it made: the job behind the offers
+// made after each commit.
+func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
+	sys := tenant.System(ctx)
+	if limit <= 0 {
+		limit = jobBatch
+	}
+	ids, err := r.cfg.DB.Opening.Query().Order(opening.ByCreatedAt(), opening.ByID()).Limit(limit).IDs(sys)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, id := range ids {
+		n, err := r.offerOpening(sys, id)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// offerOpening makes the offers of one opening and deletes it, in one
+// transaction under the barber's lock; an opening another transaction
+// holds or has done is passed over. It says how many offers it made.
+func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
+	made := 0
+	err := r.inTx(ctx, func(tx *ent.Tx) error {
+		made = 0
+		op, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Opening.Query().Where(opening.ID(id))).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.lockBarber(ctx, tx, op.BarberID); err != nil {
+			return err
+		}
+		now := r.now()
+		if _, err := r.freeExpiredHolds(ctx, tx, op.BarberID, now); err != nil {
+			return err
+		}
+		if made, err = r.offerFreed(ctx, tx, op, now); err != nil {
+			return err
+		}
+		return tx.Opening.DeleteOneID(op.ID).Exec(ctx)
+	})
+	if err == nil && made > 0 {
+		r.metrics().WaitlistOffered(made)
+	}
+	return made, err
+}
+
+// offerFreed offers the opening's time to the waiting entries that want
+// it, oldest first, each the earliest free start it matches; a start
+// offered without a hold is not offered again in the same pass.
+func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, now time.Time) (int, error) {
+	b, err := tx.Barber.Query().Where(barber.ID(op.BarberID), barber.Active(true)).
+		WithUnits(func(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(unit.FieldID) }).
+		WithServices(func(q *ent.ServiceQuery) { q.Select(service.FieldID) }).Only(ctx)
+	if ent.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	units, services := make([]string, len(b.Edges.Units)), make([]string, len(b.Edges.Services))
+	for i, u := range b.Edges.Units {
+		units[i] = u.ID
+	}
+	for i, s := range b.Edges.Services {
+		services[i] = s.ID
+	}
+	p := &offerPass{r: r, tx: tx, barber: b, freed: slots.Interval{Start: op.StartsAt, End: op.EndsAt},
+		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}}
+	var last *ent.WaitlistEntry
+	for {
+		q := tx.WaitlistEntry.Query().Where(
+			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(op.EndsAt),
+			waitlistentry.LatestEndGT(op.StartsAt), waitlistentry.LatestEndGT(now),
+			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(b.ID)),
+			waitlistentry.UnitIDIn(units...), waitlistentry.ServiceIDIn(services...))
+		if last != nil {
+			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(last.CreatedAt),
+				waitlistentry.And(waitlistentry.CreatedAt(last.CreatedAt), waitlistentry.IDGT(last.ID))))
+		}
+		es, err := q.Order(waitlistentry.ByCreatedAt(), waitlistentry.ByID()).Limit(candidatePage).All(ctx)
+		if err != nil {
+			return p.made, err
+		}
+		for _, e := range es {
+			if err := p.consider(ctx, e); err != nil {
+				return p.made, err
+			}
+		}
+		if len(es) < candidatePage {
+			return p.made, nil
+		}
+		last = es[len(es)-1]
+	}
+}
+
+// offerPass is the offering of one opening.
+type offerPass struct {
+	r      *Resolver
+	tx     *ent.Tx
+	barber *ent.Barber
+	freed  slots.Interval
+	now    time.Time
+	told   map[time.Time]bool   // starts offered without a hold
+	offers map[[2]string]*offer // by unit and service; nil: not bookable
+	made   int
+}
+
+// consider offers e the earliest free start it matches, if there is one.
+func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
+	o, err := p.offerOf(ctx, e)
+	if err != nil || o == nil {
+		return err
+	}
+	s, ok, err := p.freeStart(ctx, o, e)
+	if err != nil || !ok {
+		return err
+	}
+	err = p.r.makeOffer(ctx, p.tx, e, o, s, p.now)
+	if errors.Is(err, errNotWaiting) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p.made++
+	if e.OfferHoldID == nil {
+		p.told[s.Start] = true
+	}
+	return nil
+}
+
+// offerOf is the unit and service of e with the pass's barber, or nil
+// when they cannot be booked together (read once per pass).
+func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, error) {
+	k := [2]string{e.UnitID, e.ServiceID}
+	if o, seen := p.offers[k]; seen {
+		return o, nil
+	}
+	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barber.ID)
+	if _, domain := AsError(err); domain {
+		o, err = nil, nil // no longer offered, bookable or eligible
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.offers[k] = o
+	return o, nil
+}
+
+// freeStart is the earliest start free now for e's service with the pass's
+// barber whose time touches the freed span and which e wants.
+func (p *offerPass) freeStart(ctx context.Context, o *offer, e *ent.WaitlistEntry) (slots.Slot, bool, error) {
+	w := wantOf(e)
+	span := o.duration() + o.buffer()
+	first, last := slots.DateOf(p.freed.Start.Add(-span), o.loc), slots.DateOf(p.freed.End, o.loc)
+	if first.Compare(w.from) < 0 {
+		first = w.from
+	}
+	if last.Compare(w.to) > 0 {
+		last = w.to
+	}
+	var dates []slots.Date
+	for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
+		if w.weekdays[isoWeekday(d)] {
+			dates = append(dates, d)
+		}
+	}
+	if len(dates) == 0 {
+		return slots.Slot{}, false, nil
+	}
+	days, err := o.days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.barber}, dates)
+	if err != nil {
+		return slots.Slot{}, false, err
+	}
+	for _, d := range days {
+		for _, s := range slots.FreeSlots(d.Day) {
+			if s.Block(o.buffer()).Overlaps(p.freed) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
+				return s, true, nil
+			}
+		}
+	}
+	return slots.Slot{}, false, nil
+}
+
+// errNotWaiting ends the offer to an entry another writer offered or ended
+// first.
+var errNotWaiting = errors.New("waitlist entry no longer waiting")
+
+// makeOffer offers e the slot s: the entry records the offer (if it is
+// still waiting: errNotWaiting otherwise), the slot is held for e's key
+// unless e tells only or the key is at its hold cap, and e's key is told
+// with slot.available. The caller holds the barber's lock.
+func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *offer, s slots.Slot, now time.Time) error {
+	var holdID *string
+	if e.OfferHoldSeconds > 0 {
+		atCap, err := r.atHoldCap(ctx, tx, e.APIKeyID, now)
+		if err != nil {
+			return err
+		}
+		if !atCap {
+			id := hold.DefaultID()
+			holdID = &id
+		}
+	}
+	n, err := tx.WaitlistEntry.Update().
+		Where(waitlistentry.ID(e.ID), waitlistentry.StatusEQ(waitlistentry.StatusWaiting)).
+		SetStatus(waitlistentry.StatusOffered).ClearWaiting().
+		SetOfferStartsAt(s.Start).SetOfferEndsAt(s.End).SetOfferBarberID(s.BarberID).
+		SetOfferedAt(now).SetNillableOfferHoldID(holdID).Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errNotWaiting
+	}
+	e.Status, e.Waiting, e.UpdatedAt = waitlistentry.StatusOffered, nil, now
+	e.OfferStartsAt, e.OfferEndsAt, e.OfferBarberID, e.OfferedAt, e.OfferHoldID = &s.Start, &s.End, &s.BarberID, &now, holdID
+	e.Edges.Unit = o.unit
+	offered := map[string]any{"hold": nil}
+	if holdID != nil {
+		h, err := holdTime(ctx, tx, tx.Hold.Create().SetID(*holdID).SetAccountID(e.AccountID).SetAPIKeyID(e.APIKeyID).
+			SetUnitID(e.UnitID).SetServiceID(e.ServiceID).SetBarberID(s.BarberID).
+			SetStartsAt(s.Start).SetEndsAt(s.End).SetExpiresAt(now.Add(time.Duration(e.OfferHoldSeconds)*time.Second)).
+			SetWaitlistEntryID(e.ID), o.buffer())
+		if err != nil {
+			return err
+		}
+		h.Edges.Unit = o.unit
+		if offered["hold"], err = view.HoldOf(h); err != nil {
+			return err
+		}
+	}
+	entry, err := view.WaitlistEntryOf(e)
+	if err != nil {
+		return err
+	}
+	offered["waitlist_entry"], offered["slot"] = entry, view.SlotAt(s.Start, s.End, s.BarberID, o.loc)
+	m, err := asMap(offered)
+	if err != nil {
+		return err
+	}
+	return r.notify(ctx, tx, &ent.Notification{
+		ID: notification.DefaultID(), AccountID: e.AccountID, Type: view.SlotAvailable,
+		APIKeyID: &e.APIKeyID, Source: notification.SourceAPI, Offer: m,
+		CreatedAt: notification.DefaultCreatedAt(),
+	})
+}
+
+// atHoldCap reports whether a key has as many active holds as it may.
+func (r *Resolver) atHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) (bool, error) {
+	k, err := tx.APIKey.Get(ctx, keyID)
+	if err != nil {
+		return false, err
+	}
+	most := r.holdCap(k)
+	if most <= 0 {
+		return false, nil
+	}
+	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
+	return n >= most, err
+}
+
+// bookedOffer records that the offer hold h was booked as appointment
+// appointmentID: its entry is booked.
+func bookedOffer(ctx context.Context, tx *ent.Tx, h *ent.Hold, appointmentID string) error {
+	if h.WaitlistEntryID == nil {
+		return nil
+	}
+	return tx.WaitlistEntry.Update().
+		Where(waitlistentry.ID(*h.WaitlistEntryID), waitlistentry.StatusEQ(waitlistentry.StatusOffered)).
+		SetStatus(waitlistentry.StatusBooked).SetAppointmentID(appointmentID).Exec(ctx)
+}
+
+// releaseOfferHold releases an offer's hold if it is still active, which
+// offers its start to the next entry.
+func (r *Resolver) releaseOfferHold(ctx context.Context, tx *ent.Tx, id string) error {
+	h, err := r.lockHold(ctx, tx, id)
+	if ErrorCode(err) == CodeHoldNotFound {
+		return nil // pruned long ago
+	}
+	if err != nil || effectiveStatus(h, r.now()) != hold.StatusActive {
+		return err
+	}
+	return r.endHold(ctx, tx, h, hold.StatusReleased)
+}
+
+// ExpireWaitlist records as expired the waiting entries whose last day is
+// over, up to limit, and says how many (readers show them expired already).
+func (r *Resolver) ExpireWaitlist(ctx context.Context, limit int) (int, error) {
+	sys := tenant.System(ctx)
+	if limit <= 0 {
+		limit = jobBatch
+	}
+	now := r.now()
+	ids, err := r.cfg.DB.WaitlistEntry.Query().
+		Where(waitlistentry.Waiting(true), waitlistentry.LatestEndLTE(now)).Limit(limit).IDs(sys)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	return r.cfg.DB.WaitlistEntry.Update().
+		Where(waitlistentry.IDIn(ids...), waitlistentry.Waiting(true)).
+		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
+}

@@ -1,0 +1,154 @@
+package graph_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/hold"
+	"barberd/ent/waitlistentry"
+	"barberd/graph"
+	"barberd/graph/model"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// fullDay books every slot of the shop's one barber on day (08:00-20:00).
+func (s *jobShop) fullDay(day time.Time) []*ent.Appointment {
+	s.t.Helper()
+	var out []*ent.Appointment
+	for t := day.Add(8 * time.Hour); t.Before(day.Add(20 * time.Hour)); t = t.Add(30 * time.Minute) {
+		out = append(out, s.book(0, t))
+	}
+	return out
+}
+
+func (s *jobShop) join(phone, day string, extra func(*model.JoinWaitlistInput)) (*ent.WaitlistEntry, error) {
+	in := model.JoinWaitlistInput{
+		UnitID: s.unit.ID, ServiceID: s.svc.ID, From: day, To: day,
+		Client: &model.ClientInput{Name: "Waiting " + phone, Phone: phone},
+	}
+	if extra != nil {
+		extra(&in)
+	}
+	p, err := s.res.Mutation().JoinWaitlist(s.ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return p.Entry, nil
+}
+
+func (s *jobShop) entry(id string) *ent.WaitlistEntry {
+	s.t.Helper()
+	e, err := s.res.Query().WaitlistEntry(s.ctx, id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return e
+}
+
+// TestWaitlistOfferChain walks the waitlist's main path on both databases:
+// joins are refused while a matching start is free and when the client
+// already waits; a cancellation offers its start to the oldest entry, held
+// for the entry's key and told on its feed; leaving passes the start to the
+// next entry, and booking with the offer's hold books the entry.
+func TestWaitlistOfferChain(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Waitlist", 1)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		date := day.Format("2006-01-02")
+		if _, err := s.join("+351910000001", date, nil); graph.ErrorCode(err) != graph.CodeSlotAvailable {
+			t.Fatalf("join with the day free: %v, want slot_available", err)
+		} else if e, _ := graph.AsError(err); len(e.Alternatives) != 3 {
+			t.Errorf("slot_available names %d alternatives, want 3", len(e.Alternatives))
+		}
+		booked := s.fullDay(day)
+		first, err := s.join("+351910000001", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.Status != waitlistentry.StatusWaiting || first.OfferHoldSeconds != graph.DefaultOfferHoldSeconds {
+			t.Fatalf("joined entry %+v", first)
+		}
+		if _, err := s.join("+351910000001", date, nil); graph.ErrorCode(err) != graph.CodeAlreadyWaiting {
+			t.Fatalf("second join of the client: %v, want already_waiting", err)
+		}
+		second, err := s.join("+351910000002", date, func(in *model.JoinWaitlistInput) {
+			from := "17:00"
+			in.TimeFrom = &from
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 17:30 frees: the oldest entry gets it, held.
+		freed := booked[19]
+		if _, err := res.Mutation().CancelAppointment(s.ctx, freed.ID, "client ill"); err != nil {
+			t.Fatal(err)
+		}
+		got := s.entry(first.ID)
+		if got.Status != waitlistentry.StatusOffered || got.OfferStartsAt == nil || !got.OfferStartsAt.Equal(freed.StartsAt) || got.OfferHoldID == nil {
+			t.Fatalf("first entry after the cancel: %s offer %v hold %v", got.Status, got.OfferStartsAt, got.OfferHoldID)
+		}
+		if s.entry(second.ID).Status != waitlistentry.StatusWaiting {
+			t.Fatal("the second entry was offered too")
+		}
+		ns, err := res.Query().PendingNotifications(s.ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := ns[len(ns)-1]
+		if last.Type != "slot.available" || last.AppointmentID != nil || last.Offer["waitlist_entry"].(map[string]any)["id"] != first.ID {
+			t.Errorf("last notification %s %v %v", last.Type, last.AppointmentID, last.Offer)
+		}
+		// Leaving releases the hold: the second entry (17:00 on) gets it.
+		if _, err := res.Mutation().LeaveWaitlist(s.ctx, first.ID); err != nil {
+			t.Fatal(err)
+		}
+		checkHolds(t, db, hold.StatusReleased, &ent.Hold{ID: *got.OfferHoldID})
+		got2 := s.entry(second.ID)
+		if got2.Status != waitlistentry.StatusOffered || !got2.OfferStartsAt.Equal(freed.StartsAt) {
+			t.Fatalf("second entry after the first left: %s %v", got2.Status, got2.OfferStartsAt)
+		}
+		p, err := res.Mutation().CreateAppointment(s.ctx, model.CreateAppointmentInput{
+			UnitID: s.unit.ID, ServiceID: s.svc.ID, StartsAt: at(freed.StartsAt), HoldID: got2.OfferHoldID,
+			Client: &model.ClientInput{Name: "Waiting 2", Phone: "+351910000002"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := s.entry(second.ID); e.Status != waitlistentry.StatusBooked || e.AppointmentID == nil || *e.AppointmentID != p.Appointment.ID {
+			t.Fatalf("second entry after booking: %s %v", e.Status, e.AppointmentID)
+		}
+		if e := s.entry(first.ID); e.Status != waitlistentry.StatusCancelled {
+			t.Fatalf("first entry after leaving: %s", e.Status)
+		}
+	})
+}
+
+// TestWaitlistCap checks the per-key cap of waiting entries.
+func TestWaitlistCap(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock := &jobClock{}
+		clock.set(jobsMonday)
+		limits := graph.DefaultLimits
+		limits.ActiveHoldsPerKey, limits.WaitlistPerKey = 0, 2
+		res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
+		s := newJobShop(t, res, "Capped", 1)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		s.fullDay(day)
+		for i := range 3 {
+			_, err := s.join(fmt.Sprintf("+35191000010%d", i), day.Format("2006-01-02"), nil)
+			if want := ""; i == 2 {
+				want = graph.CodeTooManyWaitlist
+				if graph.ErrorCode(err) != want {
+					t.Fatalf("join %d: %v, want %s", i, err, want)
+				}
+			} else if err != nil {
+				t.Fatalf("join %d: %v", i, err)
+			}
+		}
+	})
+}
