@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,7 @@ type waitlistRun struct {
 	warm, none, with []pooled    // the appointments each phase cancels
 	pool             chan pooled // the current phase's
 	series           string      // the current phase's endpoint name
-	dry              atomic.Bool // a phase ran out of appointments before its end
+	dry              atomic.Bool // the phase ran out of appointments before its end
 	prefix           string      // the external references of this run's entries
 	mu               sync.Mutex
 	cancelled        []string // the second phase's cancelled appointments
@@ -63,7 +64,7 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 		return err
 	}
 	if full < 4 {
-		return fmt.Errorf("the waitlist scenario needs fully booked days ahead, and the first free time is %d days ahead: seed a fresh database with --full-days 29", full)
+		return fmt.Errorf("the waitlist scenario needs fully booked days ahead, and the first free time is %d days ahead: seed a fresh database with --full-days 36", full)
 	}
 	wl := &waitlistRun{prefix: "bench-" + b.runID + "-wl-"}
 	sys := tenant.System(ctx)
@@ -124,6 +125,7 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 // use makes pool the one the cancel workers draw from.
 func (wl *waitlistRun) use(pool []pooled, series string) {
 	wl.pool, wl.series = make(chan pooled, len(pool)), series
+	wl.dry.Store(false)
 	for _, p := range pool {
 		wl.pool <- p
 	}
@@ -158,6 +160,10 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 	wl.use(wl.none, cancelAlone)
 	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.duration, (*worker).cancelOne)
 	alone := b.addRows(rep, rec, wall, "scenario")[cancelAlone]
+	var dry []string
+	if wl.dry.Load() {
+		dry = append(dry, "with no waitlist")
+	}
 
 	fmt.Fprintf(b.logOut, "barberbench: joining %d waitlist entries\n", b.c.waitlist)
 	joins, matchable := make([]request, b.c.waitlist), 0
@@ -193,7 +199,10 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d joins were refused with 409 slot_available: their day had a free time (a fresh database seeded with --full-days wants none)", n))
 	}
 	if wl.dry.Load() {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("a cancel phase ran out of bookings before %s (pools of %d and %d): seed more --full-days for longer phases", b.c.duration, len(wl.none), len(wl.with)))
+		dry = append(dry, "with the entries waiting")
+	}
+	if len(dry) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the cancels %s ran out of bookings before %s (%d each): seed more --full-days for longer phases", strings.Join(dry, " and "), b.c.duration, len(wl.none)))
 	}
 	b.leaveWaitlist(ctx)
 	return rec, wall, nil
