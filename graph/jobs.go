@@ -188,8 +188,8 @@ const holdExpiryEvery = time.Second
 
 // RunJobs runs SendReminders and PruneReservations about every interval
 // (with jitter, so replicas started together spread out) until ctx ends,
-// and with a retention (0: keep everything) PruneNotifications and
-// PruneHolds; ExpireHolds and OfferOpenings run about every holdExpiryEvery
+// and with a retention (0: keep everything) PruneNotifications, PruneHolds
+// and PruneWaitlist; ExpireHolds and OfferOpenings run about every holdExpiryEvery
 // beside them. It
 // logs what they did at debug level and their failures at warn, and never
 // panics.
@@ -214,6 +214,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 				return r.PruneNotifications(ctx, schema.Now().Add(-retention), jobBatch) // notifications' clock
 			})
 			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), jobBatch) })
+			r.runJob(ctx, "prune_waitlist", func() (int, error) { return r.PruneWaitlist(ctx, r.now().Add(-retention), jobBatch) })
 		}
 	})
 }

@@ -11,14 +11,15 @@ import (
 	"barberd/ent/notification"
 	"barberd/ent/schema/pulid"
 	"barberd/ent/schema/tenant"
+	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookdelivery"
 )
 
 // Retention: what barberd keeps only for a while (docs/operations.md,
 // "Retention" says what goes when), deleted in short batches.
 
-// DefaultRetention is how long notifications, webhook deliveries and ended
-// holds are kept: 30 days.
+// DefaultRetention is how long notifications, webhook deliveries, ended
+// holds and ended waitlist entries are kept: 30 days.
 const DefaultRetention = 30 * 24 * time.Hour
 
 // MinRetention is the shortest retention: past the day of a webhook
@@ -69,6 +70,20 @@ func (r *Resolver) PruneHolds(ctx context.Context, before time.Time, limit int) 
 			return 0, err
 		}
 		return tx.Hold.Delete().Where(hold.IDIn(ids...), hold.StatusIn(endedHolds...)).Exec(sys)
+	})
+}
+
+// PruneWaitlist deletes the waitlist entries that ended (offered, booked,
+// cancelled or expired) and whose last day was over before the given
+// instant, in batches of up to limit, and returns how many it deleted.
+func (r *Resolver) PruneWaitlist(ctx context.Context, before time.Time, limit int) (int, error) {
+	return r.pruneBatches(ctx, "prune waitlist", limit, func(tx *ent.Tx, sys context.Context, limit int) (int, error) {
+		ids, err := tx.WaitlistEntry.Query().Where(waitlistentry.WaitingIsNil(), waitlistentry.LatestEndLT(before)).
+			Limit(limit).IDs(sys)
+		if err != nil || len(ids) == 0 {
+			return 0, err
+		}
+		return tx.WaitlistEntry.Delete().Where(waitlistentry.IDIn(ids...), waitlistentry.WaitingIsNil()).Exec(sys)
 	})
 }
 

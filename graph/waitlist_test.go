@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -149,6 +150,70 @@ func TestWaitlistCap(t *testing.T) {
 			} else if err != nil {
 				t.Fatalf("join %d: %v", i, err)
 			}
+		}
+	})
+}
+
+// TestWaitlistOtherFreeings checks the freeings besides a cancel: time off
+// removed offers its span, an offer hold that expires passes its start to
+// the next entry through the expiry job, and entries whose last day is over
+// are expired and, past the retention, pruned.
+func TestWaitlistOtherFreeings(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock, res, s := openJobShop(t, db, "Freeings", 1)
+		bg := context.Background()
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		date := day.Format("2006-01-02")
+		booked := s.fullDay(day)
+		// Cancel 10:00, then take it away with time off: nothing is free.
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[4].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		off, err := res.Mutation().AddTimeOff(s.ctx, model.AddTimeOffInput{
+			BarberID: s.barbers[0].ID, StartsAt: day.Add(10 * time.Hour), EndsAt: day.Add(10*time.Hour + 30*time.Minute),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hold := 10
+		first, err := s.join("+351910000201", date, func(in *model.JoinWaitlistInput) { in.OfferHoldSeconds = &hold })
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := s.join("+351910000202", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.Mutation().RemoveTimeOff(s.ctx, off.ID); err != nil {
+			t.Fatal(err)
+		}
+		got := s.entry(first.ID)
+		if got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(day.Add(10*time.Hour)) || got.OfferHoldID == nil {
+			t.Fatalf("first entry after the time off went: %s %v %v", got.Status, got.OfferStartsAt, got.OfferHoldID)
+		}
+		// Its 10-second hold expires: the job frees it, the second entry gets it.
+		clock.set(jobsMonday.Add(11 * time.Second))
+		if _, err := res.ExpireHolds(bg, 0); err != nil {
+			t.Fatal(err)
+		}
+		if e := s.entry(second.ID); e.Status != waitlistentry.StatusOffered || !e.OfferStartsAt.Equal(day.Add(10*time.Hour)) {
+			t.Fatalf("second entry after the first's hold expired: %s %v", e.Status, e.OfferStartsAt)
+		}
+		// A third waits in vain; after its day it is expired, then pruned.
+		third, err := s.join("+351910000203", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.set(day.Add(49 * time.Hour))
+		if e := s.entry(third.ID); e.Status != waitlistentry.StatusExpired {
+			t.Fatalf("third entry after its day: %s", e.Status)
+		}
+		if n, err := res.ExpireWaitlist(bg, 0); err != nil || n != 1 {
+			t.Fatalf("expired %d, %v; want 1", n, err)
+		}
+		if n, err := res.PruneWaitlist(bg, day.Add(48*time.Hour), 0); err != nil || n != 3 {
+			t.Fatalf("pruned %d, %v; want the 3 ended entries", n, err)
 		}
 	})
 }

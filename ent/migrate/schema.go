@@ -724,7 +724,7 @@ var (
 				Columns: []*schema.Column{WaitlistEntriesColumns[28], WaitlistEntriesColumns[14]},
 			},
 			{
-				Name:    "waitlistentry_account_id_client_phone_unit_id_service_id_waiting",
+				Name:    "waitlistentry_one_waiting",
 				Unique:  true,
 				Columns: []*schema.Column{WaitlistEntriesColumns[23], WaitlistEntriesColumns[12], WaitlistEntriesColumns[24], WaitlistEntriesColumns[25], WaitlistEntriesColumns[17]},
 			},

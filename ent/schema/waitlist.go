@@ -88,7 +88,8 @@ func (WaitlistEntry) Indexes() []ent.Index {
 		// Idempotent joins, per key.
 		index.Fields("api_key_id", "external_reference").Unique(),
 		// One waiting entry per client phone, unit and service.
-		index.Fields("account_id", "client_phone", "unit_id", "service_id", "waiting").Unique(),
+		index.Fields("account_id", "client_phone", "unit_id", "service_id", "waiting").Unique().
+			StorageKey("waitlistentry_one_waiting"),
 		// What a freed span matches: the waiting entries whose times reach
 		// it, oldest first (graph/store/waitlist.go).
 		index.Fields("account_id", "waiting", "earliest_start"),

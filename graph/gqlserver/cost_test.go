@@ -286,8 +286,8 @@ var dashboardQueries = []struct {
 	{"a month of free slots", `query($u: ID!, $s: ID!) { availabilityRange(unitId: $u, serviceId: $s, from: "2027-03-01", to: "2027-03-31") { days { date reason slots { startsAt barberId } } } }`, map[string]any{"u": "unt_x", "s": "svc_x"}, 13495},
 	{"next free times", `query($u: ID!, $s: ID!) { nextFreeSlots(unitId: $u, serviceId: $s, weekdays: [4, 5], timeFrom: "17:00", limit: 20) { reason slots { startsAt endsAt barberId } } }`, map[string]any{"u": "unt_x", "s": "svc_x"}, 1063},
 	{"webhook delivery log", `query($e: ID!) { webhookDeliveries(endpointId: $e) { edges { node { id status createdAt attempts { attemptedAt statusCode latencyMs error } } } } }`, map[string]any{"e": "whe_x"}, 11252},
-	{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, 33449},
-	{"full introspection", gqlserver.FullIntrospection, nil, 36800},
+	{"GraphiQL introspection", gqlserver.GraphiQLIntrospection, nil, 40007},
+	{"full introspection", gqlserver.FullIntrospection, nil, 43836},
 }
 
 // TestCostBoundsTheAnswer checks that an operation's cost bounds what its

@@ -30,9 +30,9 @@ CREATE INDEX "waitlistentry_account_id" ON "waitlist_entries" ("account_id");
 
 CREATE UNIQUE INDEX "waitlistentry_api_key_id_external_reference" ON "waitlist_entries" ("api_key_id", "external_reference");
 
--- Create index "waitlistentry_account_id_clien_ce2b8ed7cb59239dbb3e7f1d31cfdcbd" to table: "waitlist_entries"
+-- Create index "waitlistentry_one_waiting" to table: "waitlist_entries"
 
-CREATE UNIQUE INDEX "waitlistentry_account_id_clien_ce2b8ed7cb59239dbb3e7f1d31cfdcbd" ON "waitlist_entries" ("account_id", "client_phone", "unit_id", "service_id", "waiting");
+CREATE UNIQUE INDEX "waitlistentry_one_waiting" ON "waitlist_entries" ("account_id", "client_phone", "unit_id", "service_id", "waiting");
 
 -- Create index "waitlistentry_account_id_waiting_earliest_start" to table: "waitlist_entries"
 
