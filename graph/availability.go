@@ -47,7 +47,7 @@ var dayTags atomic.Uint64
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
 	d, p := checkAvailability(unitID, serviceID, barberID, date)
-	days, err := r.availabilityOf(ctx, unitID, serviceID, barberID, []slots.Date{d}, p)
+	days, err := r.availabilityOf(ctx, ScopeAvailabilityRead, unitID, serviceID, barberID, []slots.Date{d}, p)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +58,9 @@ func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string
 // range): the viewer and the offer are looked up once, the days' slots
 // bounded, then each day served from the cache or computed.
 // Errors: missing_api_key, insufficient_scope, validation_failed (p, or
-// too many slots), those of resolveCatalog.
-func (r *Resolver) availabilityOf(ctx context.Context, unitID, serviceID string, barberID *string, dates []slots.Date, p Problems) ([]*Day, error) {
-	a, err := r.askAvailability(ctx, unitID, serviceID, barberID, p)
+// too many slots), those of resolveCatalog. The caller needs scope.
+func (r *Resolver) availabilityOf(ctx context.Context, scope, unitID, serviceID string, barberID *string, dates []slots.Date, p Problems) ([]*Day, error) {
+	a, err := r.askAvailability(ctx, scope, unitID, serviceID, barberID, p)
 	if err != nil {
 		return nil, err
 	}

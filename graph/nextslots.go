@@ -58,7 +58,7 @@ func (r *Resolver) AvailabilityRange(ctx context.Context, unitID, serviceID stri
 			dates = append(dates, d)
 		}
 	}
-	return r.availabilityOf(ctx, unitID, serviceID, barberID, dates, p)
+	return r.availabilityOf(ctx, ScopeAvailabilityRead, unitID, serviceID, barberID, dates, p)
 }
 
 // availabilityRange is AvailabilityRange for GraphQL.
@@ -168,7 +168,7 @@ func isoWeekday(d slots.Date) int { return (int(d.Weekday())+6)%7 + 1 }
 // budget), and those of AvailabilityDay.
 func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.NextFreeSlots, error) {
 	s, p := checkNextSlots(q)
-	a, err := r.askAvailability(ctx, q.UnitID, q.ServiceID, q.BarberID, p)
+	a, err := r.askAvailability(ctx, ScopeAvailabilityRead, q.UnitID, q.ServiceID, q.BarberID, p)
 	if err != nil {
 		return nil, err
 	}

@@ -203,12 +203,13 @@ type availabilityAsk struct {
 	read     bool // versions was read
 }
 
-// askAvailability reads the viewer, once, and looks up the offer of an
-// availability request: the barber is found among the eligible ones.
+// askAvailability reads the viewer, once, requiring scope, and looks up
+// the offer of an availability request: the barber is found among the
+// eligible ones.
 // Errors: missing_api_key, insufficient_scope, validation_failed (p),
 // those of resolveCatalog.
-func (r *Resolver) askAvailability(ctx context.Context, unitID, serviceID string, barberID *string, p Problems) (*availabilityAsk, error) {
-	v, err := require(ctx, ScopeAvailabilityRead)
+func (r *Resolver) askAvailability(ctx context.Context, scope, unitID, serviceID string, barberID *string, p Problems) (*availabilityAsk, error) {
+	v, err := require(ctx, scope)
 	if err != nil {
 		return nil, err
 	}

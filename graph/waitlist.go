@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -219,17 +220,24 @@ func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID strin
 // freeMatching lists up to limit free starts the entry being joined would
 // take, earliest first.
 func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput, w want, limit int) ([]*model.Slot, error) {
-	days, err := r.AvailabilityRange(ctx, in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
+	var dates []slots.Date
+	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
+		if w.weekdays[isoWeekday(d)] {
+			dates = append(dates, d)
+		}
+	}
+	if len(dates) == 0 {
+		return nil, nil
+	}
+	// A join needs no availability:read: the key asks to wait, not to see.
+	days, err := r.availabilityOf(ctx, ScopeAppointmentsWrite, in.UnitID, in.ServiceID, in.BarberID, dates, nil)
 	if err != nil {
 		return nil, err
 	}
 	var out []*model.Slot
 	now := r.now()
 	for _, d := range days {
-		date, _ := slots.ParseDate(d.Date())
-		if w.weekdays[isoWeekday(date)] {
-			out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
-		}
+		out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
 		if len(out) >= limit {
 			break
 		}
@@ -303,10 +311,10 @@ func CheckClientWaitlist(phone string, status []waitlistentry.Status) Problems {
 	if required(&p, "client_phone", phone) {
 		checkPhone(&p, "client_phone", lookupPhone(phone))
 	}
-	for _, s := range status {
-		if waitlistentry.StatusValidator(s) != nil {
-			p.Add("status", "must be a comma-separated list of waiting, offered, booked, cancelled, expired")
-			break
+	if status != nil {
+		unknown := slices.ContainsFunc(status, func(s waitlistentry.Status) bool { return waitlistentry.StatusValidator(s) != nil })
+		if len(status) == 0 || unknown {
+			p.Add("status", "must list statuses among waiting, offered, booked, cancelled and expired")
 		}
 	}
 	return p
@@ -330,20 +338,11 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 	out := make([]*ent.WaitlistEntry, 0, len(es))
 	for i := len(es) - 1; i >= 0; i-- {
 		e := r.asOfNow(es[i])
-		if len(status) == 0 || containsStatus(status, e.Status) {
+		if status == nil || slices.Contains(status, e.Status) {
 			out = append(out, e)
 		}
 	}
 	return out, nil
-}
-
-func containsStatus(ss []waitlistentry.Status, s waitlistentry.Status) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // unitWaitlist is a unit's entries for dashboards, oldest first.
@@ -370,26 +369,34 @@ func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistE
 	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
 		return nil, err
 	}
-	e, err := r.loadEntry(ctx, id)
-	if err != nil {
+	if _, err := r.loadEntry(ctx, id); err != nil {
 		return nil, err
 	}
-	if e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered {
-		return e, nil
-	}
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if e.OfferHoldID != nil {
-			// The hold's barber is locked before the entry, as offers do.
-			if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
-				return err
+	// The entry is changed only as it was read: one offered meanwhile is
+	// read again, so its new hold is released too.
+	for left := false; !left; {
+		err := r.inTx(ctx, func(tx *ent.Tx) error {
+			e, err := tx.WaitlistEntry.Get(ctx, id)
+			if err != nil {
+				return notFound(err, CodeWaitlistEntryNotFound, "waitlist entry", id)
 			}
+			if left = e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered; left {
+				return nil
+			}
+			if e.OfferHoldID != nil {
+				// The hold's barber is locked before the entry, as offers do.
+				if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
+					return err
+				}
+			}
+			n, err := tx.WaitlistEntry.Update().Where(waitlistentry.ID(id), waitlistentry.StatusEQ(e.Status)).
+				SetStatus(waitlistentry.StatusCancelled).ClearWaiting().Save(ctx)
+			left = n == 1
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		return tx.WaitlistEntry.Update().
-			Where(waitlistentry.ID(id), waitlistentry.StatusIn(waitlistentry.StatusWaiting, waitlistentry.StatusOffered)).
-			SetStatus(waitlistentry.StatusCancelled).ClearWaiting().Exec(ctx)
-	})
-	if err != nil {
-		return nil, err
 	}
 	return r.loadEntry(ctx, id)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/ent/apikey"
 	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
@@ -165,7 +166,8 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, 
 			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(op.EndsAt),
 			waitlistentry.LatestEndGT(op.StartsAt), waitlistentry.LatestEndGT(now),
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(b.ID)),
-			waitlistentry.UnitIDIn(units...), waitlistentry.ServiceIDIn(services...))
+			waitlistentry.UnitIDIn(units...), waitlistentry.ServiceIDIn(services...),
+			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
 		if last != nil {
 			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(last.CreatedAt),
 				waitlistentry.And(waitlistentry.CreatedAt(last.CreatedAt), waitlistentry.IDGT(last.ID))))

@@ -205,7 +205,7 @@ func (m *MCP) book(ctx context.Context, in *bookArgs) (booked, string, error) {
 	p, err := m.m.CreateAppointment(ctx, model.CreateAppointmentInput{
 		UnitID: in.UnitID, ServiceID: in.ServiceID, BarberID: in.BarberID, HoldID: in.HoldID,
 		StartsAt: in.StartsAt, ExternalReference: in.ExternalReference,
-		Client: &model.ClientInput{Name: in.Client.Name, Phone: in.Client.Phone, Email: in.Client.Email},
+		Client: in.Client.input(),
 	})
 	if err != nil {
 		return booked{}, "", err
@@ -231,14 +231,7 @@ func (m *MCP) appointment(ctx context.Context, in *appointmentArgs) (view.Appoin
 }
 
 func (m *MCP) lookup(ctx context.Context, in *lookupArgs) (rest.List[view.Appointment], string, error) {
-	var status []appointment.Status
-	if in.Status != nil {
-		status = make([]appointment.Status, len(in.Status))
-		for i, s := range in.Status {
-			status[i] = appointment.Status(s)
-		}
-	}
-	as, err := m.q.AppointmentsByClient(ctx, in.ClientPhone, in.ExternalReference, status, in.From, in.To, in.Limit)
+	as, err := m.q.AppointmentsByClient(ctx, in.ClientPhone, in.ExternalReference, statuses[appointment.Status](in.Status), in.From, in.To, in.Limit)
 	if err != nil {
 		return rest.List[view.Appointment]{}, "", err
 	}
@@ -373,4 +366,17 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// statuses converts a status argument, keeping nil (all) apart from empty
+// (which the resolver refuses).
+func statuses[S ~string](ss []string) []S {
+	if ss == nil {
+		return nil
+	}
+	out := make([]S, len(ss))
+	for i, s := range ss {
+		out[i] = S(s)
+	}
+	return out
 }

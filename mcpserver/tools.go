@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"barberd/graph"
+	"barberd/graph/model"
 	"barberd/rest/view"
 )
 
@@ -63,6 +64,10 @@ type clientArgs struct {
 	Email *string `json:"email,omitempty" jsonschema:"The client's e-mail address, if they gave one."`
 }
 
+func (c clientArgs) input() *model.ClientInput {
+	return &model.ClientInput{Name: c.Name, Phone: c.Phone, Email: c.Email}
+}
+
 type bookArgs struct {
 	UnitID            string     `json:"unit_id" jsonschema:"Id of the unit (barbershop location), from list_units."`
 	ServiceID         string     `json:"service_id" jsonschema:"Id of the service, from list_services."`
@@ -96,6 +101,36 @@ type rescheduleArgs struct {
 	StartsAt      string  `json:"starts_at" jsonschema:"New start in the unit's own time zone, exactly YYYY-MM-DDTHH:MM:SS (e.g. 2027-03-02T10:00:00): no offset, no Z. Copy it from a slot's starts_at."`
 	BarberID      *string `json:"barber_id,omitempty" jsonschema:"Move to this barber (an id from list_barbers). Leave it out to keep the same barber."`
 	HoldID        *string `json:"hold_id,omitempty" jsonschema:"Id of an active hold (hld_...) from hold_slot on the new time. The hold is used up."`
+}
+
+type joinWaitlistArgs struct {
+	UnitID            string     `json:"unit_id" jsonschema:"Id of the unit (barbershop location), from list_units."`
+	ServiceID         string     `json:"service_id" jsonschema:"Id of the service, from list_services."`
+	BarberID          *string    `json:"barber_id,omitempty" jsonschema:"Only this barber (an id from list_barbers). Leave it out to take any eligible barber."`
+	From              string     `json:"from" jsonschema:"First day the client could come, YYYY-MM-DD in the unit's time zone, not before today."`
+	To                string     `json:"to" jsonschema:"Last day the client could come, YYYY-MM-DD, not before from; at most 31 days in all, both included."`
+	TimeFrom          *string    `json:"time_from,omitempty" jsonschema:"Earliest local time of day of a start, HH:MM (e.g. 17:00 for 'after work'). Default 00:00."`
+	TimeTo            *string    `json:"time_to,omitempty" jsonschema:"Starts must be before this local time of day, HH:MM, after time_from. Default 24:00."`
+	Weekdays          []int      `json:"weekdays,omitempty" jsonschema:"Only these ISO weekdays: 1 Monday to 7 Sunday (e.g. [5] for Fridays). Default: every day."`
+	Client            clientArgs `json:"client" jsonschema:"Who is waiting."`
+	ExternalReference *string    `json:"external_reference,omitempty" jsonschema:"Your own unique id for this request, 1 to 255 characters. Send the same one when you retry: a repeat then returns the entry made the first time (replayed: true)."`
+	OfferHoldSeconds  *int       `json:"offer_hold_seconds,omitempty" jsonschema:"How long a time offered to the client is held for them: 0 (tell only, no hold) or 10 to 1800 seconds; default 600."`
+}
+
+type waitlistEntryArgs struct {
+	WaitlistEntryID string `json:"waitlist_entry_id" jsonschema:"Id of the waitlist entry (wl_...), from join_waitlist or find_client_waitlist."`
+}
+
+type clientWaitlistArgs struct {
+	ClientPhone string   `json:"client_phone" jsonschema:"The phone the client joined the waitlist with, E.164 (e.g. +351912345678); matches entries of any key of the account."`
+	Status      []string `json:"status,omitempty"` // described with its values below
+}
+
+// joined is join_waitlist's answer: the entry, and whether the
+// external_reference had made it before (REST's Idempotent-Replayed).
+type joined struct {
+	view.WaitlistEntry
+	Replayed bool `json:"replayed"`
 }
 
 type pendingArgs struct {
@@ -196,8 +231,17 @@ func (m *MCP) catalog() []tool {
 		define(m, graph.ScopeAppointmentsWrite, "reschedule_appointment", "Move an appointment",
 			"Moves a confirmed appointment that has not started to another free start time (and optionally barber), keeping its id. The new time may overlap its own old time.",
 			writes(true, false), m.reschedule),
+		define(m, graph.ScopeAppointmentsWrite, "join_waitlist", "Join the waitlist",
+			"Puts a client on the waitlist for a service at a unit when nothing matching is free: days from..to, optionally a daily time window (time_from, time_to), weekdays and one barber. When a matching time frees up (a cancellation, a released hold...), the oldest waiting entry is offered it: the time is held for the client (offer_hold_seconds), the entry becomes offered, and a slot.available notification (get_pending_notifications) carries the entry, the slot and the hold; book it with book_appointment and that hold_id. Refusals: slot_available (a matching time is free now: its alternatives are times to book instead), already_waiting (waitlist_entry_id names the client's entry for that service and unit), too_many_waitlist_entries.",
+			writes(false, false), m.joinWaitlist),
+		define(m, graph.ScopeAppointmentsWrite, "leave_waitlist", "Leave the waitlist",
+			"Takes a waitlist entry off the waitlist (status cancelled); if it was offered a time, the hold is released and the time goes to the next waiting client. Leaving again, or leaving an entry already booked or expired, returns it unchanged.",
+			writes(true, true), m.leaveWaitlist),
+		define(m, graph.ScopeAppointmentsRead, "find_client_waitlist", "Find a client's waitlist entries",
+			"Finds a client's waitlist entries by the phone they joined with (any key of the account), oldest first, with the offer once one is made (its slot and hold_id).",
+			readOnly, m.clientWaitlist, describeWaitlistStatus),
 		define(m, graph.ScopeNotificationsRead, "get_pending_notifications", "Pending notifications",
-			"Lists the account's events (appointments created, cancelled, rescheduled, reminders...) that this key has not acknowledged, oldest first. It does not consume them: once handled, acknowledge them with ack_notifications.",
+			"Lists the account's events (appointments created, cancelled, rescheduled, reminders..., and slot.available: a time offered to a waitlist entry of this key, with its hold) that this key has not acknowledged, oldest first. It does not consume them: once handled, acknowledge them with ack_notifications.",
 			readOnly, m.pending, describeNotificationsLimit(l)),
 		define(m, graph.ScopeNotificationsRead, "ack_notifications", "Acknowledge notifications",
 			"Marks notifications as handled, through the given one: they are no longer pending for this key. Acknowledging the same one again acknowledges nothing more.",
@@ -257,6 +301,8 @@ func constrain(s *jsonschema.Schema) {
 			case s.Properties["client_phone"] != nil: // find_client_appointments
 				p.Maximum = jsonschema.Ptr(float64(graph.ClientAppointmentsMax))
 			} // get_pending_notifications: describeNotificationsLimit
+		case "offer_hold_seconds":
+			p.Minimum, p.Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1800.0)
 		case "ttl_seconds":
 			p.Minimum = jsonschema.Ptr(1.0)
 		case "weekdays":
@@ -289,4 +335,10 @@ func describeStatus(s *jsonschema.Schema) {
 	p := s.Properties["status"]
 	p.Description = "Only appointments in these statuses. Default: all."
 	p.Items.Enum = []any{"confirmed", "cancelled", "completed", "no_show"}
+}
+
+func describeWaitlistStatus(s *jsonschema.Schema) {
+	p := s.Properties["status"]
+	p.Description = "Only entries in these statuses. Default: all."
+	p.Items.Enum = []any{"waiting", "offered", "booked", "cancelled", "expired"}
 }

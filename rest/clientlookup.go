@@ -18,14 +18,7 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 		ClientPhone: f.str("client_phone"), ExternalReference: f.str("external_reference"),
 		From: f.str("from"), To: f.str("to"), Limit: f.integer("limit"),
 	}
-	if s := f.str("status"); s != nil {
-		l.Status = []appointment.Status{} // given, if empty: the check names it
-		for _, name := range strings.Split(*s, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				l.Status = append(l.Status, appointment.Status(name))
-			}
-		}
-	}
+	l.Status = statuses[appointment.Status](f.str("status"))
 	if err := f.check(graph.CheckClientLookup(l)); err != nil {
 		WriteError(w, r, err)
 		return
@@ -41,4 +34,19 @@ func (a *api) clientAppointments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, List[view.Appointment]{Data: views})
+}
+
+// statuses reads a comma-separated status parameter: nil when absent,
+// and not nil when given (an empty one is for the check to name).
+func statuses[S ~string](v *string) []S {
+	if v == nil {
+		return nil
+	}
+	out := []S{}
+	for _, name := range strings.Split(*v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, S(name))
+		}
+	}
+	return out
 }

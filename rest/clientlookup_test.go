@@ -61,12 +61,18 @@ func (e *env) clFind(key, rawQuery string) []view.Appointment {
 	e.t.Helper()
 	r := e.do("GET", "/appointments?"+rawQuery, key, nil)
 	expect(e.t, r, http.StatusOK, "")
+	return dataOf[view.Appointment](e.t, r)
+}
+
+// dataOf decodes a v1 list, {"data": [...]}, whose data must be a list.
+func dataOf[T any](t testing.TB, r *response) []T {
+	t.Helper()
 	var l struct {
-		Data []view.Appointment `json:"data"`
+		Data []T `json:"data"`
 	}
-	r.Decode(e.t, &l)
+	r.Decode(t, &l)
 	if l.Data == nil {
-		e.t.Fatalf("data is not a list: %s", r.Body)
+		t.Fatalf("data is not a list: %s", r.Body)
 	}
 	return l.Data
 }

@@ -154,6 +154,20 @@ func (f *fields) integer(n string) *int {
 	return nil
 }
 
+// integers returns the field n, a list of integers, or nil.
+func (f *fields) integers(n string) []int {
+	v, ok := f.get(n)
+	if !ok {
+		return nil
+	}
+	var is []int
+	if err := json.Unmarshal(v, &is); err != nil {
+		f.problems.Add(f.name(n), "must be a list of integers")
+		return nil
+	}
+	return is
+}
+
 // boolean returns the boolean field n ("true"/"false" in a query), or nil.
 func (f *fields) boolean(n string) *bool {
 	v, ok := f.get(n)

@@ -109,6 +109,11 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		appointmentID.Get("/appointments/{id}", a.appointment)
 		appointmentID.Post("/appointments/{id}/cancel", a.cancelAppointment)
 		appointmentID.Post("/appointments/{id}/reschedule", a.rescheduleAppointment)
+		r.Get("/waitlist", a.clientWaitlist)
+		r.Post("/waitlist", a.joinWaitlist)
+		waitlistID := r.With(pathID(graph.CodeWaitlistEntryNotFound, "waitlist entry"))
+		waitlistID.Get("/waitlist/{id}", a.waitlistEntry)
+		waitlistID.Delete("/waitlist/{id}", a.leaveWaitlist)
 		r.Get("/notifications/pending", a.pendingNotifications)
 		r.Post("/notifications/ack", a.ackNotifications)
 	})
@@ -233,7 +238,7 @@ func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {
 	in := model.CreateAppointmentInput{
 		UnitID: f.text("unit_id"), ServiceID: f.text("service_id"), BarberID: f.str("barber_id"),
 		HoldID: f.str("hold_id"), StartsAt: f.text("starts_at"), ExternalReference: f.str("external_reference"),
-		Client: &model.ClientInput{Name: c.text("name"), Phone: c.text("phone"), Email: c.str("email")},
+		Client: clientInput(c),
 	}
 	if err := f.check(graph.CheckCreateAppointment(in)); err != nil {
 		WriteError(w, r, err)
@@ -244,12 +249,22 @@ func (a *api) createAppointment(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	status := http.StatusCreated
-	if p.Replayed {
+	respondAppointment(w, r, createdStatus(w, p.Replayed), p.Appointment, nil)
+}
+
+// clientInput reads the client object of a body.
+func clientInput(c *fields) *model.ClientInput {
+	return &model.ClientInput{Name: c.text("name"), Phone: c.text("phone"), Email: c.str("email")}
+}
+
+// createdStatus is the status of a create: 201, or 200 with header
+// Idempotent-Replayed when its external_reference was used before.
+func createdStatus(w http.ResponseWriter, replayed bool) int {
+	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
-		status = http.StatusOK
+		return http.StatusOK
 	}
-	respondAppointment(w, r, status, p.Appointment, nil)
+	return http.StatusCreated
 }
 
 func (a *api) appointment(w http.ResponseWriter, r *http.Request) {

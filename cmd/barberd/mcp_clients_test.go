@@ -68,7 +68,8 @@ func runNode(t *testing.T, node string, env []string, args ...string) []byte {
 // docs/operations.md's client config starts it), on both databases: every
 // refusal on the way (the taken slot, an unknown id, a malformed time, a
 // NUL in external_reference, a lone surrogate in the client's name, a
-// limit out of range) must reach the agent as a readable tool error, and
+// limit out of range, a waitlist join while the time is free or while the
+// client already waits) must reach the agent as a readable tool error, and
 // each walk stores one appointment, no more.
 func TestMCPOfficialClients(t *testing.T) {
 	node := nodeClients(t)
@@ -90,7 +91,7 @@ func TestMCPOfficialClients(t *testing.T) {
 					before := count()
 					out := runNode(t, node, env, "walk.mjs", c.sdk, c.transport, day, fmt.Sprintf("+35196%07d", i))
 					var done struct{ Steps []string }
-					if err := json.Unmarshal(out, &done); err != nil || len(done.Steps) != 18 {
+					if err := json.Unmarshal(out, &done); err != nil || len(done.Steps) != 23 {
 						t.Fatalf("walk: %v: %s", err, out)
 					}
 					if after := count(); after != before+1 {

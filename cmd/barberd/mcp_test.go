@@ -446,7 +446,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		})
 		t.Run("bearer", func(t *testing.T) {
 			a := httpAgent(t, e.srv.URL, keyed(e.keys.APIKey, "Authorization", nil))
-			if len(a.tools) != 16 {
+			if len(a.tools) != 19 {
 				t.Fatalf("a booking key sees %d tools: %v", len(a.tools), a.tools)
 			}
 			refusals(t, a, nextWeekday(time.Wednesday), countAppointments(t, db))

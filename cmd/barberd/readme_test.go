@@ -63,6 +63,7 @@ var walkSteps = []string{
 	"barber_id", "/slots/hold", "/release", "/slots/hold/release-all", "hold_id", "external_reference",
 	"/appointments/$APT\"", "/reschedule", "/cancel",
 	"/notifications/pending?peek=true", "/notifications/ack",
+	"/waitlist", "slot.available",
 	"/graphql", "createUnit", "createService", "createBarber", "setWorkingHours", "agenda(",
 	"select(.id == $apt)",
 }

@@ -118,6 +118,10 @@ func TestDocument(t *testing.T) {
 		"GET /appointments/{id}":             "appointments:read",
 		"POST /appointments/{id}/cancel":     "appointments:write",
 		"POST /appointments/{id}/reschedule": "appointments:write",
+		"GET /waitlist":                      "appointments:read",
+		"POST /waitlist":                     "appointments:write",
+		"GET /waitlist/{id}":                 "appointments:read",
+		"DELETE /waitlist/{id}":              "appointments:write",
 		"GET /notifications/pending":         "notifications:read",
 		"POST /notifications/ack":            "notifications:read",
 	}
@@ -176,6 +180,9 @@ func TestDocument(t *testing.T) {
 	if r := doc.Paths.Find("/appointments").Post.Responses.Status(200).Value; r.Headers["Idempotent-Replayed"] == nil {
 		t.Error("POST /appointments 200: no Idempotent-Replayed header")
 	}
+	if r := doc.Paths.Find("/waitlist").Post.Responses.Status(200).Value; r.Headers["Idempotent-Replayed"] == nil {
+		t.Error("POST /waitlist 200: no Idempotent-Replayed header")
+	}
 	if s := doc.Components.SecuritySchemes["ApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-Service-Api-Key" {
 		t.Errorf("security scheme ApiKey: %+v", s)
 	}
@@ -214,6 +221,12 @@ func TestCheck(t *testing.T) {
 	availability := `{"unit_id":"u1","service_id":"s1","barber_id":null,"date":"2030-03-29","timezone":"Europe/Lisbon","slots":[` + slot + `],"reason":null}`
 	context := `{"account":{"id":"acc","name":"Demo"},"api_key":{"id":"k1","name":"bot","prefix":"bk_abc","scopes":["context:read"]},"server_time":"2030-03-01T09:00:00Z","limits":{"hold_ttl_seconds":{"default":300,"min":10,"max":1800},"notifications_limit":{"default":50,"max":200},"active_holds_max":10,"active_holds":3}}`
 	unit := `{"id":"u1","name":"Lisboa","timezone":"Europe/Lisbon","address":"Rua A","phone":"+351210000000","booking_policy":{"slot_step_minutes":15,"min_lead_minutes":60,"horizon_days":365}}`
+	waitlistEntry := `{"id":"wl1","status":"waiting","unit_id":"u1","service_id":"s1","barber_id":null,"from":"2030-03-25","to":"2030-03-29",` +
+		`"time_from":"17:00","time_to":null,"weekdays":[5],"timezone":"Europe/Lisbon",` +
+		`"client":{"id":"c1","name":"Ana","phone":"+351912345678","email":null},"external_reference":"crm-7","offer_hold_seconds":600,` +
+		`"offer":null,"appointment_id":null,"created_at":"2030-03-01T09:00:00Z","updated_at":"2030-03-01T09:00:00Z"}`
+	offered := strings.Replace(strings.Replace(waitlistEntry, `"offer":null`, `"offer":{"slot":`+slot+`,"hold_id":"h1","offered_at":"2030-03-02T09:00:00Z"}`, 1), `"waiting"`, `"offered"`, 1)
+	slotAvailable := `{"id":"n2","type":"slot.available","created_at":"2030-03-02T09:00:00Z","appointment_id":null,"waitlist_entry":` + offered + `,"slot":` + slot + `,"hold":` + hold + `}`
 	service := `{"id":"s1","name":"Corte","description":"","duration_minutes":30,"buffer_minutes":0,"price":{"amount":2500,"currency":"EUR"},"unit_ids":["u1"]}`
 
 	cases := []struct {
@@ -334,6 +347,32 @@ func TestCheck(t *testing.T) {
 		{"previous on created", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(rescheduled, "appointment.rescheduled", "appointment.created", 1) + `]}`, false},
 		{"bad source", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(notification, `"api"`, `"web"`, 1) + `]}`, false},
 		{"ack", "POST", "/notifications/ack", 200, jsonHeader(), `{"acknowledged":3}`, true},
+
+		// the waitlist
+		{"join 201", "POST", "/waitlist", 201, jsonHeader(), waitlistEntry, true},
+		{"join replay", "POST", "/waitlist", 200, jsonHeader("Idempotent-Replayed", "true"), waitlistEntry, true},
+		{"join replay without header", "POST", "/waitlist", 200, jsonHeader(), waitlistEntry, false},
+		{"entry offered", "GET", "/waitlist/wl1", 200, jsonHeader(), offered, true},
+		{"entry offer without hold", "GET", "/waitlist/wl1", 200, jsonHeader(), strings.Replace(offered, `"hold_id":"h1"`, `"hold_id":null`, 1), true},
+		{"entry unknown status", "GET", "/waitlist/wl1", 200, jsonHeader(), strings.Replace(waitlistEntry, `"waiting"`, `"pending"`, 1), false},
+		{"entry weekday 8", "GET", "/waitlist/wl1", 200, jsonHeader(), strings.Replace(waitlistEntry, `[5]`, `[8]`, 1), false},
+		{"entry without offer", "GET", "/waitlist/wl1", 200, jsonHeader(), strings.Replace(waitlistEntry, `"offer":null,`, ``, 1), false},
+		{"leave", "DELETE", "/waitlist/wl1", 200, jsonHeader(), strings.Replace(waitlistEntry, `"waiting"`, `"cancelled"`, 1), true},
+		{"client waitlist", "GET", "/waitlist?client_phone=%2B351912345678&status=waiting,offered", 200, jsonHeader(), `{"data":[` + waitlistEntry + "," + offered + `]}`, true},
+		{"entry not found", "GET", "/waitlist/wl1", 404, problemHeader(), problem(404, "waitlist_entry_not_found", ""), true},
+		{"slot_available", "POST", "/waitlist", 409, problemHeader(), problem(409, "slot_available", `"alternatives":[`+slot+`]`), true},
+		{"slot_available without alternatives", "POST", "/waitlist", 409, problemHeader(), problem(409, "slot_available", ""), false},
+		{"already_waiting", "POST", "/waitlist", 409, problemHeader(), problem(409, "already_waiting", `"waitlist_entry_id":"wl1"`), true},
+		{"already_waiting without id", "POST", "/waitlist", 409, problemHeader(), problem(409, "already_waiting", ""), false},
+		{"entry id on another code", "POST", "/appointments", 409, problemHeader(), problem(409, "slot_unavailable", `"alternatives":[],"waitlist_entry_id":"wl1"`), false},
+		{"too_many_waitlist_entries", "POST", "/waitlist", 429, problemHeader(), problem(429, "too_many_waitlist_entries", ""), true},
+		{"too_many_waitlist_entries elsewhere", "POST", "/slots/hold", 429, problemHeader(), problem(429, "too_many_waitlist_entries", ""), false},
+		{"slot.available", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + slotAvailable + `]}`, true},
+		{"slot.available without hold", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(slotAvailable, `"hold":`+hold, `"hold":null`, 1) + `]}`, true},
+		{"slot.available with appointment", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(slotAvailable, `"appointment_id":null`, `"appointment_id":"a1"`, 1) + `]}`, false},
+		{"slot.available without slot", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(slotAvailable, `"slot":`+slot+`,`, ``, 1) + `]}`, false},
+		{"appointment notification with null id", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(notification, `"appointment_id":"a1"`, `"appointment_id":null`, 1) + `]}`, false},
+		{"appointment notification with slot", "GET", "/notifications/pending", 200, jsonHeader(), `{"data":[` + strings.Replace(notification, `"source":"api"`, `"source":"api","slot":`+slot, 1) + `]}`, false},
 		{"ack negative", "POST", "/notifications/ack", 200, jsonHeader(), `{"acknowledged":-1}`, false},
 	}
 	for _, c := range cases {

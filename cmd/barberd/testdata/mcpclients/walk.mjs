@@ -77,7 +77,7 @@ try {
   await client.connect(transport);
   step = "tools/list";
   const { tools } = await client.listTools();
-  check(tools.length === 16, `${tools.length} tools`);
+  check(tools.length === 19, `${tools.length} tools`);
 
   const unit = named(await ok("list_units", {}), "Barbearia Chiado");
   const haircut = named(await ok("list_services", { unit_id: unit }), "Haircut");
@@ -99,6 +99,28 @@ try {
   check(booked.status === "confirmed" && !booked.replayed, `booked ${JSON.stringify(booked)}`);
   const again = await ok("book_appointment", booking(third, phone, ref));
   check(again.id === booked.id && again.replayed === true, `replay ${JSON.stringify(again)}`);
+
+  // The waitlist: the client waits for the time just booked (so it is not
+  // free), is refused for a free one (slot_available: book it instead) and
+  // for a second wait (already_waiting), finds the entry and leaves.
+  const quarterAfter = (hm) => {
+    const m = Number(hm.slice(0, 2)) * 60 + Number(hm.slice(3, 5)) + 15;
+    return `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+  };
+  const waitFor = (at, ph) => ({
+    unit_id: unit, service_id: haircut, barber_id: joao, from: day, to: day,
+    time_from: at.slice(11, 16), time_to: quarterAfter(at.slice(11, 16)), client: { name: "Ana Costa", phone: ph },
+  });
+  const entry = await ok("join_waitlist", waitFor(first, phone));
+  check(entry.status === "waiting" && entry.offer === null && !entry.replayed, `joined ${JSON.stringify(entry)}`);
+  const free = await refused("join_waitlist", waitFor(third, "+351922222222"), "slot_available");
+  check(free.alternatives.some((a) => a.starts_at === third), `slot_available ${JSON.stringify(free)}`);
+  const twice = await refused("join_waitlist", waitFor(first, phone), "already_waiting");
+  check(twice.waitlist_entry_id === entry.id, `already_waiting ${JSON.stringify(twice)}`);
+  const waiting = await ok("find_client_waitlist", { client_phone: phone, status: ["waiting"] });
+  check(waiting.data.length === 1 && waiting.data[0].id === entry.id, `waiting ${JSON.stringify(waiting)}`);
+  const left = await ok("leave_waitlist", { waitlist_entry_id: entry.id });
+  check(left.status === "cancelled", `left ${JSON.stringify(left)}`);
 
   // The refusals a booking conversation meets, each readable.
   const taken = await refused("book_appointment", booking(first, "+351922222222", ref + "-taken"), "slot_unavailable");
