@@ -189,16 +189,17 @@ const holdExpiryEvery = time.Second
 // RunJobs runs SendReminders and PruneReservations about every interval
 // (with jitter, so replicas started together spread out) until ctx ends,
 // and with a retention (0: keep everything) PruneNotifications, PruneHolds
-// and PruneWaitlist; ExpireHolds and OfferOpenings run about every holdExpiryEvery
-// beside them. It
-// logs what they did at debug level and their failures at warn, and never
-// panics.
+// and PruneWaitlist; ExpireHolds and OfferOpenings run about every
+// holdExpiryEvery beside them, and RunOffers makes the waitlist's offers
+// after commits. It logs what they did at debug level and their failures
+// at warn, and never panics.
 func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention time.Duration) {
 	if every <= 0 {
 		return
 	}
 	var expiry sync.WaitGroup
 	defer expiry.Wait()
+	expiry.Go(func() { r.RunOffers(ctx) })
 	expiry.Go(func() {
 		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
 			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })

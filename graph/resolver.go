@@ -19,6 +19,8 @@ type Resolver struct {
 	// webhooks tells this process's webhook worker of deliveries due now
 	// (WebhookWake).
 	webhooks *wake.Set
+	// offers makes the waitlist's offers after commits (RunOffers).
+	offers offerWorkers
 }
 
 // Settings are what New makes a Resolver of.
@@ -62,7 +64,7 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c, webhooks: wake.New()}
+	r := &Resolver{cfg: c, webhooks: wake.New(), offers: offerWorkers{due: wake.New()}}
 	r.cache = newCaches(r)
 	return r
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"barberd/ent"
@@ -18,6 +20,7 @@ import (
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
+	"barberd/graph/wake"
 	"barberd/rest/view"
 )
 
@@ -25,9 +28,10 @@ import (
 // timeFreed, which records an Opening in the same transaction when a
 // waiting entry may want the time (one indexed probe, however many
 // entries wait). Right after the commit the same process turns the
-// opening into offers, under the barber's lock, before the freeing request
-// answers; the OfferOpenings job takes what is left (another process
-// stopped, a failure) within a second. An opening is taken by one
+// opening into offers, under the barber's lock: its offer workers
+// (RunOffers, which RunJobs starts) at once, or without them the freeing
+// request itself before it answers; the OfferOpenings job takes what is
+// left (another process stopped, a failure) within a second. An opening is taken by one
 // transaction at a time and deleted with the offers it made, so a freed
 // start is offered once; an entry is claimed by an update that requires it
 // to be waiting, so it is offered once.
@@ -51,13 +55,68 @@ func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID s
 		return err
 	}
 	onCommit(tx, func() {
-		ctx, cancel := context.WithTimeout(tenant.System(context.WithoutCancel(ctx)), offerTimeout)
-		defer cancel()
-		if _, err := r.offerOpening(ctx, id); err != nil {
-			r.cfg.Log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
+		if r.offers.running.Load() > 0 {
+			r.offers.due.Wake(id)
+			return
 		}
+		r.offerNow(context.WithoutCancel(ctx), id)
 	})
 	return nil
+}
+
+// offerNow makes the offers of an opening, logging a failure (the job
+// retries).
+func (r *Resolver) offerNow(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(tenant.System(ctx), offerTimeout)
+	defer cancel()
+	if _, err := r.offerOpening(ctx, id); err != nil {
+		r.cfg.Log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
+	}
+}
+
+// offerWorkers are the process's workers that make offers after commits
+// while RunOffers runs; without them, the committing request makes its
+// offers itself before it answers.
+type offerWorkers struct {
+	due     *wake.Set // openings committed, by id
+	running atomic.Int32
+}
+
+// offerWorkerCount is how many openings a process offers at once.
+const offerWorkerCount = 2
+
+// RunOffers makes the offers of the openings this process commits, with
+// offerWorkerCount workers, until ctx ends: a freeing request answers
+// without waiting for them. Openings woken but not done when it stops are
+// the job's (OfferOpenings).
+func (r *Resolver) RunOffers(ctx context.Context) {
+	r.offers.running.Add(1)
+	defer r.offers.running.Add(-1)
+	ids := make(chan string)
+	var workers sync.WaitGroup
+	for range offerWorkerCount {
+		workers.Go(func() {
+			for id := range ids {
+				r.offerNow(ctx, id)
+			}
+		})
+	}
+	defer workers.Wait()
+	defer close(ids)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.offers.due.C():
+			for _, id := range r.offers.due.Take() {
+				select {
+				case ids <- id:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
 }
 
 // openedHorizon records that any of a barber's time up to the booking
@@ -159,9 +218,9 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, 
 		services[i] = s.ID
 	}
 	p := &offerPass{r: r, tx: tx, barber: b, freed: slots.Interval{Start: op.StartsAt, End: op.EndsAt},
-		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}}
+		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{}}
 	var last *ent.WaitlistEntry
-	for {
+	for !p.taken() {
 		q := tx.WaitlistEntry.Query().Where(
 			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(op.EndsAt),
 			waitlistentry.LatestEndGT(op.StartsAt), waitlistentry.LatestEndGT(now),
@@ -177,15 +236,19 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, 
 			return p.made, err
 		}
 		for _, e := range es {
+			if p.taken() {
+				break
+			}
 			if err := p.consider(ctx, e); err != nil {
 				return p.made, err
 			}
 		}
 		if len(es) < candidatePage {
-			return p.made, nil
+			break
 		}
 		last = es[len(es)-1]
 	}
+	return p.made, nil
 }
 
 // offerPass is the offering of one opening.
@@ -197,7 +260,34 @@ type offerPass struct {
 	now    time.Time
 	told   map[time.Time]bool   // starts offered without a hold
 	offers map[[2]string]*offer // by unit and service; nil: not bookable
-	made   int
+	// days are the barber's days read in the pass, by service and date,
+	// until an offer's hold changes them.
+	days map[dayKey]slots.Day
+	// held is how much of the freed span the pass's offers hold, from its
+	// start: all of it ends the pass.
+	held []slots.Interval
+	made int
+}
+
+type dayKey struct {
+	unit, service string
+	date          slots.Date
+}
+
+// taken reports whether the pass's holds cover the whole freed span. The
+// span was reserved until it was freed, so what holds it now is theirs,
+// and nothing is left to offer.
+func (p *offerPass) taken() bool {
+	at := p.freed.Start
+	for moved := true; moved && at.Before(p.freed.End); {
+		moved = false
+		for _, h := range p.held {
+			if !h.Start.After(at) && h.End.After(at) {
+				at, moved = h.End, true
+			}
+		}
+	}
+	return !at.Before(p.freed.End)
 }
 
 // consider offers e the earliest free start it matches, if there is one.
@@ -206,7 +296,12 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	if err != nil || o == nil {
 		return err
 	}
-	s, ok, err := p.freeStart(ctx, o, e)
+	w := wantOf(e)
+	dates := p.wantedDates(o, w)
+	if len(dates) == 0 {
+		return nil
+	}
+	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
 		return err
 	}
@@ -220,6 +315,9 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	p.made++
 	if e.OfferHoldID == nil {
 		p.told[s.Start] = true
+	} else {
+		p.held = append(p.held, s.Block(o.buffer()))
+		clear(p.days) // the hold is busy time now
 	}
 	return nil
 }
@@ -242,12 +340,14 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 	return o, nil
 }
 
-// freeStart is the earliest start free now for e's service with the pass's
-// barber whose time touches the freed span and which e wants.
-func (p *offerPass) freeStart(ctx context.Context, o *offer, e *ent.WaitlistEntry) (slots.Slot, bool, error) {
-	w := wantOf(e)
+// wantedDates are the local dates on which a start of o's service can
+// touch the freed span and fall in w's window: its days and weekdays, and
+// on each its times of day. Entries that cannot want the span cost no
+// read.
+func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 	span := o.duration() + o.buffer()
-	first, last := slots.DateOf(p.freed.Start.Add(-span), o.loc), slots.DateOf(p.freed.End, o.loc)
+	earliest := p.freed.Start.Add(-span) // a start must be after it
+	first, last := slots.DateOf(earliest, o.loc), slots.DateOf(p.freed.End, o.loc)
 	if first.Compare(w.from) < 0 {
 		first = w.from
 	}
@@ -256,19 +356,40 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, e *ent.WaitlistEntr
 	}
 	var dates []slots.Date
 	for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
-		if w.weekdays[isoWeekday(d)] {
+		if !w.weekdays[isoWeekday(d)] {
+			continue
+		}
+		// The day's window in instants, against the starts that touch the
+		// span: (earliest, freed end).
+		from := d.Start(o.loc).Add(time.Duration(w.start) * time.Second)
+		to := d.Start(o.loc).Add(time.Duration(w.end) * time.Second)
+		if from.Before(p.freed.End) && to.After(earliest) {
 			dates = append(dates, d)
 		}
 	}
-	if len(dates) == 0 {
-		return slots.Slot{}, false, nil
+	return dates
+}
+
+// freeStart is the earliest start free now for o's service with the pass's
+// barber whose time touches the freed span and which w wants, on dates.
+func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slots.Date) (slots.Slot, bool, error) {
+	var missing []slots.Date
+	for _, d := range dates {
+		if _, ok := p.days[dayKey{o.unit.ID, o.service.ID, d}]; !ok {
+			missing = append(missing, d)
+		}
 	}
-	days, err := o.days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.barber}, dates)
-	if err != nil {
-		return slots.Slot{}, false, err
+	if len(missing) > 0 {
+		read, err := o.days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.barber}, missing)
+		if err != nil {
+			return slots.Slot{}, false, err
+		}
+		for i, d := range missing {
+			p.days[dayKey{o.unit.ID, o.service.ID, d}] = read[i].Day
+		}
 	}
-	for _, d := range days {
-		for _, s := range slots.FreeSlots(d.Day) {
+	for _, d := range dates {
+		for _, s := range slots.FreeSlots(p.days[dayKey{o.unit.ID, o.service.ID, d}]) {
 			if s.Block(o.buffer()).Overlaps(p.freed) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
 				return s, true, nil
 			}
