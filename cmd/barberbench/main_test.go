@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,13 +36,17 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	r.Use(rest.Middleware(log)...)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Mount(rest.BasePath, rest.New(res))
-	// GraphQL behind the key check, as serve mounts it, and a webhook
-	// worker: what run --webhook needs.
+	// GraphQL behind the key check, as serve mounts it, a webhook worker
+	// (what run --webhook needs) and the waitlist's offer workers, which
+	// make offers after the freeing requests have answered, as serve's do.
 	r.With(rest.Authenticate(res, nil, false, rest.WriteError)).Handle("/graphql", gqlserver.NewHandler(res))
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var offers sync.WaitGroup
+		defer offers.Wait()
+		offers.Go(func() { res.RunOffers(ctx) })
 		webhook.New(webhook.Settings{Resolver: res, AllowPrivate: true, Poll: 50 * time.Millisecond}).Run(ctx)
 	}()
 	srv := httptest.NewServer(r)
