@@ -15,9 +15,10 @@ import (
 // agenda is one unit's appointments of one local day, by start time, as a
 // Relay connection; where narrows it further (barber, status, customer...).
 // Edges the query selects are loaded eagerly, a query per edge for the
-// whole page. Errors: validation_failed, unit_not_found.
+// whole page (agendaPage). Errors: validation_failed, unit_not_found.
 func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	v, err := require(ctx, ScopeAdmin)
+	if err != nil {
 		return nil, err
 	}
 	var p Problems
@@ -30,7 +31,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 		return nil, err
 	}
 	first = defaultPage(first, last)
-	u, err := anyUnit(ctx, r.cfg.DB.Client, unitID)
+	u, err := r.agendaUnit(ctx, v, unitID)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +42,44 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	// The local day may be 23 or 25 hours long: its bounds are two midnights.
 	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
 	to := time.Date(day.Year, day.Month, day.Day+1, 0, 0, 0, 0, loc)
-	byStart := &ent.AppointmentOrder{Direction: entgql.OrderDirectionAsc, Field: ent.AppointmentOrderFieldStartsAt}
-	conn, err := r.cfg.DB.Appointment.Query().
-		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC())).
-		Paginate(ctx, after, first, before, last, ent.WithAppointmentOrder(byStart), ent.WithAppointmentFilter(where.Filter))
-	return conn, err
+	q := r.cfg.DB.Appointment.Query().
+		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC()))
+	byStart := ent.WithAppointmentOrder(&ent.AppointmentOrder{Direction: entgql.OrderDirectionAsc, Field: ent.AppointmentOrderFieldStartsAt})
+	if after != nil || before != nil || last != nil || *first <= 0 {
+		return q.Paginate(ctx, after, first, before, last, byStart, ent.WithAppointmentFilter(where.Filter))
+	}
+	return agendaPage(ctx, q, u, *first, byStart, where)
+}
+
+// unitKey names a unit of an account.
+type unitKey struct{ account, unit string }
+
+// unitEntry is a unit as read under an account's config version.
+type unitEntry struct {
+	config int64
+	unit   *ent.Unit
+}
+
+// agendaUnit returns the unit of an agenda, active or not, from the cache
+// while the viewer's config version is the one it was read under: a
+// dashboard asks for the same unit's agenda again and again. The unit is
+// shared; nothing may change it. Errors: unit_not_found.
+func (r *Resolver) agendaUnit(ctx context.Context, v *Viewer, id string) (*ent.Unit, error) {
+	c, k := r.cache, unitKey{v.AccountID, id}
+	e, ok := c.units.Get(k)
+	hit := ok && v.versioned && e.config == v.configVersion
+	c.metrics.CacheLookup("unit", hit)
+	if hit {
+		return e.unit, nil
+	}
+	u, err := anyUnit(ctx, r.cfg.DB.Client, id)
+	if err != nil {
+		return nil, err
+	}
+	if v.versioned {
+		c.units.Put(k, &unitEntry{config: v.configVersion, unit: u})
+	}
+	return u, nil
 }
 
 // activeHolds lists the first holds blocking a slot right now, by start

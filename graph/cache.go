@@ -31,6 +31,7 @@ type caches struct {
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalogKey, *catalogEntry]
+	units        *fresh.Memo[unitKey, *unitEntry] // of agendas (admin_agenda.go)
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 }
 
@@ -42,6 +43,7 @@ func newCaches(r *Resolver) *caches {
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+		units:       fresh.NewMemo[unitKey, *unitEntry](maxCachedCatalogs, nil),
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
 			return 256 + 24*len(e.barbers) + e.day.Size()
 		}),

@@ -3,11 +3,8 @@ package graph_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"entgo.io/ent/dialect"
 
 	"barberd/ent"
 	"barberd/ent/barber"
@@ -86,10 +83,7 @@ func TestAppointmentLocalTimes(t *testing.T) {
 func TestAppointmentLocalTimesStatements(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		var statements atomic.Int64
-		counted := db.WithDriver(func(d dialect.Driver) dialect.Driver {
-			return dialect.DebugWithContext(d, func(context.Context, ...any) { statements.Add(1) })
-		})
+		counted, log := storetest.Counting(db)
 		res, keys := gqltest.Resolver(t, counted)
 		admin := gqltest.Client(t, res, keys.AdminAPIKey)
 		ctx := tenant.WithAccount(context.Background(), keys.AccountID)
@@ -109,15 +103,15 @@ func TestAppointmentLocalTimesStatements(t *testing.T) {
 			}
 		}
 		db.Appointment.CreateBulk(rows...).ExecX(ctx)
-		count := func(fields string) int64 {
+		count := func(fields string) int {
 			t.Helper()
 			admin(`{ context { serverTime } }`, nil).OK(t) // the key's use is recorded once
-			statements.Store(0)
+			log.Take()
 			edges := admin(`{ appointments(first: 100) { edges { node { `+fields+` } } } }`, nil).OK(t)["appointments"].(map[string]any)["edges"].([]any)
 			if len(edges) != 100 {
 				t.Fatalf("%d appointments, want 100", len(edges))
 			}
-			return statements.Load()
+			return len(log.Take())
 		}
 		without := count("id startsAt")
 		with := count("id startsAt startsAtLocal endsAtLocal timezone")

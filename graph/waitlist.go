@@ -17,7 +17,7 @@ import (
 
 // The waitlist (rest-v1.md, "Additions: waitlist"; docs/waitlist.md): a
 // client waits for a time of a service at a unit that is not free yet.
-// Entries are written here; waitlist_offer.go offers them the times that
+// Entries are written here; waitlist_open.go offers them the times that
 // become free.
 
 // Bounds of a waitlist entry.

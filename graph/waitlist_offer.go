@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"barberd/ent"
@@ -12,190 +10,20 @@ import (
 	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
-	"barberd/ent/opening"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
-	"barberd/graph/model"
 	"barberd/graph/slots"
-	"barberd/graph/store"
-	"barberd/graph/wake"
 	"barberd/rest/view"
 )
 
-// Offers (docs/waitlist.md). Every freeing of a barber's time passes
-// timeFreed, which records an Opening in the same transaction when a
-// waiting entry may want the time (one indexed probe, however many
-// entries wait). Right after the commit the same process turns the
-// opening into offers, under the barber's lock: its offer workers
-// (RunOffers, which RunJobs starts) at once, or without them the freeing
-// request itself before it answers; the OfferOpenings job takes what is
-// left (another process stopped, a failure) within a second. An opening is taken by one
-// transaction at a time and deleted with the offers it made, so a freed
-// start is offered once; an entry is claimed by an update that requires it
-// to be waiting, so it is offered once.
-
-// offerTimeout bounds the offers made after a commit; the job retries.
-const offerTimeout = 10 * time.Second
+// The offer pass of one opening (waitlist_open.go says when it runs): the
+// waiting entries that may want the freed time, oldest first, each offered
+// the earliest free start it wants, until the time is held.
 
 // candidatePage is how many waiting entries an opening reads at a time.
 const candidatePage = 100
-
-// opened records, in tx, that a barber's time from start to end became
-// free, when a waiting entry may want it, and offers it after the commit.
-func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
-	now := r.now()
-	if !end.After(now) {
-		return nil
-	}
-	id := opening.DefaultID()
-	wrote, err := store.InsertOpening(ctx, tx, r.cfg.DB.Dialect, id, accountID, barberID, start, end, now)
-	if err != nil || !wrote {
-		return err
-	}
-	onCommit(tx, func() {
-		if r.offers.running.Load() > 0 {
-			r.offers.due.Wake(id)
-			return
-		}
-		r.offerNow(context.WithoutCancel(ctx), id)
-	})
-	return nil
-}
-
-// offerNow makes the offers of an opening, logging a failure (the job
-// retries).
-func (r *Resolver) offerNow(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(tenant.System(ctx), offerTimeout)
-	defer cancel()
-	if _, err := r.offerOpening(ctx, id); err != nil {
-		r.cfg.Log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
-	}
-}
-
-// offerWorkers are the process's workers that make offers after commits
-// while RunOffers runs; without them, the committing request makes its
-// offers itself before it answers.
-type offerWorkers struct {
-	due     *wake.Set // openings committed, by id
-	running atomic.Int32
-}
-
-// offerWorkerCount is how many openings a process offers at once.
-const offerWorkerCount = 2
-
-// RunOffers makes the offers of the openings this process commits, with
-// offerWorkerCount workers, until ctx ends: a freeing request answers
-// without waiting for them. Openings woken but not done when it stops are
-// the job's (OfferOpenings).
-func (r *Resolver) RunOffers(ctx context.Context) {
-	r.offers.running.Add(1)
-	defer r.offers.running.Add(-1)
-	ids := make(chan string)
-	var workers sync.WaitGroup
-	for range offerWorkerCount {
-		workers.Go(func() {
-			for id := range ids {
-				r.offerNow(ctx, id)
-			}
-		})
-	}
-	defer workers.Wait()
-	defer close(ids)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.offers.due.C():
-			for _, id := range r.offers.due.Take() {
-				select {
-				case ids <- id:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}
-}
-
-// openedHorizon records that any of a barber's time up to the booking
-// horizon may have become free (its hours or its services changed).
-func (r *Resolver) openedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
-	now := r.now()
-	return r.opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, maxHorizonDays+2))
-}
-
-// reopen offers free starts the caller found after the fact (a join that
-// raced a freeing): each as an opening of its own, offered at once.
-func (r *Resolver) reopen(ctx context.Context, accountID string, free []*model.Slot) {
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		for _, s := range free {
-			if err := r.opened(ctx, tx, accountID, s.BarberID, s.StartsAtUtc, s.EndsAtUtc); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		r.cfg.Log.Warn("waitlist reopen failed", "err", err)
-	}
-}
-
-// OfferOpenings offers the openings left over, oldest first, up to limit
-// of them, and says how many offers it made: the job behind the offers
-// made after each commit.
-func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
-	sys := tenant.System(ctx)
-	if limit <= 0 {
-		limit = jobBatch
-	}
-	ids, err := r.cfg.DB.Opening.Query().Order(opening.ByCreatedAt(), opening.ByID()).Limit(limit).IDs(sys)
-	if err != nil {
-		return 0, err
-	}
-	total := 0
-	for _, id := range ids {
-		n, err := r.offerOpening(sys, id)
-		if err != nil {
-			return total, err
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// offerOpening makes the offers of one opening and deletes it, in one
-// transaction under the barber's lock; an opening another transaction
-// holds or has done is passed over. It says how many offers it made.
-func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
-	made := 0
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		made = 0
-		op, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Opening.Query().Where(opening.ID(id))).Only(ctx)
-		if ent.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := r.lockBarber(ctx, tx, op.BarberID); err != nil {
-			return err
-		}
-		now := r.now()
-		if _, err := r.freeExpiredHolds(ctx, tx, op.BarberID, now); err != nil {
-			return err
-		}
-		if made, err = r.offerFreed(ctx, tx, op, now); err != nil {
-			return err
-		}
-		return tx.Opening.DeleteOneID(op.ID).Exec(ctx)
-	})
-	if err == nil && made > 0 {
-		r.metrics().WaitlistOffered(made)
-	}
-	return made, err
-}
 
 // offerFreed offers the opening's time to the waiting entries that want
 // it, oldest first, each the earliest free start it matches; a start

@@ -8,6 +8,7 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/hold"
+	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
 	"barberd/graph"
 	"barberd/graph/model"
@@ -214,6 +215,65 @@ func TestWaitlistOtherFreeings(t *testing.T) {
 		}
 		if n, err := res.PruneWaitlist(bg, day.Add(48*time.Hour), 0); err != nil || n != 3 {
 			t.Fatalf("pruned %d, %v; want the 3 ended entries", n, err)
+		}
+	})
+}
+
+// TestWaitlistScheduleChanges checks the schedule changes that free time:
+// hours widened offer the new time, and a barber newly given the service
+// offers theirs.
+func TestWaitlistScheduleChanges(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Schedules", 1)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		date := day.Format("2006-01-02")
+		s.fullDay(day)
+		evening, err := s.join("+351910000301", date, func(in *model.JoinWaitlistInput) {
+			from, to := "20:00", "21:00"
+			in.TimeFrom, in.TimeTo = &from, &to
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		anyTime, err := s.join("+351910000302", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Open until 21:00 on the day's weekday: 20:00 goes to the evening
+		// entry (the older of the two that want it), 20:30 to the other.
+		wd := int(day.Weekday())
+		if _, err := res.Mutation().SetWorkingHours(s.ctx, model.SetWorkingHoursInput{
+			BarberID: s.barbers[0].ID, UnitID: s.unit.ID,
+			Days: []*model.WorkingDayInput{{Weekday: wd, OpensAt: "08:00", ClosesAt: "21:00"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]time.Time{evening.ID: day.Add(20 * time.Hour), anyTime.ID: day.Add(20*time.Hour + 30*time.Minute)} {
+			if e := s.entry(id); e.Status != waitlistentry.StatusOffered || !e.OfferStartsAt.Equal(want) {
+				t.Errorf("entry %s after the hours widened: %s %v, want offered %s", id, e.Status, e.OfferStartsAt, want)
+			}
+		}
+		// A new barber with hours at the unit but not the service: given
+		// the service, their morning is offered.
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		b, err := db.Barber.Create().SetAccountID(s.acc.ID).SetName("New").AddUnits(s.unit).Save(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.WorkingHours.Create().SetAccountID(s.acc.ID).SetBarberID(b.ID).SetUnitID(s.unit.ID).
+			SetWeekday(wd).SetOpensAt("08:00").SetClosesAt("09:00").Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		morning, err := s.join("+351910000303", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.Mutation().UpdateBarber(s.ctx, b.ID, model.UpdateBarberInput{ServiceIds: []string{s.svc.ID}}); err != nil {
+			t.Fatal(err)
+		}
+		if e := s.entry(morning.ID); e.Status != waitlistentry.StatusOffered || !e.OfferStartsAt.Equal(day.Add(8*time.Hour)) || *e.OfferBarberID != b.ID {
+			t.Errorf("entry after the barber got the service: %s %v", e.Status, e.OfferStartsAt)
 		}
 	})
 }

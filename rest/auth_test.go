@@ -19,9 +19,9 @@ func TestWrongKeysSpareTheDatabase(t *testing.T) {
 		e, log := countingEnv(t, db0.db)
 		refused := func(key string) int {
 			t.Helper()
-			log.take()
+			log.Take()
 			expect(t, e.do("GET", "/units", key, nil), http.StatusUnauthorized, graph.CodeInvalidAPIKey)
-			return len(log.take())
+			return len(log.Take())
 		}
 		for _, key := range []string{"bk_nope", "bk_" + strings.Repeat("A", 52), "sk_" + strings.Repeat("a", 52), e.keys.APIKey + "x", "bk_é" + strings.Repeat("a", 50)} {
 			if n := refused(key); n != 0 {

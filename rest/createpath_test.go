@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"entgo.io/ent/dialect"
@@ -20,35 +19,12 @@ import (
 	"barberd/graph/storetest"
 )
 
-// statementLog records the SQL statements (BEGIN, COMMIT and ROLLBACK
-// included) a database client sends.
-type statementLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *statementLog) add(_ context.Context, v ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprint(v...))
-}
-
-// take returns the statements since the last take and forgets them.
-func (l *statementLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.lines
-	l.lines = nil
-	return out
-}
-
 // countingEnv is an env whose database client logs every statement.
-func countingEnv(t *testing.T, db *store.DB) (*env, *statementLog) {
+func countingEnv(t *testing.T, db *store.DB) (*env, *storetest.StatementLog) {
 	t.Helper()
-	log := &statementLog{}
-	counted := db.WithDriver(func(d dialect.Driver) dialect.Driver { return dialect.DebugWithContext(d, log.add) })
+	counted, log := storetest.Counting(db)
 	e := newEnv(t, counted)
-	log.take()
+	log.Take()
 	return e, log
 }
 
@@ -83,9 +59,9 @@ func TestCreateStatements(t *testing.T) {
 		expect(t, e.do("GET", "/context", e.keys.APIKey, nil), http.StatusOK, "")
 		count := func(name string, body map[string]any, status int) []string {
 			t.Helper()
-			log.take()
+			log.Take()
 			r := e.do("POST", "/appointments", e.keys.APIKey, body)
-			lines := log.take()
+			lines := log.Take()
 			expect(t, r, status, "")
 			t.Logf("%s: %d statements\n\t%s", name, len(lines), strings.Join(lines, "\n\t"))
 			return lines

@@ -61,9 +61,9 @@ func TestStatementsPerRequest(t *testing.T) {
 		measured := map[string]bool{}
 		measure := func(name, method, path string, body any, status int) *response {
 			t.Helper()
-			log.take()
+			log.Take()
 			r := e.do(method, path, key, body)
-			lines := log.take()
+			lines := log.Take()
 			expect(t, r, status, "")
 			if name == "" {
 				return r

@@ -1,23 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
-	"barberd/ent"
-	"barberd/ent/barber"
-	"barberd/ent/schema/tenant"
-	"barberd/ent/unit"
 	"barberd/graph"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -630,55 +622,4 @@ func TestGraphQLAdminDepthLimit(t *testing.T) {
 			e.must(t, "", `{ __type(name: "Unit") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } } } }`, nil)
 		})
 	})
-}
-
-// TestAgendaQueryCount checks that an agenda page of 100 appointments with
-// their barber, service, unit and client costs a handful of SQL statements,
-// not one per appointment and edge.
-func TestAgendaQueryCount(t *testing.T) {
-	t.Parallel()
-	for _, d := range storetest.Dialects {
-		t.Run(d, func(t *testing.T) {
-			var statements atomic.Int64
-			db := storetest.Open(t, d).WithDriver(func(drv dialect.Driver) dialect.Driver {
-				return dialect.DebugWithContext(drv, func(context.Context, ...any) { statements.Add(1) })
-			})
-			e := newGQLEnv(t, db)
-			ctx := tenant.WithAccount(context.Background(), e.keys.AccountID)
-			unitID, serviceID := e.keys.IDs["Barbearia Chiado"], e.keys.IDs["Haircut"]
-			barbers := db.Barber.Query().Where(barber.HasUnitsWith(unit.ID(unitID)), barber.Active(true)).AllX(ctx)
-			key := db.APIKey.Query().FirstX(ctx)
-			var rows []*ent.AppointmentCreate
-			start := time.Date(2027, 3, 2, 9, 0, 0, 0, time.UTC)
-			for i := range 100 {
-				c := db.Customer.Create().SetAccountID(e.keys.AccountID).SetName(fmt.Sprintf("Client %d", i)).
-					SetPhone(fmt.Sprintf("+3519100%05d", i)).SaveX(ctx)
-				at := start.Add(time.Duration(i/2) * 10 * time.Minute)
-				rows = append(rows, db.Appointment.Create().SetAccountID(e.keys.AccountID).SetUnitID(unitID).
-					SetServiceID(serviceID).SetBarberID(barbers[i%2].ID).SetCustomerID(c.ID).SetAPIKeyID(key.ID).
-					SetClientName(c.Name).SetClientPhone(c.Phone).SetStartsAt(at).SetEndsAt(at.Add(10*time.Minute)))
-			}
-			db.Appointment.CreateBulk(rows...).ExecX(ctx)
-			e.must(t, e.keys.AdminAPIKey, `{ context { serverTime } }`, nil) // the key's first use is recorded
-
-			for name, q := range map[string]string{
-				"appointments": `{ appointments(first: 100, orderBy: {field: STARTS_AT}) { totalCount edges { node { id startsAt
-					barber { name } service { name durationMinutes } unit { name timezone } customer { name phone } } } } }`,
-				"agenda": `query($u: ID!) { agenda(unitId: $u, date: "2027-03-02", first: 100) { totalCount edges { node { id startsAt
-					barber { name } service { name durationMinutes } unit { name timezone } customer { name phone } } } } }`,
-			} {
-				statements.Store(0)
-				data := e.must(t, e.keys.AdminAPIKey, q, map[string]any{"u": unitID})
-				n := statements.Load()
-				edges := dig(t, data, name+".edges").([]any)
-				if len(edges) != 100 || str(t, edges[99], "node.customer.name") == "" || str(t, edges[0], "node.barber.name") == "" {
-					t.Fatalf("%s: %d edges", name, len(edges))
-				}
-				t.Logf("%s: a page of 100 appointments with 4 edges took %d SQL statements", name, n)
-				if n > 10 {
-					t.Errorf("%s: %d SQL statements for one page, want at most 10", name, n)
-				}
-			}
-		})
-	}
 }

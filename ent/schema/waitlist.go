@@ -111,7 +111,7 @@ func (WaitlistEntry) Annotations() []schema.Annotation {
 
 // Opening is a barber's time that became free while waiting entries might
 // want it, written in the transaction that freed it and turned into offers
-// right after (graph/waitlist_offer.go); the row is the promise that the
+// right after (graph/waitlist_open.go); the row is the promise that the
 // offers are made even if the process that freed the time stops.
 type Opening struct{ ent.Schema }
 

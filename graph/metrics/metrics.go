@@ -26,7 +26,7 @@ type Events interface {
 	// NotificationWritten: a notification of type typ was committed.
 	NotificationWritten(typ string)
 	// CacheLookup: a request looked in one of this process's caches
-	// (api_key, catalog, availability) and found a usable entry, or not.
+	// (api_key, catalog, unit, availability) and found a usable entry, or not.
 	CacheLookup(cache string, hit bool)
 	// VersionRead: one query of the version fence answered callers requests
 	// (package fresh).

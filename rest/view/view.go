@@ -93,15 +93,18 @@ func AppointmentOf(a *ent.Appointment) (Appointment, error) {
 }
 
 // AppointmentsOf renders a list of appointments as AppointmentOf does.
-func AppointmentsOf(as []*ent.Appointment) ([]Appointment, error) {
-	views := make([]Appointment, len(as))
-	for i, a := range as {
+func AppointmentsOf(as []*ent.Appointment) ([]Appointment, error) { return each(as, AppointmentOf) }
+
+// each renders every one of xs with render, or fails with the first error.
+func each[T, V any](xs []T, render func(T) (V, error)) ([]V, error) {
+	out := make([]V, len(xs))
+	for i, x := range xs {
 		var err error
-		if views[i], err = AppointmentOf(a); err != nil {
+		if out[i], err = render(x); err != nil {
 			return nil, err
 		}
 	}
-	return views, nil
+	return out, nil
 }
 
 // Notification is a notification in the v1 form: the appointment as its

@@ -119,14 +119,7 @@ func WaitlistEntryOf(e *ent.WaitlistEntry) (WaitlistEntry, error) {
 
 // WaitlistEntriesOf renders entries as WaitlistEntryOf does.
 func WaitlistEntriesOf(es []*ent.WaitlistEntry) ([]WaitlistEntry, error) {
-	out := make([]WaitlistEntry, len(es))
-	for i, e := range es {
-		var err error
-		if out[i], err = WaitlistEntryOf(e); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return each(es, WaitlistEntryOf)
 }
 
 // zoneOf is the time zone of a loaded unit.
