@@ -32,11 +32,16 @@ func TestBookingProperty(t *testing.T) {
 	// hours, in the past, beyond the horizon, in a daylight-saving gap) is
 	// refused.
 	t.Parallel()
-	first, cases := uint64(20270301), 8
-	if v, err := strconv.ParseUint(os.Getenv("BARBERD_PROPERTY_SEED"), 10, 64); err == nil {
+	eachSeed(t, "BARBERD_PROPERTY", 20270301, 8, propertyCase)
+}
+
+// eachSeed runs fn on each database for cases seeds from first, a subtest
+// each: env_SEED runs that one seed instead, env_CASES sets how many.
+func eachSeed(t *testing.T, env string, first uint64, cases int, fn func(t *testing.T, db *store.DB, seed uint64)) {
+	if v, err := strconv.ParseUint(os.Getenv(env+"_SEED"), 10, 64); err == nil {
 		first, cases = v, 1
 	}
-	if v, err := strconv.Atoi(os.Getenv("BARBERD_PROPERTY_CASES")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv(env + "_CASES")); err == nil && v > 0 {
 		cases = v
 	}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -45,7 +50,7 @@ func TestBookingProperty(t *testing.T) {
 			seed := first + uint64(i)
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Logf("seed %d", seed)
-				propertyCase(t, db, seed)
+				fn(t, db, seed)
 			})
 		}
 		t.Logf("%d cases in %v", cases, time.Since(began))
@@ -550,6 +555,12 @@ func (sh *shop) model(t *testing.T, ctx context.Context, db *store.DB, now, day 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sh.slotsOf(now, day, rsvs)
+}
+
+// slotsOf computes the slots of day naively, minute by minute, from what the
+// case generated and the reservations rsvs.
+func (sh *shop) slotsOf(now, day time.Time, rsvs []*ent.Reservation) []*model.Slot {
 	todayL := now.In(sh.loc)
 	today := time.Date(todayL.Year(), todayL.Month(), todayL.Day(), 0, 0, 0, 0, time.UTC)
 	if day.Before(today) || day.After(today.AddDate(0, 0, sh.horizon)) {
