@@ -80,8 +80,9 @@ type offerPass struct {
 	now      time.Time
 	told     map[time.Time]bool   // starts offered without a hold
 	offers   map[[2]string]*offer // by unit and service; nil: not bookable
-	// days are the barber's days read in the pass, by service and date,
-	// until an offer's hold changes them.
+	// days are the barber's days read in the pass, by unit and date (for
+	// any service: each takes its own length), until an offer's hold
+	// changes them.
 	days map[dayKey]slots.Day
 	// held are the blocks of the pass's offers' holds: once they cover
 	// the freed time, the pass ends.
@@ -92,8 +93,8 @@ type offerPass struct {
 }
 
 type dayKey struct {
-	unit, service string
-	date          slots.Date
+	unit string
+	date slots.Date
 }
 
 // taken reports whether the pass's holds cover all the freed time. It was
@@ -226,7 +227,7 @@ func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slots.Date) (slots.Slot, bool, error) {
 	var missing []slots.Date
 	for _, d := range dates {
-		if _, ok := p.days[dayKey{o.unit.ID, o.service.ID, d}]; !ok {
+		if _, ok := p.days[dayKey{o.unit.ID, d}]; !ok {
 			missing = append(missing, d)
 		}
 	}
@@ -236,11 +237,13 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 			return slots.Slot{}, false, err
 		}
 		for i, d := range missing {
-			p.days[dayKey{o.unit.ID, o.service.ID, d}] = read[i].Day
+			p.days[dayKey{o.unit.ID, d}] = read[i].Day
 		}
 	}
 	for _, d := range dates {
-		for _, s := range slots.FreeSlots(p.days[dayKey{o.unit.ID, o.service.ID, d}]) {
+		day := p.days[dayKey{o.unit.ID, d}]
+		day.Duration, day.Buffer = o.duration(), o.buffer()
+		for _, s := range slots.FreeSlots(day) {
 			if p.touches(s.Block(o.buffer())) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
 				return s, true, nil
 			}
