@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,7 +99,9 @@ func (r *Resolver) RunOffers(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.offers.due.C():
-			for _, id := range r.offers.due.Take() {
+			due := r.offers.due.Take()
+			slices.Sort(due) // oldest first: ids sort by when they were made
+			for _, id := range due {
 				select {
 				case ids <- id:
 				case <-ctx.Done():
