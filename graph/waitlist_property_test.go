@@ -25,7 +25,7 @@ import (
 // case and BARBERD_WAITLIST_CASES sets how many run per database.
 func TestWaitlistProperty(t *testing.T) {
 	t.Parallel()
-	eachSeed(t, "BARBERD_WAITLIST", 20261125, 4, func(t *testing.T, db *store.DB, seed uint64) {
+	eachSeed(t, "BARBERD_WAITLIST", 2019, 4, func(t *testing.T, db *store.DB, seed uint64) {
 		t.Cleanup(func() {
 			if t.Failed() {
 				t.Logf("rerun: BARBERD_WAITLIST_SEED=%d go test ./graph -run 'TestWaitlistProperty/%s'", seed, db.Dialect)
