@@ -3,16 +3,14 @@ package graph
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"barberd/ent"
 	"barberd/ent/apikey"
-	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
-	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
 	"barberd/graph/slots"
 	"barberd/rest/view"
@@ -25,39 +23,33 @@ import (
 // candidatePage is how many waiting entries an opening reads at a time.
 const candidatePage = 100
 
-// offerFreed offers the opening's time to the waiting entries that want
-// it, oldest first, each the earliest free start it matches; a start
-// offered without a hold is not offered again in the same pass.
-func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, now time.Time) (int, error) {
-	b, err := tx.Barber.Query().Where(barber.ID(op.BarberID), barber.Active(true)).
-		WithUnits(func(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(unit.FieldID) }).
-		WithServices(func(q *ent.ServiceQuery) { q.Select(service.FieldID) }).Only(ctx)
-	if ent.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	units, services := make([]string, len(b.Edges.Units)), make([]string, len(b.Edges.Services))
-	for i, u := range b.Edges.Units {
-		units[i] = u.ID
-	}
-	for i, s := range b.Edges.Services {
-		services[i] = s.ID
-	}
-	p := &offerPass{r: r, tx: tx, barber: b, freed: slots.Interval{Start: op.StartsAt, End: op.EndsAt},
+// offerFreed offers the barber's freed time to the waiting entries that
+// want it, oldest first, each the earliest free start it matches; a start
+// offered without a hold is not offered again in the same pass. The
+// barber is locked once an entry may want the time, and the barber's
+// expired holds freed before the first hold is written.
+func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, freed []slots.Interval, now time.Time) (int, error) {
+	p := &offerPass{r: r, tx: tx, barberID: barberID, freed: freed,
 		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{}}
-	var last *ent.WaitlistEntry
+	first, last := freed[0], freed[0]
+	for _, f := range freed {
+		if f.Start.Before(first.Start) {
+			first = f
+		}
+		if f.End.After(last.End) {
+			last = f
+		}
+	}
+	var prev *ent.WaitlistEntry
 	for !p.taken() {
 		q := tx.WaitlistEntry.Query().Where(
-			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(op.EndsAt),
-			waitlistentry.LatestEndGT(op.StartsAt), waitlistentry.LatestEndGT(now),
-			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(b.ID)),
-			waitlistentry.UnitIDIn(units...), waitlistentry.ServiceIDIn(services...),
+			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
+			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
+			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
 			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
-		if last != nil {
-			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(last.CreatedAt),
-				waitlistentry.And(waitlistentry.CreatedAt(last.CreatedAt), waitlistentry.IDGT(last.ID))))
+		if prev != nil {
+			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
+				waitlistentry.And(waitlistentry.CreatedAt(prev.CreatedAt), waitlistentry.IDGT(prev.ID))))
 		}
 		es, err := q.Order(waitlistentry.ByCreatedAt(), waitlistentry.ByID()).Limit(candidatePage).All(ctx)
 		if err != nil {
@@ -74,27 +66,29 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, op *ent.Opening, 
 		if len(es) < candidatePage {
 			break
 		}
-		last = es[len(es)-1]
+		prev = es[len(es)-1]
 	}
 	return p.made, nil
 }
 
-// offerPass is the offering of one opening.
+// offerPass is the offering of a barber's freed time.
 type offerPass struct {
-	r      *Resolver
-	tx     *ent.Tx
-	barber *ent.Barber
-	freed  slots.Interval
-	now    time.Time
-	told   map[time.Time]bool   // starts offered without a hold
-	offers map[[2]string]*offer // by unit and service; nil: not bookable
+	r        *Resolver
+	tx       *ent.Tx
+	barberID string
+	freed    []slots.Interval
+	now      time.Time
+	told     map[time.Time]bool   // starts offered without a hold
+	offers   map[[2]string]*offer // by unit and service; nil: not bookable
 	// days are the barber's days read in the pass, by service and date,
 	// until an offer's hold changes them.
 	days map[dayKey]slots.Day
-	// held is how much of the freed span the pass's offers hold, from its
-	// start: all of it ends the pass.
+	// held are the blocks of the pass's offers' holds: once they cover
+	// the freed time, the pass ends.
 	held []slots.Interval
-	made int
+	// locked: the barber is locked; expired: its expired holds are freed.
+	locked, expired bool
+	made            int
 }
 
 type dayKey struct {
@@ -102,20 +96,35 @@ type dayKey struct {
 	date          slots.Date
 }
 
-// taken reports whether the pass's holds cover the whole freed span. The
-// span was reserved until it was freed, so what holds it now is theirs,
-// and nothing is left to offer.
+// taken reports whether the pass's holds cover all the freed time. It was
+// reserved until it was freed, so what holds it now is theirs, and nothing
+// is left to offer.
 func (p *offerPass) taken() bool {
-	at := p.freed.Start
-	for moved := true; moved && at.Before(p.freed.End); {
-		moved = false
-		for _, h := range p.held {
-			if !h.Start.After(at) && h.End.After(at) {
-				at, moved = h.End, true
+	for _, f := range p.freed {
+		at := f.Start
+		for moved := true; moved && at.Before(f.End); {
+			moved = false
+			for _, h := range p.held {
+				if !h.Start.After(at) && h.End.After(at) {
+					at, moved = h.End, true
+				}
 			}
 		}
+		if at.Before(f.End) {
+			return false
+		}
 	}
-	return !at.Before(p.freed.End)
+	return true
+}
+
+// touches reports whether a block touches the freed time.
+func (p *offerPass) touches(block slots.Interval) bool {
+	for _, f := range p.freed {
+		if block.Overlaps(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // consider offers e the earliest free start it matches, if there is one.
@@ -129,9 +138,23 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	if len(dates) == 0 {
 		return nil
 	}
+	if !p.locked {
+		// Reads of the barber's time from here on hold until the commit.
+		if err := p.r.lockBarber(ctx, p.tx, p.barberID); err != nil {
+			return err
+		}
+		p.locked = true
+	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
 		return err
+	}
+	if !p.expired && e.OfferHoldSeconds > 0 {
+		// A hold's reservation may not overlap an expired one's.
+		if _, err := p.r.freeExpiredHolds(ctx, p.tx, p.barberID, p.now); err != nil {
+			return err
+		}
+		p.expired = true
 	}
 	err = p.r.makeOffer(ctx, p.tx, e, o, s, p.now)
 	if errors.Is(err, errNotWaiting) {
@@ -157,7 +180,7 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 	if o, seen := p.offers[k]; seen {
 		return o, nil
 	}
-	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barber.ID)
+	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barberID)
 	if _, domain := AsError(err); domain {
 		o, err = nil, nil // no longer offered, bookable or eligible
 	}
@@ -169,32 +192,32 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 }
 
 // wantedDates are the local dates on which a start of o's service can
-// touch the freed span and fall in w's window: its days and weekdays, and
-// on each its times of day. Entries that cannot want the span cost no
+// touch the freed time and fall in w's window: its days and weekdays, and
+// on each its times of day. Entries that cannot want the time cost no
 // read.
 func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 	span := o.duration() + o.buffer()
-	earliest := p.freed.Start.Add(-span) // a start must be after it
-	first, last := slots.DateOf(earliest, o.loc), slots.DateOf(p.freed.End, o.loc)
-	if first.Compare(w.from) < 0 {
-		first = w.from
-	}
-	if last.Compare(w.to) > 0 {
-		last = w.to
-	}
 	var dates []slots.Date
-	for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
-		if !w.weekdays[isoWeekday(d)] {
-			continue
+	for _, f := range p.freed {
+		earliest := f.Start.Add(-span) // a start must be after it
+		first, last := slots.DateOf(earliest, o.loc), slots.DateOf(f.End, o.loc)
+		if first.Compare(w.from) < 0 {
+			first = w.from
 		}
-		// The day's window in instants, against the starts that touch the
-		// span: (earliest, freed end).
-		from := d.Start(o.loc).Add(time.Duration(w.start) * time.Second)
-		to := d.Start(o.loc).Add(time.Duration(w.end) * time.Second)
-		if from.Before(p.freed.End) && to.After(earliest) {
-			dates = append(dates, d)
+		if last.Compare(w.to) > 0 {
+			last = w.to
+		}
+		for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
+			// The day's window in instants, against the starts that touch
+			// the span: (earliest, its end).
+			from := d.Start(o.loc).Add(time.Duration(w.start) * time.Second)
+			to := d.Start(o.loc).Add(time.Duration(w.end) * time.Second)
+			if w.weekdays[isoWeekday(d)] && from.Before(f.End) && to.After(earliest) && !slices.Contains(dates, d) {
+				dates = append(dates, d)
+			}
 		}
 	}
+	slices.SortFunc(dates, slots.Date.Compare)
 	return dates
 }
 
@@ -218,7 +241,7 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 	}
 	for _, d := range dates {
 		for _, s := range slots.FreeSlots(p.days[dayKey{o.unit.ID, o.service.ID, d}]) {
-			if s.Block(o.buffer()).Overlaps(p.freed) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
+			if p.touches(s.Block(o.buffer())) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
 				return s, true, nil
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"barberd/ent/opening"
 	"barberd/ent/schema/tenant"
 	"barberd/graph/model"
+	"barberd/graph/slots"
 	"barberd/graph/store"
 	"barberd/graph/wake"
 )
@@ -70,7 +71,7 @@ type offerWorkers struct {
 }
 
 // offerWorkerCount is how many openings a process offers at once.
-const offerWorkerCount = 2
+const offerWorkerCount = 4
 
 // RunOffers makes the offers of the openings this process commits, with
 // offerWorkerCount workers, until ctx ends: a freeing request answers
@@ -152,9 +153,14 @@ func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
 	return total, nil
 }
 
-// offerOpening makes the offers of one opening and deletes it, in one
-// transaction under the barber's lock; an opening another transaction
-// holds or has done is passed over. It says how many offers it made.
+// openingBatch is how many openings of one barber a pass takes at once:
+// under load they queue, and one pass, one lock, serves them all.
+const openingBatch = 50
+
+// offerOpening makes the offers of an opening, with the other openings of
+// its barber not taken by another transaction, and deletes them, in one
+// transaction; an opening another transaction holds or has done is passed
+// over. It says how many offers it made.
 func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
 	made := 0
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
@@ -166,17 +172,22 @@ func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
 		if err != nil {
 			return err
 		}
-		if err := r.lockBarber(ctx, tx, op.BarberID); err != nil {
+		more, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Opening.Query().
+			Where(opening.BarberID(op.BarberID), opening.IDNEQ(op.ID)).
+			Order(opening.ByCreatedAt(), opening.ByID()).Limit(openingBatch-1)).All(ctx)
+		if err != nil {
 			return err
 		}
-		now := r.now()
-		if _, err := r.freeExpiredHolds(ctx, tx, op.BarberID, now); err != nil {
+		ops := append([]*ent.Opening{op}, more...)
+		freed, ids := make([]slots.Interval, len(ops)), make([]string, len(ops))
+		for i, o := range ops {
+			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
+		}
+		if made, err = r.offerFreed(ctx, tx, op.BarberID, freed, r.now()); err != nil {
 			return err
 		}
-		if made, err = r.offerFreed(ctx, tx, op, now); err != nil {
-			return err
-		}
-		return tx.Opening.DeleteOneID(op.ID).Exec(ctx)
+		_, err = tx.Opening.Delete().Where(opening.IDIn(ids...)).Exec(ctx)
+		return err
 	})
 	if err == nil && made > 0 {
 		r.metrics().WaitlistOffered(made)
