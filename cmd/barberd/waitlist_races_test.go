@@ -189,6 +189,9 @@ func (w *wlRig) raceJoinCancel(t *testing.T) {
 		w.goCancel(t, &wg, barrier, k, gr.apt)
 		wg.Go(func() {
 			<-barrier
+			// The join's two reads take a few milliseconds: from 0 to 18 ms
+			// later, the cancellation meets it at different points.
+			time.Sleep(time.Duration(2*k) * time.Millisecond)
 			if err := w.join(k+1, gr.j); err != nil {
 				t.Errorf("join: %v", err)
 			}
