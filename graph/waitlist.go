@@ -150,7 +150,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetNillableBarberID(in.BarberID).
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
-			SetEarliestStart(w.from.Start(o.loc)).SetLatestEnd(w.to.AddDays(1).Start(o.loc).Add(span)).
+			SetEarliestStart(w.from.Start(o.loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.loc).Add(span).UTC()).
 			SetCustomerID(customerID).SetClientName(c.name).SetClientPhone(c.phone).SetNillableClientEmail(c.email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
 			Save(ctx)

@@ -258,6 +258,8 @@ var errNotWaiting = errors.New("waitlist entry no longer waiting")
 // unless e tells only or the key is at its hold cap, and e's key is told
 // with slot.available. The caller holds the barber's lock.
 func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *offer, s slots.Slot, now time.Time) error {
+	// Instants are stored in UTC: SQLite compares them as text.
+	s.Start, s.End = s.Start.UTC(), s.End.UTC()
 	var holdID *string
 	if e.OfferHoldSeconds > 0 {
 		atCap, err := r.atHoldCap(ctx, tx, e.APIKeyID, now)

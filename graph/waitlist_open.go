@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +40,7 @@ func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID s
 		return nil
 	}
 	id := opening.DefaultID()
-	wrote, err := store.InsertOpening(ctx, tx, r.cfg.DB.Dialect, id, accountID, barberID, start, end, now)
+	wrote, err := store.InsertOpening(ctx, tx, r.cfg.DB.Dialect, id, accountID, barberID, start.UTC(), end.UTC(), now)
 	if err != nil || !wrote {
 		return err
 	}
@@ -142,15 +144,16 @@ func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	total := 0
+	// One opening that fails does not hold back the others.
+	total, errs := 0, []error(nil)
 	for _, id := range ids {
 		n, err := r.offerOpening(sys, id)
 		if err != nil {
-			return total, err
+			errs = append(errs, fmt.Errorf("opening %s: %w", id, err))
 		}
 		total += n
 	}
-	return total, nil
+	return total, errors.Join(errs...)
 }
 
 // openingBatch is how many openings of one barber a pass takes at once:

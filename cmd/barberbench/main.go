@@ -27,8 +27,8 @@ Usage:
       the account id, a booking API key and the unit ids
 
   barberbench run --url http://127.0.0.1:8080 --key KEY [--concurrency 16]
-                  [--duration 30s] [--scenario flow|availability|create|hotslot]
-                  [--database-url URL] [--json FILE] [--pid PID]
+                  [--duration 30s] [--scenario flow|availability|range|next|create|hotslot|waitlist]
+                  [--database-url URL] [--json FILE] [--pid PID] [--waitlist 1000]
       drive a running barberd (loopback only) and report throughput and
       latency per endpoint, with the floors measured in the same run
 

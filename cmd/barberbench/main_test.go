@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,13 +36,18 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	r.Use(rest.Middleware(log)...)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Mount(rest.BasePath, rest.New(res))
-	// GraphQL behind the key check, as serve mounts it, and a webhook
-	// worker: what run --webhook needs.
+	// GraphQL behind the key check, as serve mounts it, a webhook worker
+	// (what run --webhook needs), and the jobs that make the waitlist's
+	// offers after the freeing requests have answered (and retry failed
+	// ones every second), as serve runs them.
 	r.With(rest.Authenticate(res, nil, false, rest.WriteError)).Handle("/graphql", gqlserver.NewHandler(res))
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var jobs sync.WaitGroup
+		defer jobs.Wait()
+		jobs.Go(func() { res.RunJobs(ctx, time.Hour, 0, 0) })
 		webhook.New(webhook.Settings{Resolver: res, AllowPrivate: true, Poll: 50 * time.Millisecond}).Run(ctx)
 	}()
 	srv := httptest.NewServer(r)
@@ -55,7 +61,7 @@ func TestSeedAndRun(t *testing.T) {
 			url := storetest.URL(t, d)
 			ctx := context.Background()
 			res, err := seed(ctx, seedConfig{databaseURL: url, units: 2, barbersPerUnit: 10, appointments: 2000,
-				days: 60, futureDays: 7, futureFill: 0.35, fullDays: 3, seed: 1}, io.Discard)
+				days: 60, futureDays: 7, futureFill: 0.35, fullDays: 7, seed: 1}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +86,8 @@ func TestSeedAndRun(t *testing.T) {
 			}
 
 			srv := newServer(t, url)
-			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create"} {
+			// waitlist comes last: it frees time on the fully booked days.
+			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create", "waitlist"} {
 				// create: paced; create and flow with a webhook receiver subscribed.
 				d := time.Second
 				if scenario == "flow" {
@@ -88,7 +95,7 @@ func TestSeedAndRun(t *testing.T) {
 				}
 				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: d,
 					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
-					maxRequests: 1_000_000, days: 30, seed: 1,
+					maxRequests: 1_000_000, days: 30, seed: 1, waitlist: 40,
 					webhook: scenario == "create" || scenario == "flow", adminKey: res.AdminAPIKey, rate: 50}, io.Discard)
 				if err != nil {
 					t.Fatal(err)
@@ -102,13 +109,16 @@ func TestSeedAndRun(t *testing.T) {
 				if rep.ServerErrors != 0 || rep.Total.TransportErrors != 0 {
 					t.Errorf("%s: %d 5xx, %d without response: %+v", scenario, rep.ServerErrors, rep.Total.TransportErrors, rep.Endpoints)
 				}
-				// --full-days 3: today and the next two days are booked whole.
+				// --full-days 7: today and the next six days are booked whole.
 				if scenario == "next" && !slices.ContainsFunc(rep.Notes, func(n string) bool {
 					var days int
 					_, err := fmt.Sscanf(n, "next: the nearest first free time is %d days ahead", &days)
-					return err == nil && days >= 3
+					return err == nil && days >= 7
 				}) {
-					t.Errorf("next: the first free time should be 3 or more days ahead: %v", rep.Notes)
+					t.Errorf("next: the first free time should be 7 or more days ahead: %v", rep.Notes)
+				}
+				if scenario == "waitlist" {
+					checkWaitlist(t, db, rep)
 				}
 				if scenario == "create" {
 					// At most 50 creates a second, each delivered to the receiver.
@@ -157,5 +167,32 @@ func TestRunRefusesRemoteTargets(t *testing.T) {
 		if _, err := checkLoopback(u); err == nil {
 			t.Errorf("%s: accepted", u)
 		}
+	}
+}
+
+// checkWaitlist checks a waitlist run: every entry joined, offers made
+// from the cancels, none twice, within the goal, and no entry left on the
+// waitlist.
+func checkWaitlist(t *testing.T, db *store.DB, rep *Report) {
+	t.Helper()
+	w := rep.Waitlist
+	switch {
+	case w == nil:
+		t.Fatalf("waitlist: no figures: %v", rep.Notes)
+	case w.Entries != 40 || w.Matchable != 10:
+		t.Errorf("waitlist: %d entries joined (%d matchable), want 40 (10): %+v", w.Entries, w.Matchable, rep.Endpoints)
+	case w.Offers == 0 || w.Untraced != 0 || w.DoubleOffers != 0:
+		t.Errorf("waitlist: %d offers, %d untraced, %d double", w.Offers, w.Untraced, w.DoubleOffers)
+	case w.OfferP99Ms <= 0 || w.OpeningsLeft != 0:
+		t.Errorf("waitlist: offer p99 %.1f ms, %d freed times left undone", w.OfferP99Ms, w.OpeningsLeft)
+	case w.CancelAlonePerSec <= 0 || w.ThroughputRatio <= 0:
+		t.Errorf("waitlist: cancels %.1f/s alone, ratio %.2f", w.CancelAlonePerSec, w.ThroughputRatio)
+	}
+	// Only the matchable entries can be offered a single cancel's start.
+	if w.Offers > w.Matchable || w.WaitingAtEnd < w.Entries-w.Matchable {
+		t.Errorf("waitlist: %d offers, %d waiting at the end: %+v", w.Offers, w.WaitingAtEnd, w)
+	}
+	if n := storetest.Count(t, db, "SELECT count(*) FROM waitlist_entries WHERE status IN ('waiting', 'offered')"); n != 0 {
+		t.Errorf("waitlist: %d entries left waiting or offered", n)
 	}
 }

@@ -39,9 +39,10 @@ type runConfig struct {
 	receiverURL   string // the receiver of barberbench receive; "": one in this process
 	adminKey      string // registers it
 	rate          int    // create scenario: creates per second in all (0: as fast as they go)
+	waitlist      int    // waitlist scenario: entries waiting in its second phase
 }
 
-var scenarios = []string{"flow", "availability", "range", "next", "create", "hotslot"}
+var scenarios = []string{"flow", "availability", "range", "next", "create", "hotslot", "waitlist"}
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -54,7 +55,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "length of the scenario phase")
 	fs.DurationVar(&c.floorDuration, "floor-duration", 10*time.Second, "length of each floor phase (at most --duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
-	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), range (7 days), next (the next free times; seed with --full-days), create (distinct slots) or hotslot (every worker books the same slot)")
+	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
@@ -65,6 +66,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&c.webhook, "webhook", false, "subscribe a webhook receiver in this process to every event during the scenario and report delivery latency from commit (serve with --webhook-allow-private; the seed file's admin key registers it)")
 	fs.StringVar(&c.receiverURL, "webhook-receiver", "", "with --webhook: the receiver that barberbench receive serves in another process, by the URL it printed, instead of one in this process")
 	fs.StringVar(&c.adminKey, "admin-key", os.Getenv("BARBERBENCH_ADMIN_KEY"), "API key with scope admin, for --webhook (env BARBERBENCH_ADMIN_KEY; the seed file has one)")
+	fs.IntVar(&c.waitlist, "waitlist", 1000, "waitlist scenario: waiting entries joined before its second cancel phase")
 	fs.IntVar(&c.rate, "rate", 0, "create scenario: at most this many creates per second in all (0: as fast as the workers go)")
 	cpuProfile := fs.String("cpuprofile", "", "write barberbench's own CPU profile to this file (it shares the machine with the server)")
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +110,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errors.New("--webhook needs --admin-key (or a --seed-file with admin_api_key)")
 	case c.rate < 0:
 		return errors.New("--rate must not be negative")
+	case c.scenario == "waitlist" && (c.databaseURL == "" || c.waitlist < 1):
+		return errors.New("the waitlist scenario needs --database-url and a --waitlist of 1 or more")
 	case !contains(scenarios, c.scenario):
 		return fmt.Errorf("--scenario %q: want one of %s", c.scenario, strings.Join(scenarios, ", "))
 	}
@@ -153,6 +157,7 @@ type bench struct {
 	pace     *pacer           // --rate
 	receiver *webhookReceiver // --webhook
 	released atomic.Int64     // holds of cut-off conversations released
+	wl       *waitlistRun     // the waitlist scenario
 	logOut   io.Writer
 }
 
@@ -230,10 +235,14 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		defer b.floor.close()
 		rep.Database = b.floor.db.Dialect
 	}
-	if c.scenario == "next" {
-		if err := b.noteNextAhead(ctx, rep); err != nil {
-			return nil, err
-		}
+	switch c.scenario {
+	case "next":
+		err = b.noteNextAhead(ctx, rep)
+	case "waitlist":
+		err = b.prepareWaitlist(ctx)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if c.scenario == "create" || c.scenario == "hotslot" {
 		// Free slots are found before the measured phases, and the feed
@@ -321,12 +330,18 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	if b.feed != nil {
 		b.feed.resume(true)
 	}
-	if c.scenario == "hotslot" {
+	switch c.scenario {
+	case "hotslot":
 		rec, wall = b.hotSlot(ctx, rep)
-	} else {
+	case "waitlist":
+		rec, wall, err = b.waitlist(ctx, rep)
+	default:
 		rec, wall = b.runPhase(ctx, c.concurrency, c.duration, scenario)
 	}
 	stopRSS()
+	if err != nil {
+		return nil, err
+	}
 	b.feed.stopAndMerge(rec)
 	total := newRecorder()
 	for _, name := range sortedKeys(rec.series) {
@@ -342,7 +357,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	// The total compares with the floor of what the scenario does most:
 	// reads with the HTTP floor, creates with the database write floor.
 	totalName := "GET total"
-	if b.feed != nil {
+	if b.feed != nil || b.wl != nil {
 		totalName = "POST total"
 	}
 	rep.Total = total.get("total").stats(totalName, "scenario", wall)
@@ -371,31 +386,6 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		rep.Notes = append(rep.Notes, "interrupted: the figures cover part of the run")
 	}
 	return rep, nil
-}
-
-// noteNextAhead notes how many days ahead the first free time of any unit
-// and service lies: what the next scenario's searches cross.
-func (b *bench) noteNextAhead(ctx context.Context, rep *Report) error {
-	nearest := -1
-	for _, u := range b.cat.units {
-		today, _ := time.Parse(time.DateOnly, b.date(u.ID, 0))
-		for _, s := range b.cat.services[u.ID] {
-			var next apiAvailability
-			ex, err := b.cl.send(ctx, newRecorder(), "next", http.MethodGet, "/availability/next?limit=1&unit_id="+u.ID+"&service_id="+s.ID, nil, &next)
-			if err != nil {
-				return fmt.Errorf("GET /availability/next: %w", err)
-			}
-			if ex.status != http.StatusOK || len(next.Slots) == 0 {
-				continue
-			}
-			first, _ := time.Parse(time.DateOnly, next.Slots[0].StartsAt[:10])
-			if days := int(first.Sub(today).Hours()/24 + 0.5); nearest < 0 || days < nearest {
-				nearest = days
-			}
-		}
-	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("next: the nearest first free time is %d days ahead (seed --full-days sets it)", nearest))
-	return nil
 }
 
 // webhookDrain is how long the receiver waits, after the scenario phase,

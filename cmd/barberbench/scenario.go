@@ -22,6 +22,8 @@ func (b *bench) scenarioFunc() func(*worker, context.Context) error {
 		return (*worker).nextOnly
 	case "create", "hotslot":
 		return (*worker).createOnly
+	case "waitlist":
+		return (*worker).cancelOne
 	}
 	return (*worker).conversation
 }
@@ -270,4 +272,38 @@ func (b *bench) hotSlot(ctx context.Context, rep *Report) (*recorder, time.Durat
 		all.merge(w.rec)
 	}
 	return all, wall
+}
+
+// firstFreeDay is how many days ahead the first free time of any unit and
+// service lies (-1: none within the horizon): what the next scenario's
+// searches cross, and the waitlist scenario's fully booked days.
+func (b *bench) firstFreeDay(ctx context.Context) (int, error) {
+	nearest := -1
+	for _, u := range b.cat.units {
+		today, _ := time.Parse(time.DateOnly, b.date(u.ID, 0))
+		for _, s := range b.cat.services[u.ID] {
+			var next apiAvailability
+			ex, err := b.cl.send(ctx, newRecorder(), "next", http.MethodGet, "/availability/next?limit=1&unit_id="+u.ID+"&service_id="+s.ID, nil, &next)
+			if err != nil {
+				return 0, fmt.Errorf("GET /availability/next: %w", err)
+			}
+			if ex.status != http.StatusOK || len(next.Slots) == 0 {
+				continue
+			}
+			first, _ := time.Parse(time.DateOnly, next.Slots[0].StartsAt[:10])
+			if days := int(first.Sub(today).Hours()/24 + 0.5); nearest < 0 || days < nearest {
+				nearest = days
+			}
+		}
+	}
+	return nearest, nil
+}
+
+// noteNextAhead notes how far ahead the first free time lies.
+func (b *bench) noteNextAhead(ctx context.Context, rep *Report) error {
+	nearest, err := b.firstFreeDay(ctx)
+	if err == nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("next: the nearest first free time is %d days ahead (seed --full-days sets it)", nearest))
+	}
+	return err
 }

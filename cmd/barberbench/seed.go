@@ -132,6 +132,9 @@ func weekOf(weekday, saturday shift) [7]*shift {
 	return w
 }
 
+// seedSlotStep is every unit's slot step, in minutes.
+const seedSlotStep = 15
+
 func clock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
 
 var firstNames = []string{"Ana", "Bruno", "Carla", "Diego", "Elena", "Fábio", "Greta", "Hugo", "Inês", "João", "Kai", "Lia", "Marco", "Nina", "Otto", "Paula", "Rui", "Sofia", "Tomás", "Vera"}
@@ -272,7 +275,7 @@ func (s *seeder) catalog(ctx context.Context) error {
 		s.res.UnitIDs = append(s.res.UnitIDs, u.id)
 		err = units.add(u.id, s.now, s.now, fmt.Sprintf("Barberbench %s #%d", z.city, i+1), z.zone,
 			fmt.Sprintf("Main street %d, %s", 10+i, z.city), fmt.Sprintf("%s%07d", z.phone, 1000000+i),
-			true, 15, 60, 365, s.accountID)
+			true, seedSlotStep, 60, 365, s.accountID)
 		if err != nil {
 			return err
 		}

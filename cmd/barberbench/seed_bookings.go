@@ -66,9 +66,11 @@ type booking struct {
 	overflow   bool      // placed over an earlier booking of the day (history denser than the hours allow)
 }
 
-// fillAll books a working day whole: back to back, the barber's shortest
-// service, from each opening to its break or closing (the last booking may
-// run past it), so no start is left for any service.
+// fillAll books a working day whole: the barber's shortest service, one
+// after another on the unit's slot grid, from each opening to its break or
+// closing (the last booking may run past it), so no start is left for any
+// service, and cancelling one booking frees a start of it (the waitlist
+// scenario).
 func (s *seeder) fillAll(bd barberDay) []booking {
 	k := bd.barber.services[0]
 	for _, c := range bd.barber.services {
@@ -77,11 +79,12 @@ func (s *seeder) fillAll(bd barberDay) []booking {
 		}
 	}
 	sv := seedServices[k]
+	step := (sv.minutes + sv.buf + seedSlotStep - 1) / seedSlotStep * seedSlotStep
 	sh := bd.shift
 	var out []booking
 	from := sh.open
 	for _, until := range append(slices.Clone(sh.breaks), [2]int{sh.close, sh.close}) {
-		for t := from; t < until[0]; t += sv.minutes + sv.buf {
+		for t := from; t < until[0]; t += step {
 			start := time.Date(bd.day.Year(), bd.day.Month(), bd.day.Day(), t/60, t%60, 0, 0, bd.unit.loc)
 			out = append(out, booking{k, start.UTC(), start.Add(time.Duration(sv.minutes) * time.Minute).UTC(), false})
 		}

@@ -169,7 +169,9 @@ type Report struct {
 	ServerMaxRSSMB float64 `json:"server_max_rss_mb,omitempty"`
 	// Webhook: with --webhook, the deliveries of the scenario's events.
 	Webhook *WebhookStats `json:"webhook,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Waitlist: the waitlist scenario's offers and cancel throughputs.
+	Waitlist *WaitlistStats `json:"waitlist,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
@@ -268,6 +270,9 @@ func writeTable(w io.Writer, rep *Report) {
 	if h := rep.Webhook; h != nil {
 		fmt.Fprintf(w, "webhook: %d of %d created events delivered (%d requests in all); from commit p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
 			h.Delivered, h.Created, h.Attempts, h.P50Ms, h.P99Ms, h.MaxMs)
+	}
+	if rep.Waitlist != nil {
+		rep.Waitlist.write(w)
 	}
 	fmt.Fprintf(w, "5xx in the scenario: %d\n", rep.ServerErrors)
 	for _, n := range rep.Notes {
