@@ -211,8 +211,7 @@ func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 		for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
 			// The day's window in instants, against the starts that touch
 			// the span: (earliest, its end).
-			from := d.Start(o.loc).Add(time.Duration(w.start) * time.Second)
-			to := d.Start(o.loc).Add(time.Duration(w.end) * time.Second)
+			from, to := wallAt(d, w.start, o.loc), wallAt(d, w.end, o.loc)
 			if w.weekdays[isoWeekday(d)] && from.Before(f.End) && to.After(earliest) && !slices.Contains(dates, d) {
 				dates = append(dates, d)
 			}
@@ -220,6 +219,13 @@ func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 	}
 	slices.SortFunc(dates, slots.Date.Compare)
 	return dates
+}
+
+// wallAt is the instant of the wall time secs seconds after midnight of d
+// in loc (24:00 is the next midnight): on a daylight-saving day, elapsed
+// time from midnight is an hour off the wall clock.
+func wallAt(d slots.Date, secs int, loc *time.Location) time.Time {
+	return time.Date(d.Year, d.Month, d.Day, secs/3600, secs%3600/60, secs%60, 0, loc)
 }
 
 // freeStart is the earliest start free now for o's service with the pass's
