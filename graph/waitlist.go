@@ -146,15 +146,17 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		if err != nil {
 			return err
 		}
-		e, err = tx.WaitlistEntry.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+		if e, err = tx.WaitlistEntry.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetNillableBarberID(in.BarberID).
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
 			SetEarliestStart(w.from.Start(o.loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.loc).Add(span).UTC()).
 			SetCustomerID(customerID).SetClientName(c.name).SetClientPhone(c.phone).SetNillableClientEmail(c.email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
-			Save(ctx)
-		return err
+			Save(ctx); err != nil {
+			return err
+		}
+		return store.LockWaitlist(ctx, tx, r.cfg.DB.Dialect, v.AccountID)
 	})
 	if store.Classify(err) == store.Unique {
 		return r.joinConflict(ctx, v, ref, c.phone, o)
@@ -164,9 +166,10 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	}
 	e = e.Unwrap()
 	e.Edges.Unit = o.unit
-	// A time freed between the check above and the commit was offered to
-	// the entries committed then: look again, now that this one is seen.
-	if free, err := r.freeMatching(ctx, in, w, 1); err == nil && len(free) > 0 {
+	// A time freed by a transaction that could not see this entry was
+	// offered to the entries it saw: look again, in the database, now that
+	// those transactions have committed (store.LockWaitlist).
+	if free, err := r.freeNow(ctx, o, w); err == nil && len(free) > 0 {
 		r.reopen(ctx, e.AccountID, free)
 		if again, err := r.loadEntry(ctx, e.ID); err == nil {
 			e = again
@@ -243,6 +246,33 @@ func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput,
 		}
 	}
 	return out, nil
+}
+
+// freeNow is the first free start an entry with window w wants of o,
+// read from the database now, past every cache.
+func (r *Resolver) freeNow(ctx context.Context, o *offer, w want) ([]*model.Slot, error) {
+	barbers := o.eligible
+	if o.barber != nil {
+		barbers = []*ent.Barber{o.barber}
+	}
+	var dates []slots.Date
+	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
+		if w.weekdays[isoWeekday(d)] {
+			dates = append(dates, d)
+		}
+	}
+	days, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers, dates)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range days {
+		for _, s := range slots.FreeSlots(d.Day) {
+			if w.matches(s.Start, o.loc) {
+				return []*model.Slot{{StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(), BarberID: s.BarberID}}, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // weekdaysOf is the weekdays to store: every one given, in order, once.

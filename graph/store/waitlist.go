@@ -27,8 +27,16 @@ func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID 
 	}
 	account, barber := a.add(accountID)+text, a.add(barberID)+text
 	from, to := a.add(start)+instant, a.add(end)+instant
-	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + `
+	// On PostgreSQL the probe holds the account's waitlist fence, shared,
+	// until the commit (LockWaitlist).
+	fence, fenced := "", ""
+	if dia == dialect.Postgres {
+		fence = `WITH fence AS (SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + account + `)))
+`
+		fenced = ` FROM fence`
+	}
+	q := fence + `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + fenced + `
 WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + a.add(true) + `
 AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + a.add(start.Add(-openingReach)) + `
 AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `))
@@ -43,4 +51,25 @@ RETURNING id`
 		return false, err
 	}
 	return wrote, rows.Close()
+}
+
+// waitlistFence is the first key of the PostgreSQL advisory locks that
+// fence an account's waitlist (the second is the account's hash).
+const waitlistFence = "4242"
+
+// LockWaitlist waits, on PostgreSQL, until the transactions that freed the
+// account's time and probed for waiting entries before this one's entry
+// was written have committed, and keeps later ones from probing until this
+// one commits: a join that looks for free time after its commit then sees
+// all the time freed by transactions that could not see its entry. SQLite
+// runs one write transaction at a time: nothing to wait for.
+func LockWaitlist(ctx context.Context, c Queryer, dia, accountID string) error {
+	if dia != dialect.Postgres {
+		return nil
+	}
+	rows, err := c.QueryContext(ctx, `SELECT pg_advisory_xact_lock(`+waitlistFence+`, hashtext($1))`, accountID)
+	if err != nil {
+		return err
+	}
+	return rows.Close()
 }
