@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 	_ "time/tzdata" // unit time zones must resolve even where the system has no zone database
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,7 +175,18 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*slog.Logger, *st
 	}
 	// Errors name the database (its password hidden): an SQLite file that
 	// cannot be opened says which one.
-	if err := db.Ping(ctx); err != nil {
+	// A replica starting while another migrates an SQLite file may find it
+	// busy while its connection sets the file's modes: it tries again.
+	err = db.Ping(ctx)
+	for attempt := 1; err != nil && store.Classify(err) == store.Retry && attempt < 20; attempt++ {
+		select {
+		case <-time.After(500 * time.Millisecond):
+			err = db.Ping(ctx)
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("database %s: %w", store.Redact(f.url), err)
 	}
