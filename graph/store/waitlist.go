@@ -28,15 +28,20 @@ func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID 
 	account, barber := a.add(accountID)+text, a.add(barberID)+text
 	from, to := a.add(start)+instant, a.add(end)+instant
 	// On PostgreSQL the probe holds the account's waitlist fence, shared,
-	// until the commit (LockWaitlist).
-	fence, fenced := "", ""
+	// until the commit (LockWaitlist), taken in a statement of its own: a
+	// statement reads what was committed when it began, so the probe must
+	// begin once the fence is held.
 	if dia == dialect.Postgres {
-		fence = `WITH fence AS (SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + account + `)))
-`
-		fenced = ` FROM fence`
+		rows, err := c.QueryContext(ctx, `SELECT pg_advisory_xact_lock_shared(`+waitlistFence+`, hashtext($1))`, accountID)
+		if err != nil {
+			return false, err
+		}
+		if err := rows.Close(); err != nil {
+			return false, err
+		}
 	}
-	q := fence + `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + fenced + `
+	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + `
 WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + a.add(true) + `
 AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + a.add(start.Add(-openingReach)) + `
 AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `))
