@@ -51,6 +51,17 @@ func (w want) matches(t time.Time, loc *time.Location) bool {
 	return d.Compare(w.from) >= 0 && d.Compare(w.to) <= 0 && w.weekdays[isoWeekday(d)] && secs >= w.start && secs < w.end
 }
 
+// dates are the window's days on its weekdays, in order.
+func (w want) dates() []slots.Date {
+	var out []slots.Date
+	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
+		if w.weekdays[isoWeekday(d)] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // wantOf is the window of a stored entry.
 func wantOf(e *ent.WaitlistEntry) want {
 	s, _ := checkJoin(model.JoinWaitlistInput{
@@ -223,12 +234,7 @@ func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID strin
 // freeMatching lists up to limit free starts the entry being joined would
 // take, earliest first.
 func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput, w want, limit int) ([]*model.Slot, error) {
-	var dates []slots.Date
-	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
-		if w.weekdays[isoWeekday(d)] {
-			dates = append(dates, d)
-		}
-	}
+	dates := w.dates()
 	if len(dates) == 0 {
 		return nil, nil
 	}
@@ -255,12 +261,7 @@ func (r *Resolver) freeNow(ctx context.Context, o *offer, w want) ([]*model.Slot
 	if o.barber != nil {
 		barbers = []*ent.Barber{o.barber}
 	}
-	var dates []slots.Date
-	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
-		if w.weekdays[isoWeekday(d)] {
-			dates = append(dates, d)
-		}
-	}
+	dates := w.dates()
 	days, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers, dates)
 	if err != nil {
 		return nil, err
@@ -375,12 +376,19 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 	return out, nil
 }
 
-// unitWaitlist is a unit's entries for dashboards, oldest first.
-// Errors: unit_not_found.
+// unitWaitlist is a unit's entries for dashboards, oldest first, a page
+// of DefaultPageSize unless first says otherwise.
+// Errors: validation_failed, unit_not_found.
 func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
 	if _, err := require(ctx, ScopeAdmin); err != nil {
 		return nil, err
 	}
+	var p Problems
+	checkPage(&p, first, nil)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	first = defaultPage(first, nil)
 	if _, err := anyUnit(ctx, r.cfg.DB.Client, unitID); err != nil {
 		return nil, err
 	}
