@@ -13,6 +13,7 @@ import (
 	"barberd/ent/account"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 )
 
@@ -113,10 +114,10 @@ func Seed(ctx context.Context, res *graph.Resolver) (*Keys, error) {
 	if keys.IDs, err = IDsOf(ctx, res.Settings().DB, acc.ID); err != nil {
 		return nil, err
 	}
-	if keys.APIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo chatbot", graph.BookingScopes); err != nil {
+	if keys.APIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo chatbot", domain.BookingScopes); err != nil {
 		return nil, err
 	}
-	if keys.AdminAPIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo dashboard", graph.AllScopes); err != nil {
+	if keys.AdminAPIKey, _, err = res.CreateAPIKey(ctx, acc.ID, "Demo dashboard", domain.AllScopes); err != nil {
 		return nil, err
 	}
 	return keys, nil

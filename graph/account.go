@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/account"
 	"barberd/ent/schema/tenant"
@@ -13,9 +15,9 @@ import (
 
 // checkAccountName checks an account's name: 1 to 200 characters of text.
 func checkAccountName(name string) error {
-	var p Problems
-	if checkText(&p, "name", name) {
-		checkLength(&p, "name", name, 1, 200)
+	var p domain.Problems
+	if domain.CheckText(&p, "name", name) {
+		domain.CheckLength(&p, "name", name, 1, 200)
 	}
 	return p.Err()
 }
@@ -36,7 +38,7 @@ func (r *Resolver) CreateAccount(ctx context.Context, name string) (*ent.Account
 		if err != nil {
 			return err
 		}
-		secret, _, err = insertAPIKey(ctx, tx.Client(), acc.ID, "Admin", AllScopes, nil)
+		secret, _, err = insertAPIKey(ctx, tx.Client(), acc.ID, "Admin", domain.AllScopes, nil)
 		return err
 	})
 	if err != nil {
@@ -53,7 +55,7 @@ func (r *Resolver) Accounts(ctx context.Context) ([]*ent.Account, error) {
 
 // ownAccount returns the caller's account (scope admin).
 func (r *Resolver) ownAccount(ctx context.Context) (*ent.Account, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (r *Resolver) ownAccount(ctx context.Context) (*ent.Account, error) {
 // GET /context shows the new name from the next request.
 // Errors: validation_failed.
 func (r *Resolver) updateAccount(ctx context.Context, in model.UpdateAccountInput) (*ent.Account, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/hook"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -29,14 +30,14 @@ func TestCreateAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.AccountID != acc.ID || v.KeyName != "Admin" || len(v.Scopes) != len(graph.AllScopes) {
+			if v.AccountID != acc.ID || v.KeyName != "Admin" || len(v.Scopes) != len(domain.AllScopes) {
 				t.Errorf("first key = %+v, want Admin with every scope of %s", v, acc.ID)
 			}
 		})
 
 		t.Run("ErrValidationFailed", func(t *testing.T) {
 			_, _, err := res.CreateAccount(bg, " ")
-			if e, ok := graph.AsError(err); !ok || e.Code != graph.CodeValidationFailed {
+			if e, ok := domain.AsError(err); !ok || e.Code != domain.CodeValidationFailed {
 				t.Fatalf("err = %v, want validation_failed", err)
 			}
 		})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"barberd/graph/domain"
+
 	"entgo.io/contrib/entgql"
 
 	"barberd/ent"
@@ -17,11 +19,11 @@ import (
 // Edges the query selects are loaded eagerly, a query per edge for the
 // whole page (agendaPage). Errors: validation_failed, unit_not_found.
 func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	checkPage(&p, first, last)
 	day, err := slots.ParseDate(date)
 	if err != nil {
@@ -64,10 +66,10 @@ type unitEntry struct {
 // while the viewer's config version is the one it was read under: a
 // dashboard asks for the same unit's agenda again and again. The unit is
 // shared; nothing may change it. Errors: unit_not_found.
-func (r *Resolver) agendaUnit(ctx context.Context, v *Viewer, id string) (*ent.Unit, error) {
+func (r *Resolver) agendaUnit(ctx context.Context, v *domain.Viewer, id string) (*ent.Unit, error) {
 	c, k := r.cache, unitKey{v.AccountID, id}
 	e, ok := c.units.Get(k)
-	hit := ok && v.versioned && e.config == v.configVersion
+	hit := ok && v.Versioned && e.config == v.ConfigVersion
 	c.metrics.CacheLookup("unit", hit)
 	if hit {
 		return e.unit, nil
@@ -76,8 +78,8 @@ func (r *Resolver) agendaUnit(ctx context.Context, v *Viewer, id string) (*ent.U
 	if err != nil {
 		return nil, err
 	}
-	if v.versioned {
-		c.units.Put(k, &unitEntry{config: v.configVersion, unit: u})
+	if v.Versioned {
+		c.units.Put(k, &unitEntry{config: v.ConfigVersion, unit: u})
 	}
 	return u, nil
 }
@@ -85,7 +87,7 @@ func (r *Resolver) agendaUnit(ctx context.Context, v *Viewer, id string) (*ent.U
 // activeHolds lists the first holds blocking a slot right now, by start
 // time, optionally of one unit or barber. Errors: validation_failed.
 func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, first *int) ([]*ent.Hold, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	n, err := listPage(first)

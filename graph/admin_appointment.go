@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/notification"
@@ -14,9 +16,9 @@ import (
 // changes (source admin) need admin, a chatbot's appointments:write.
 func writeScope(source appointment.Source) string {
 	if source == appointment.SourceAdmin {
-		return ScopeAdmin
+		return domain.ScopeAdmin
 	}
-	return ScopeAppointmentsWrite
+	return domain.ScopeAppointmentsWrite
 }
 
 // markAppointment records how a confirmed appointment that has started
@@ -25,7 +27,7 @@ func writeScope(source appointment.Source) string {
 // status it already has changes nothing and tells nobody again.
 // Errors: appointment_not_found, appointment_not_markable.
 func (r *Resolver) markAppointment(ctx context.Context, id string, status appointment.Status) (*ent.Appointment, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	label := strings.ReplaceAll(string(status), "_", "-")
@@ -33,19 +35,19 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).WithUnit().Only(ctx)
 		if err != nil {
-			return notFound(err, CodeAppointmentNotFound, "appointment", id)
+			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 		}
 		switch {
 		case a.Status == status:
 			return nil
 		case a.Status != appointment.StatusConfirmed:
-			return Errorf(CodeNotMarkable, "Only a confirmed appointment can be marked %s; this one is %s.", label, strings.ReplaceAll(string(a.Status), "_", "-"))
+			return domain.Errorf(domain.CodeNotMarkable, "Only a confirmed appointment can be marked %s; this one is %s.", label, strings.ReplaceAll(string(a.Status), "_", "-"))
 		case a.StartsAt.After(now):
 			loc, err := mustZone(a.Edges.Unit.Timezone)
 			if err != nil {
 				return err
 			}
-			return Errorf(CodeNotMarkable, "The appointment starts at %s; it can be marked %s once it has started.", slots.Local(a.StartsAt, loc), label)
+			return domain.Errorf(domain.CodeNotMarkable, "The appointment starts at %s; it can be marked %s once it has started.", slots.Local(a.StartsAt, loc), label)
 		}
 		_, err = r.endAppointment(ctx, tx, a, status, "", now, notification.SourceAdmin)
 		return err

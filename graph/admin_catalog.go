@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/service"
 	"barberd/ent/unit"
@@ -30,13 +32,13 @@ const (
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
-func checkName(p *Problems, field string, v *string) {
+func checkName(p *domain.Problems, field string, v *string) {
 	if v != nil {
-		checkLength(p, field, *v, 1, 200)
+		domain.CheckLength(p, field, *v, 1, 200)
 	}
 }
 
-func checkRange(p *Problems, field string, v *int, lo, hi int) {
+func checkRange(p *domain.Problems, field string, v *int, lo, hi int) {
 	if v != nil && (*v < lo || *v > hi) {
 		p.Add(field, "must be between %d and %d", lo, hi)
 	}
@@ -49,18 +51,18 @@ type unitFields struct {
 	step, lead, horizon            *int
 }
 
-func (f unitFields) check() Problems {
-	var p Problems
+func (f unitFields) check() domain.Problems {
+	var p domain.Problems
 	checkName(&p, "name", f.name)
 	if f.timezone != nil {
-		if _, err := Zone(*f.timezone); err != nil {
+		if _, err := domain.Zone(*f.timezone); err != nil {
 			p.Add("timezone", "must be an IANA time zone name such as Europe/Lisbon")
 		}
 	}
 	if f.address != nil && utf8.RuneCountInString(*f.address) > 500 {
 		p.Add("address", "must be at most 500 characters")
 	}
-	if f.phone != nil && *f.phone != "" && !e164.MatchString(*f.phone) {
+	if f.phone != nil && *f.phone != "" && !domain.E164.MatchString(*f.phone) {
 		p.Add("phone", "must be in E.164 form: + then 8 to 15 digits, e.g. +351213000000")
 	}
 	if f.step != nil && (*f.step < minSlotStep || *f.step > maxSlotStep || *f.step%5 != 0) {
@@ -101,7 +103,7 @@ func (f unitFields) apply(m *ent.UnitMutation) {
 // createUnit adds a unit to the caller's account.
 // Errors: validation_failed, catalog_full.
 func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*ent.Unit, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*e
 // updateUnit changes the given fields of a unit, active or not.
 // Errors: validation_failed, unit_not_found.
 func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUnitInput) (*ent.Unit, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	f := unitFields{name: in.Name, timezone: in.Timezone, address: in.Address, phone: in.Phone, active: in.Active,
@@ -158,7 +160,7 @@ func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUni
 // Errors: unit_not_found.
 func anyUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 	u, err := c.Unit.Get(ctx, id)
-	return u, notFound(err, CodeUnitNotFound, "unit", id)
+	return u, domain.NotFound(err, domain.CodeUnitNotFound, "unit", id)
 }
 
 // unitIDs checks that every id names a unit of the account (active or not)
@@ -166,7 +168,7 @@ func anyUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 func unitIDs(ctx context.Context, c *ent.Client, ids []string) ([]string, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	found, err := c.Unit.Query().Where(unit.IDIn(ids...)).IDs(ctx)
-	return allFound(ids, found, err, CodeUnitNotFound, "unit")
+	return allFound(ids, found, err, domain.CodeUnitNotFound, "unit")
 }
 
 // serviceIDs checks that every id names a service of the account and
@@ -174,7 +176,7 @@ func unitIDs(ctx context.Context, c *ent.Client, ids []string) ([]string, error)
 func serviceIDs(ctx context.Context, c *ent.Client, ids []string) ([]string, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	found, err := c.Service.Query().Where(service.IDIn(ids...)).IDs(ctx)
-	return allFound(ids, found, err, CodeServiceNotFound, "service")
+	return allFound(ids, found, err, domain.CodeServiceNotFound, "service")
 }
 
 // allFound returns ids when the tenant-filtered query found every one,
@@ -185,7 +187,7 @@ func allFound(ids, found []string, err error, code, what string) ([]string, erro
 	}
 	for _, id := range ids {
 		if !slices.Contains(found, id) {
-			return nil, Errorf(code, "No %s %q.", what, id)
+			return nil, domain.Errorf(code, "No %s %q.", what, id)
 		}
 	}
 	return ids, nil
@@ -200,8 +202,8 @@ type serviceFields struct {
 	unitIDs                     []string // nil: not given
 }
 
-func (f serviceFields) check() Problems {
-	var p Problems
+func (f serviceFields) check() domain.Problems {
+	var p domain.Problems
 	checkName(&p, "name", f.name)
 	if f.description != nil && utf8.RuneCountInString(*f.description) > 2000 {
 		p.Add("description", "must be at most 2000 characters")
@@ -252,7 +254,7 @@ func (f serviceFields) apply(m *ent.ServiceMutation, units []string) {
 // createService adds a service, offered at the given units.
 // Errors: validation_failed, unit_not_found, catalog_full.
 func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInput) (*ent.Service, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +288,7 @@ func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInpu
 // given, replaces the units offering it.
 // Errors: validation_failed, service_not_found, unit_not_found.
 func (r *Resolver) updateService(ctx context.Context, id string, in model.UpdateServiceInput) (*ent.Service, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	f := serviceFields{name: in.Name, description: in.Description, currency: in.PriceCurrency,
@@ -325,8 +327,8 @@ type barberFields struct {
 	unitIDs, services []string // nil: not given
 }
 
-func (f barberFields) check() Problems {
-	var p Problems
+func (f barberFields) check() domain.Problems {
+	var p domain.Problems
 	checkName(&p, "name", f.name)
 	return p
 }
@@ -363,7 +365,7 @@ func (f barberFields) apply(ctx context.Context, c *ent.Client, m *ent.BarberMut
 // given services.
 // Errors: validation_failed, unit_not_found, service_not_found, catalog_full.
 func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput) (*ent.Barber, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +395,7 @@ func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput)
 // serviceIds, when given, replace the sets.
 // Errors: validation_failed, barber_not_found, unit_not_found, service_not_found.
 func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateBarberInput) (*ent.Barber, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	f := barberFields{name: in.Name, active: in.Active, unitIDs: in.UnitIds, services: in.ServiceIds}

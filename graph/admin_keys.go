@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"barberd/graph/domain"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
@@ -15,7 +17,7 @@ import (
 // issueAPIKey makes a key of the caller's account and returns its secret,
 // shown only this once. Errors: validation_failed.
 func (r *Resolver) issueAPIKey(ctx context.Context, in model.CreateAPIKeyInput) (*model.CreateAPIKeyPayload, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +31,7 @@ func (r *Resolver) issueAPIKey(ctx context.Context, in model.CreateAPIKeyInput) 
 // apiKeys lists the account's first keys, newest first, revoked ones
 // included. Errors: validation_failed.
 func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	n, err := listPage(first)
@@ -45,10 +47,10 @@ func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, erro
 // hold, so the next hold obeys it.
 // Errors: not_found, validation_failed.
 func (r *Resolver) updateAPIKey(ctx context.Context, id string, in model.UpdateAPIKeyInput) (*ent.APIKey, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		in.Name = &name
@@ -78,7 +80,7 @@ func (r *Resolver) changeAPIKey(ctx context.Context, id string, change func(*ent
 		var err error
 		k, err = tx.APIKey.Get(ctx, id)
 		if err != nil {
-			return notFound(err, CodeNotFound, "API key", id)
+			return domain.NotFound(err, domain.CodeNotFound, "API key", id)
 		}
 		k, err = change(tx, k)
 		return err
@@ -106,7 +108,7 @@ func (r *Resolver) apiKeysConnection(ctx context.Context, first *int, after *ent
 // nothing.
 // Errors: not_found.
 func (r *Resolver) revokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	return r.changeAPIKey(ctx, id, func(tx *ent.Tx, k *ent.APIKey) (*ent.APIKey, error) {

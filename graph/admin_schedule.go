@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
@@ -34,7 +36,7 @@ func (d workingDay) breakStrings() []string {
 
 // parseClockField parses an "HH:MM" input field, recording a problem when
 // it is not one.
-func parseClockField(p *Problems, field, v string) (slots.Clock, bool) {
+func parseClockField(p *domain.Problems, field, v string) (slots.Clock, bool) {
 	c, err := slots.ParseClock(v)
 	if err != nil {
 		p.Add(field, "must be a wall-clock time HH:MM from 00:00 to 24:00")
@@ -46,8 +48,8 @@ func parseClockField(p *Problems, field, v string) (slots.Clock, bool) {
 // parseWeek checks a week of working hours: weekdays 0..6 each at most
 // once, HH:MM times, opening before closing, breaks inside the hours and
 // apart from each other.
-func parseWeek(days []*model.WorkingDayInput) ([]workingDay, Problems) {
-	var p Problems
+func parseWeek(days []*model.WorkingDayInput) ([]workingDay, domain.Problems) {
+	var p domain.Problems
 	week := make([]workingDay, 0, len(days))
 	seen := map[int]bool{}
 	for i, in := range days {
@@ -110,7 +112,7 @@ func parseWeek(days []*model.WorkingDayInput) ([]workingDay, Problems) {
 // Appointments already booked are kept.
 // Errors: validation_failed, barber_not_found, unit_not_found.
 func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHoursInput) ([]*ent.WorkingHours, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 			return err
 		}
 		if !works {
-			return (&Problems{{Field: "unitId", Message: "the barber does not work at this unit: add it to the barber's units first"}}).Err()
+			return (&domain.Problems{{Field: "unitId", Message: "the barber does not work at this unit: add it to the barber's units first"}}).Err()
 		}
 		elsewhere, err := tx.WorkingHours.Query().
 			Where(workinghours.BarberID(b.ID), workinghours.UnitIDNEQ(u.ID)).WithUnit().All(ctx)
@@ -174,8 +176,8 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 
 // clashes names each day of week that overlaps the barber's hours at
 // another unit on the same weekday.
-func clashes(week []workingDay, elsewhere []*ent.WorkingHours) Problems {
-	var p Problems
+func clashes(week []workingDay, elsewhere []*ent.WorkingHours) domain.Problems {
+	var p domain.Problems
 	for _, d := range week {
 		for _, h := range elsewhere {
 			if h.Weekday != d.weekday {
@@ -194,11 +196,11 @@ func clashes(week []workingDay, elsewhere []*ent.WorkingHours) Problems {
 // Appointments already booked in it are kept.
 // Errors: validation_failed, barber_not_found, catalog_full.
 func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*ent.TimeOff, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	start, end := in.StartsAt.UTC().Truncate(time.Microsecond), in.EndsAt.UTC().Truncate(time.Microsecond)
 	if !end.After(start) {
 		p.Add("endsAt", "must be after startsAt")
@@ -235,14 +237,14 @@ func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*e
 // removeTimeOff deletes a time off and returns its id.
 // Errors: not_found.
 func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return "", err
 	}
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		// Read through the tenant filter first: deletes do not pass it.
 		t, err := tx.TimeOff.Query().Where(timeoff.ID(id)).Only(ctx)
 		if err != nil {
-			return notFound(err, CodeNotFound, "time off", id)
+			return domain.NotFound(err, domain.CodeNotFound, "time off", id)
 		}
 		if err := tx.TimeOff.DeleteOne(t).Exec(ctx); err != nil {
 			return err

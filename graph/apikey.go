@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"barberd/graph/domain"
+
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
@@ -61,7 +63,9 @@ const unknownKeyTTL = time.Minute
 
 // invalidAPIKey refuses a key that is not one of ours, made only when a
 // key is refused: the check of good keys is a hot path.
-func invalidAPIKey() error { return Errorf(CodeInvalidAPIKey, "The API key is not valid.") }
+func invalidAPIKey() error {
+	return domain.Errorf(domain.CodeInvalidAPIKey, "The API key is not valid.")
+}
 
 func newSecret() string {
 	b := make([]byte, 32)
@@ -73,9 +77,9 @@ func newSecret() string {
 // the key cache while its account's config version is current (package
 // fresh); a malformed secret, or one recently unknown, costs no query.
 // Errors: missing_api_key, invalid_api_key (unknown or revoked), unavailable.
-func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, error) {
+func (r *Resolver) Authenticate(ctx context.Context, secret string) (*domain.Viewer, error) {
 	if secret == "" {
-		return nil, Errorf(CodeMissingAPIKey, "Send your API key in header X-Service-Api-Key.")
+		return nil, domain.Errorf(domain.CodeMissingAPIKey, "Send your API key in header X-Service-Api-Key.")
 	}
 	if !wellFormedSecret(secret) {
 		return nil, invalidAPIKey()
@@ -93,7 +97,7 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 			// double the wait.
 			return nil, err
 		}
-		hit := got.Same(e.viewer.AccountID, e.viewer.configVersion, nil, nil)
+		hit := got.Same(e.viewer.AccountID, e.viewer.ConfigVersion, nil, nil)
 		c.metrics.CacheLookup("api_key", hit)
 		if hit {
 			r.touch(ctx, e)
@@ -119,22 +123,22 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*Viewer, er
 	}
 	if k.RevokedAt != nil {
 		c.keys.Drop(hash)
-		return nil, Errorf(CodeInvalidAPIKey, "The API key has been revoked.")
+		return nil, domain.Errorf(domain.CodeInvalidAPIKey, "The API key has been revoked.")
 	}
 	config, err := k.Value(account.FieldConfigVersion)
 	if err != nil {
 		return nil, err
 	}
 	version, versioned := asInt64(config)
-	e := &keyEntry{viewer: Viewer{
+	e := &keyEntry{viewer: domain.Viewer{
 		AccountID:     k.AccountID,
 		KeyID:         k.ID,
 		KeyName:       k.Name,
 		KeyPrefix:     k.Prefix,
 		Scopes:        k.Scopes,
 		KeyCreatedAt:  k.CreatedAt,
-		configVersion: version,
-		versioned:     versioned,
+		ConfigVersion: version,
+		Versioned:     versioned,
 	}}
 	if k.LastUsedAt != nil {
 		e.lastUsed.Store(k.LastUsedAt.UnixNano())
@@ -188,7 +192,7 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 const MaxHoldCap = 100_000
 
 // checkKeyFields reports a bad key name or hold cap (nil: not given).
-func checkKeyFields(p *Problems, name *string, maxHolds *int) {
+func checkKeyFields(p *domain.Problems, name *string, maxHolds *int) {
 	if name != nil && (*name == "" || len([]rune(*name)) > 200) {
 		p.Add("name", "must be 1 to 200 characters")
 	}
@@ -201,15 +205,15 @@ func checkKeyFields(p *Problems, name *string, maxHolds *int) {
 // (maxHolds; nil: the server's default, 0: no cap).
 // Errors: validation_failed (name, scopes, maxActiveHolds), not_found (account).
 func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name string, scopes []string, maxHolds *int) (string, *ent.APIKey, error) {
-	var p Problems
+	var p domain.Problems
 	name = strings.TrimSpace(name)
 	checkKeyFields(&p, &name, maxHolds)
 	if len(scopes) == 0 {
-		p.Add("scopes", "must name at least one scope of: %s", strings.Join(AllScopes, ", "))
+		p.Add("scopes", "must name at least one scope of: %s", strings.Join(domain.AllScopes, ", "))
 	}
 	for _, s := range scopes {
-		if !slices.Contains(AllScopes, s) {
-			p.Add("scopes", "unknown scope %q; known scopes: %s", s, strings.Join(AllScopes, ", "))
+		if !slices.Contains(domain.AllScopes, s) {
+			p.Add("scopes", "unknown scope %q; known scopes: %s", s, strings.Join(domain.AllScopes, ", "))
 		}
 	}
 	if err := p.Err(); err != nil {
@@ -217,7 +221,7 @@ func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name stri
 	}
 	ctx = tenant.WithAccount(ctx, accountID)
 	if _, err := r.cfg.DB.Account.Get(ctx, accountID); err != nil {
-		return "", nil, notFound(err, CodeNotFound, "account", accountID)
+		return "", nil, domain.NotFound(err, domain.CodeNotFound, "account", accountID)
 	}
 	secret, k, err := insertAPIKey(ctx, r.cfg.DB.Client, accountID, name, scopes, maxHolds)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/customer"
@@ -32,13 +34,13 @@ const (
 func loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
 	a, err := c.Appointment.Query().Where(appointment.ID(id)).
 		WithUnit().WithService().WithBarber().Only(ctx)
-	return a, notFound(err, CodeAppointmentNotFound, "appointment", id)
+	return a, domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 }
 
 // getAppointment returns one appointment of the caller's account.
 // Errors: appointment_not_found.
 func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointment, error) {
-	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
 	a, err := loadAppointment(ctx, r.cfg.DB.Client, id)
@@ -53,11 +55,11 @@ func (r *Resolver) inWindow(o *offer, now time.Time) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, slots.ErrInPast):
-		return Errorf(CodeOutsideWindow, "%s has already passed.", slots.Local(o.start, o.loc))
+		return domain.Errorf(domain.CodeOutsideWindow, "%s has already passed.", slots.Local(o.start, o.loc))
 	case errors.Is(err, slots.ErrTooSoon):
-		return Errorf(CodeOutsideWindow, "Bookings must start at least %d minutes from now.", o.unit.MinLeadMinutes)
+		return domain.Errorf(domain.CodeOutsideWindow, "Bookings must start at least %d minutes from now.", o.unit.MinLeadMinutes)
 	default:
-		return Errorf(CodeOutsideWindow, "Bookings can be made at most %d days ahead.", o.unit.HorizonDays)
+		return domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead.", o.unit.HorizonDays)
 	}
 }
 
@@ -105,7 +107,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 			return b, inTx, nil
 		}
 	}
-	return nil, false, Errorf(CodeSlotUnavailable, "The slot is not free.")
+	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
 
 // loadByReference returns the appointment a key created with an external
@@ -130,7 +132,7 @@ func loadByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*en
 // slot_unavailable, hold_expired, hold_already_used, hold_mismatch.
 // (See "Repeated creates" in the package doc.)
 func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppointmentInput, source appointment.Source) (*model.CreateAppointmentPayload, error) {
-	v, err := require(ctx, ScopeAppointmentsWrite)
+	v, err := domain.Require(ctx, domain.ScopeAppointmentsWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	// created with the reference, if there is one.
 	refused := func(err error) (*model.CreateAppointmentPayload, error) {
 		if ref != nil {
-			if _, ok := AsError(err); ok && ErrorCode(err) != CodeInternal && ErrorCode(err) != CodeUnavailable {
+			if _, ok := domain.AsError(err); ok && domain.ErrorCode(err) != domain.CodeInternal && domain.ErrorCode(err) != domain.CodeUnavailable {
 				if a, lerr := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); a != nil || lerr != nil {
 					return r.replay(ctx, a, lerr)
 				}
@@ -230,8 +232,8 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			err = errors.New("unique violation without a prior appointment")
 		}
 		return r.replay(ctx, prior, err)
-	case ErrorCode(err) == CodeSlotUnavailable:
-		if p, perr := refused(err); p != nil || ErrorCode(perr) != CodeSlotUnavailable {
+	case domain.ErrorCode(err) == domain.CodeSlotUnavailable:
+		if p, perr := refused(err); p != nil || domain.ErrorCode(perr) != domain.CodeSlotUnavailable {
 			return p, perr
 		}
 		return nil, r.unavailable(ctx, o)
@@ -286,7 +288,7 @@ func recordOf(c *model.ClientInput) clientRecord {
 // dashboards read it; everyone sees the client as booked on the
 // appointment itself. Errors: insufficient_scope.
 func (r *Resolver) appointmentCustomer(ctx context.Context, a *ent.Appointment) (*ent.Customer, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	c, err := a.Customer(ctx)
@@ -333,7 +335,7 @@ func detachAppointment(a *ent.Appointment) *ent.Appointment {
 // Cancelling a cancelled appointment returns it unchanged and tells nobody.
 // Errors: validation_failed, appointment_not_found, appointment_not_cancellable.
 func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := require(ctx, writeScope(source)); err != nil {
+	if _, err := domain.Require(ctx, writeScope(source)); err != nil {
 		return nil, err
 	}
 	if err := CheckCancel(reason).Err(); err != nil {
@@ -345,15 +347,15 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		done = nil
 		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
 		if err != nil {
-			return notFound(err, CodeAppointmentNotFound, "appointment", id)
+			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 		}
 		switch {
 		case a.Status == appointment.StatusCancelled:
 			return nil
 		case a.Status != appointment.StatusConfirmed:
-			return Errorf(CodeNotCancellable, "The appointment is %s and can no longer be cancelled.", strings.ReplaceAll(string(a.Status), "_", "-"))
+			return domain.Errorf(domain.CodeNotCancellable, "The appointment is %s and can no longer be cancelled.", strings.ReplaceAll(string(a.Status), "_", "-"))
 		case !a.StartsAt.After(now):
-			return Errorf(CodeNotCancellable, "The appointment has already started.")
+			return domain.Errorf(domain.CodeNotCancellable, "The appointment has already started.")
 		}
 		done, err = r.endAppointment(ctx, tx, a, appointment.StatusCancelled, strings.TrimSpace(reason), now, notification.Source(source))
 		return err
@@ -377,7 +379,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 // hold_expired, hold_already_used, hold_mismatch,
 // appointment_not_reschedulable.
 func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in model.RescheduleAppointmentInput, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := require(ctx, writeScope(source)); err != nil {
+	if _, err := domain.Require(ctx, writeScope(source)); err != nil {
 		return nil, err
 	}
 	if err := CheckReschedule(in).Err(); err != nil {
@@ -385,7 +387,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	}
 	current, err := r.cfg.DB.Appointment.Get(ctx, id)
 	if err != nil {
-		return nil, notFound(err, CodeAppointmentNotFound, "appointment", id)
+		return nil, domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 	}
 	barberID := in.BarberID
 	if barberID == nil && in.HoldID == nil {
@@ -404,10 +406,10 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			return err
 		}
 		if a.Status != appointment.StatusConfirmed {
-			return Errorf(CodeNotReschedulable, "Only a confirmed appointment can be rescheduled; this one is %s.", a.Status)
+			return domain.Errorf(domain.CodeNotReschedulable, "Only a confirmed appointment can be rescheduled; this one is %s.", a.Status)
 		}
 		if !a.StartsAt.After(now) {
-			return Errorf(CodeNotReschedulable, "The appointment has already started.")
+			return domain.Errorf(domain.CodeNotReschedulable, "The appointment has already started.")
 		}
 		var barber string
 		var held *ent.Hold
@@ -430,7 +432,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		}
 		return bookedOffer(ctx, tx, held, a.ID)
 	})
-	if ErrorCode(err) == CodeSlotUnavailable {
+	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}
 	if err != nil {

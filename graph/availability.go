@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/graph/domain"
 	"barberd/graph/free"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
@@ -47,7 +48,7 @@ var dayTags atomic.Uint64
 // barber_not_found, service_not_bookable, barber_not_eligible.
 func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string, barberID *string, date string) (*Day, error) {
 	d, p := checkAvailability(unitID, serviceID, barberID, date)
-	days, err := r.availabilityOf(ctx, ScopeAvailabilityRead, unitID, serviceID, barberID, []slots.Date{d}, p)
+	days, err := r.availabilityOf(ctx, domain.ScopeAvailabilityRead, unitID, serviceID, barberID, []slots.Date{d}, p)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (r *Resolver) AvailabilityDay(ctx context.Context, unitID, serviceID string
 // bounded, then each day served from the cache or computed.
 // Errors: missing_api_key, insufficient_scope, validation_failed (p, or
 // too many slots), those of resolveCatalog. The caller needs scope.
-func (r *Resolver) availabilityOf(ctx context.Context, scope, unitID, serviceID string, barberID *string, dates []slots.Date, p Problems) ([]*Day, error) {
+func (r *Resolver) availabilityOf(ctx context.Context, scope, unitID, serviceID string, barberID *string, dates []slots.Date, p domain.Problems) ([]*Day, error) {
 	a, err := r.askAvailability(ctx, scope, unitID, serviceID, barberID, p)
 	if err != nil {
 		return nil, err
@@ -104,7 +105,7 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 	if len(missing) == 0 {
 		return out, nil
 	}
-	barbers, cache := a.o.eligible, a.v.versioned
+	barbers, cache := a.o.eligible, a.v.Versioned
 	if a.barber != nil {
 		n, err := r.slotsFor(ctx, a, nil, missing, budget)
 		if err != nil {
@@ -131,7 +132,7 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 		if versions != nil {
 			c.days[j].Tag = dayTags.Add(1)
 			r.cache.availability.Put(keys[i], &availabilityEntry{
-				config: a.v.configVersion, barbers: c.barbers, bookings: c.bookings,
+				config: a.v.ConfigVersion, barbers: c.barbers, bookings: c.bookings,
 				from: c.at, until: c.until[j], day: c.days[j],
 			})
 		}
@@ -222,9 +223,9 @@ func canceled(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Code: CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
+		return &domain.Error{Code: domain.CodeUnavailable, Message: "The request ran out of time before it finished; ask for less (fewer days, one barber) or try again.", Err: err}
 	default:
-		return DomainError(err)
+		return domain.DomainError(err)
 	}
 }
 
@@ -291,7 +292,7 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 // asked for).
 func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
 	r.metrics().SlotConflict()
-	e := Errorf(CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
+	e := domain.Errorf(domain.CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
 	if ss, err := r.freeSlots(ctx, o); err == nil {
 		e.Alternatives = slotModels(slots.Nearest(ss, o.start, 3), o.loc)
 	} else {

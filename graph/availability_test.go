@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/model"
 	"barberd/graph/store"
@@ -24,7 +25,7 @@ func TestAvailabilityDayTags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := graph.WithViewer(context.Background(), v)
+		ctx := domain.WithViewer(context.Background(), v)
 		lisbon, haircut, joao := keys.IDs["Barbearia Chiado"], keys.IDs["Haircut"], keys.IDs["João Silva"]
 		const date = "2027-03-02"
 		day := func(barberID *string) *graph.Day {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"barberd/graph/admit"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/quota"
 )
@@ -52,7 +53,7 @@ func newCaches(r *Resolver) *caches {
 
 // keyEntry is an API key as read with its account's config version.
 type keyEntry struct {
-	viewer Viewer
+	viewer domain.Viewer
 	// lastUsed is when this process last recorded the key's use (Unix
 	// nanoseconds), so busy keys are written at most once per touchEvery.
 	lastUsed atomic.Int64
@@ -83,14 +84,14 @@ type availabilityEntry struct {
 // barberID (nil: any) and is not yet changed by the passing of time, and
 // the barbers those entries cover: whether their bookings are unchanged is
 // for dropChanged to say.
-func (c *caches) cachedDays(v *Viewer, keys []availabilityKey, barberID *string, now time.Time) (_ []*availabilityEntry, covered []string) {
+func (c *caches) cachedDays(v *domain.Viewer, keys []availabilityKey, barberID *string, now time.Time) (_ []*availabilityEntry, covered []string) {
 	out := make([]*availabilityEntry, len(keys))
-	if !v.versioned {
+	if !v.Versioned {
 		return out, nil
 	}
 	for i, k := range keys {
 		e, _ := c.availability.Get(k)
-		if e == nil || e.config != v.configVersion || now.Before(e.from) || !now.Before(e.until) ||
+		if e == nil || e.config != v.ConfigVersion || now.Before(e.from) || !now.Before(e.until) ||
 			barberID != nil && !slices.Contains(e.barbers, *barberID) {
 			continue
 		}
@@ -112,7 +113,7 @@ func (c *caches) cachedDays(v *Viewer, keys []availabilityKey, barberID *string,
 }
 
 // dropChanged drops the entries whose versions are no longer those got.
-func (c *caches) dropChanged(v *Viewer, entries []*availabilityEntry, got fresh.Versions) {
+func (c *caches) dropChanged(v *domain.Viewer, entries []*availabilityEntry, got fresh.Versions) {
 	for i, e := range entries {
 		if e != nil && !got.Same(v.AccountID, e.config, e.barbers, e.bookings) {
 			entries[i] = nil

@@ -6,6 +6,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/account"
 	"barberd/ent/barber"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 )
 
@@ -24,7 +25,7 @@ func (r *Resolver) checkCatalogRoom(ctx context.Context, tx *ent.Tx, accountID, 
 		_, err := tx.Account.Query().Where(account.ID(accountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 		return err
 	}, func() (int, error) { return count(ctx) }, MaxCatalog, func() error {
-		return Errorf(CodeCatalogFull, "The account already has %d %s, the most it may have (inactive ones count too): change an inactive one with %s and activate it instead.", MaxCatalog, kind, update)
+		return domain.Errorf(domain.CodeCatalogFull, "The account already has %d %s, the most it may have (inactive ones count too): change an inactive one with %s and activate it instead.", MaxCatalog, kind, update)
 	})
 }
 
@@ -35,6 +36,6 @@ func (r *Resolver) checkTimeOffRoom(ctx context.Context, tx *ent.Tx, b *ent.Barb
 		_, err := tx.Barber.Query().Where(barber.ID(b.ID)).Unique(false).Select(barber.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 		return err
 	}, func() (int, error) { return b.QueryTimeOff().Count(ctx) }, MaxCatalog, func() error {
-		return Errorf(CodeCatalogFull, "The barber already has %d time off entries, the most allowed: remove past ones with removeTimeOff first.", MaxCatalog)
+		return domain.Errorf(domain.CodeCatalogFull, "The barber already has %d time off entries, the most allowed: remove past ones with removeTimeOff first.", MaxCatalog)
 	})
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/service"
@@ -32,7 +34,7 @@ func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, 
 
 // bookableUnitsQuery queries what bookableUnits lists, and the page size.
 func (r *Resolver) bookableUnitsQuery(ctx context.Context, first *int) (*ent.UnitQuery, int, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
 		return nil, 0, err
 	}
 	n, err := listPage(first)
@@ -56,7 +58,7 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 // bookableServicesQuery queries what bookableServices lists, and the page
 // size.
 func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, first *int) (*ent.ServiceQuery, int, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
 		return nil, 0, err
 	}
 	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
@@ -91,7 +93,7 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 // bookableBarbersQuery queries what bookableBarbers lists, and the page
 // size.
 func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *string, first *int) (*ent.BarberQuery, int, error) {
-	if _, err := require(ctx, ScopeCatalogRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
 		return nil, 0, err
 	}
 	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"barberd/ent/barber"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/domain"
 	"barberd/graph/paging"
 )
 
@@ -17,8 +18,8 @@ import (
 // the last item of the page before. Errors: validation_failed.
 func nameAfter(after *ent.Cursor) (name, id string, err error) {
 	name, ok := after.Value.(string)
-	if !ok || !PlausibleID(after.ID) {
-		var p Problems
+	if !ok || !domain.PlausibleID(after.ID) {
+		var p domain.Problems
 		p.Add("after", "is not a cursor of this list")
 		return "", "", p.Err()
 	}

@@ -11,6 +11,7 @@ import (
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -95,7 +96,7 @@ func TestCatalogCap(t *testing.T) {
 					switch {
 					case len(a.Errors) == 0:
 						made++
-					case a.Code() == graph.CodeCatalogFull:
+					case a.Code() == domain.CodeCatalogFull:
 						refused++
 					default:
 						t.Errorf("%s: %q %s", k.name, a.Code(), a.Messages())

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -61,7 +61,7 @@ func TestClientAsBooked(t *testing.T) {
 			r := bot(q, map[string]any{"id": first["id"], "in": map[string]any{
 				"unitId": lisbon, "serviceId": haircut, "startsAt": "2027-03-02T14:00:00",
 				"client": map[string]any{"name": "Carla Reis", "phone": "+351912345678"}}})
-			if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != graph.CodeInsufficientScope {
+			if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != domain.CodeInsufficientScope {
 				t.Errorf("%s with the customer record: %+v, want insufficient_scope", what, r)
 			}
 			if b, _ := json.Marshal(r); bytes.Contains(b, []byte("ana@example.com")) {

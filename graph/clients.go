@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/predicate"
@@ -59,7 +61,7 @@ func lookupPhone(s string) string {
 // time then id, with their unit, service and barber.
 // Errors: insufficient_scope, validation_failed.
 func (r *Resolver) appointmentsByClient(ctx context.Context, l ClientLookup) ([]*ent.Appointment, error) {
-	v, err := require(ctx, ScopeAppointmentsRead)
+	v, err := domain.Require(ctx, domain.ScopeAppointmentsRead)
 	if err != nil {
 		return nil, err
 	}

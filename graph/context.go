@@ -3,12 +3,14 @@ package graph
 import (
 	"context"
 
+	"barberd/graph/domain"
+
 	"barberd/graph/model"
 )
 
 // bookingContext describes the calling key, its account and its limits.
 func (r *Resolver) bookingContext(ctx context.Context) (*model.BookingContext, error) {
-	v, err := require(ctx, ScopeContextRead)
+	v, err := domain.Require(ctx, domain.ScopeContextRead)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"barberd/ent/workinghours"
 	"barberd/graph/admit"
+	"barberd/graph/domain"
 	"barberd/graph/quota"
 	"barberd/graph/slots"
 )
@@ -27,10 +28,10 @@ func (r *Resolver) slotBudget(ctx context.Context) int {
 // weekHoursOf reads the working hours of the offer's eligible barbers, or
 // takes them from the account's catalog cache entry of the unit and
 // service while it is current.
-func (r *Resolver) weekHoursOf(ctx context.Context, v *Viewer, o *offer) (*slots.Week, error) {
+func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *offer) (*slots.Week, error) {
 	key := newCatalogKey(v.AccountID, o.unit.ID, o.service.ID, nil)
 	e, cached := r.cache.catalogs.Get(key)
-	cached = cached && v.versioned && e.config == v.configVersion
+	cached = cached && v.Versioned && e.config == v.ConfigVersion
 	if cached {
 		if w := e.week.Load(); w != nil {
 			return w, nil
@@ -126,7 +127,7 @@ func (r *Resolver) admitSlots(ctx context.Context, slots int) (func(), error) {
 	release, err := r.cache.gate.Acquire(ctx, slots)
 	switch {
 	case errors.Is(err, admit.ErrBusy):
-		return nil, &Error{Code: CodeUnavailable, Message: "The server is busy computing other large answers; try again shortly, or ask for less (fewer days, one barber).", Err: err}
+		return nil, &domain.Error{Code: domain.CodeUnavailable, Message: "The server is busy computing other large answers; try again shortly, or ask for less (fewer days, one barber).", Err: err}
 	case err != nil:
 		return nil, canceled(ctx)
 	}
@@ -152,7 +153,7 @@ func (r *Resolver) checkSlots(ctx context.Context, a *availabilityAsk, dates []s
 // tooManySlots is the refusal of an answer of days that would hold more
 // than budget slots, naming what to narrow.
 func tooManySlots(budget int, barberID *string, days int) error {
-	var p Problems
+	var p domain.Problems
 	what := "one barber (barber_id)"
 	if days > 1 {
 		p.Add("to", "must leave fewer days: the answer would list more than %d slots", budget)
@@ -168,7 +169,7 @@ func tooManySlots(budget int, barberID *string, days int) error {
 		p.Add("date", "the day has more than %d slots for this barber", budget)
 		what = "another day"
 	}
-	e, _ := AsError(p.Err())
+	e, _ := domain.AsError(p.Err())
 	e.Message = fmt.Sprintf("This unit has too many slots for one answer: %d day(s) would list more than %d. Ask for %s.", days, budget, what)
 	return e
 }

@@ -1,6 +1,10 @@
 package graph
 
-import "context"
+import (
+	"context"
+
+	"barberd/graph/domain"
+)
 
 // Page sizes of the Relay connections (appointments, barbers, customers,
 // services, units, agenda), of the lists that take first (bookableUnits,
@@ -17,7 +21,7 @@ const (
 
 // checkPage reports a first or last over MaxPageSize. Negative ones are
 // left to ent's paginator, which refuses them.
-func checkPage(p *Problems, first, last *int) {
+func checkPage(p *domain.Problems, first, last *int) {
 	for _, a := range []struct {
 		name string
 		v    *int
@@ -32,7 +36,7 @@ func checkPage(p *Problems, first, last *int) {
 // DefaultPageSize items. Errors: validation_failed (first or last over
 // MaxPageSize).
 func page(first, last *int) (*int, error) {
-	var p Problems
+	var p domain.Problems
 	checkPage(&p, first, last)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -43,7 +47,7 @@ func page(first, last *int) (*int, error) {
 // adminPage is page for the connections only admin keys may read.
 // Errors: missing_api_key, insufficient_scope, validation_failed.
 func adminPage(ctx context.Context, first, last *int) (*int, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	return page(first, last)
@@ -56,7 +60,7 @@ func listPage(first *int) (int, error) {
 	if first == nil {
 		return DefaultPageSize, nil
 	}
-	var p Problems
+	var p domain.Problems
 	if *first < 0 || *first > MaxPageSize {
 		p.Add("first", "must be between 0 and %d", MaxPageSize)
 	}
@@ -76,7 +80,7 @@ func defaultPage(first, last *int) *int {
 // checkNodeIDs bounds one nodes(ids:) lookup: each id is a query of its
 // own. Errors: validation_failed (more than MaxPageSize ids).
 func checkNodeIDs(ids []string) error {
-	var p Problems
+	var p domain.Problems
 	if len(ids) > MaxPageSize {
 		p.Add("ids", "must be at most %d ids", MaxPageSize)
 	}

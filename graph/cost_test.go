@@ -9,6 +9,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/metrics"
 	"barberd/graph/quota"
 	"barberd/graph/store"
@@ -46,12 +47,12 @@ func largeUnit(t *testing.T, db *store.DB) (*graph.Resolver, context.Context, *d
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, graph.WithViewer(context.Background(), v), large, counts
+	return res, domain.WithViewer(context.Background(), v), large, counts
 }
 
 func fields(t *testing.T, err error, code string) []string {
 	t.Helper()
-	e, ok := graph.AsError(err)
+	e, ok := domain.AsError(err)
 	if !ok || e.Code != code {
 		t.Fatalf("got %v, want %s", err, code)
 	}
@@ -70,14 +71,14 @@ func TestLargeUnitSlotBudget(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		res, ctx, l, counts := largeUnit(t, db)
 		_, err := res.AvailabilityRange(ctx, l.UnitID, l.ServiceID, nil, "2027-03-02", "2027-04-01")
-		if got := fields(t, err, graph.CodeValidationFailed); !slices.Equal(got, []string{"to", "barber_id"}) {
+		if got := fields(t, err, domain.CodeValidationFailed); !slices.Equal(got, []string{"to", "barber_id"}) {
 			t.Errorf("31 days refused naming %v, want to and barber_id", got)
 		}
 		if n := counts.days.Load(); n != 0 {
 			t.Errorf("the refused range read %d days, want none", n)
 		}
 		_, err = res.AvailabilityRange(ctx, l.UnitID, l.ServiceID, nil, "2027-03-02", "2027-03-03")
-		if got := fields(t, err, graph.CodeValidationFailed); !slices.Equal(got, []string{"to", "barber_id"}) {
+		if got := fields(t, err, domain.CodeValidationFailed); !slices.Equal(got, []string{"to", "barber_id"}) {
 			t.Errorf("2 days refused naming %v, want to and barber_id", got)
 		}
 
@@ -107,7 +108,7 @@ func TestLargeUnitSlotBudget(t *testing.T) {
 		// A surface with smaller answers (MCP) lowers the budget.
 		small := quota.WithSlots(ctx, 5000)
 		_, err = res.AvailabilityDay(small, l.UnitID, l.ServiceID, nil, "2027-03-02")
-		if got := fields(t, err, graph.CodeValidationFailed); !slices.Equal(got, []string{"barber_id"}) {
+		if got := fields(t, err, domain.CodeValidationFailed); !slices.Equal(got, []string{"barber_id"}) {
 			t.Errorf("a day over a budget of 5000 refused naming %v, want barber_id", got)
 		}
 		if _, err := res.AvailabilityRange(small, l.UnitID, l.ServiceID, &one, "2027-03-02", "2027-03-08"); err != nil {
@@ -140,7 +141,7 @@ func TestLargeUnitNextBounded(t *testing.T) {
 		q := graph.NextSlotsQuery{UnitID: l.UnitID, ServiceID: l.ServiceID, After: str("2027-03-07T23:31:00"),
 			TimeFrom: str("23:30"), TimeTo: str("23:31"), Weekdays: []int{7}}
 		_, err = res.NextFreeSlots(ctx, q)
-		if got := fields(t, err, graph.CodeValidationFailed); !slices.Equal(got, []string{"after", "barber_id"}) {
+		if got := fields(t, err, domain.CodeValidationFailed); !slices.Equal(got, []string{"after", "barber_id"}) {
 			t.Errorf("an exhausted search refused naming %v, want after and barber_id", got)
 		}
 		if n := counts.days.Load(); n != 1 {
@@ -163,13 +164,13 @@ func TestLargeUnitNextBounded(t *testing.T) {
 		cancel()
 		q.BarberID = nil
 		q.After, q.TimeFrom, q.TimeTo, q.Weekdays = nil, nil, nil, nil
-		if _, err := res.NextFreeSlots(gone, q); graph.ErrorCode(err) != graph.CodeCanceled {
-			t.Errorf("a canceled search: %v, want %s", err, graph.CodeCanceled)
+		if _, err := res.NextFreeSlots(gone, q); domain.ErrorCode(err) != domain.CodeCanceled {
+			t.Errorf("a canceled search: %v, want %s", err, domain.CodeCanceled)
 		}
 		late, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
 		defer cancel()
-		if _, err := res.NextFreeSlots(late, q); graph.ErrorCode(err) != graph.CodeUnavailable {
-			t.Errorf("a search past its deadline: %v, want %s", err, graph.CodeUnavailable)
+		if _, err := res.NextFreeSlots(late, q); domain.ErrorCode(err) != domain.CodeUnavailable {
+			t.Errorf("a search past its deadline: %v, want %s", err, domain.CodeUnavailable)
 		}
 		if n := counts.days.Load() - before; n != 0 {
 			t.Errorf("the canceled searches read %d days", n)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/hold"
@@ -24,12 +26,12 @@ func effectiveStatus(h *ent.Hold, now time.Time) hold.Status {
 // loadHold returns a hold with its unit, its status as of now.
 // Errors: hold_not_found.
 func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
-	if !PlausibleID(id) {
-		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	if !domain.PlausibleID(id) {
+		return nil, domain.Errorf(domain.CodeHoldNotFound, "No hold %q.", id)
 	}
 	h, err := r.cfg.DB.Hold.Query().Where(hold.ID(id)).WithUnit().Only(ctx)
 	if err != nil {
-		return nil, notFound(err, CodeHoldNotFound, "hold", id)
+		return nil, domain.NotFound(err, domain.CodeHoldNotFound, "hold", id)
 	}
 	h.Status = effectiveStatus(h, r.now())
 	return h, nil
@@ -42,7 +44,7 @@ func (r *Resolver) loadHold(ctx context.Context, id string) (*ent.Hold, error) {
 // invalid_local_time, outside_booking_window, too_many_holds,
 // slot_unavailable.
 func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.Hold, error) {
-	v, err := require(ctx, ScopeHoldsWrite)
+	v, err := domain.Require(ctx, domain.ScopeHoldsWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		h = created
 		return nil
 	})
-	if ErrorCode(err) == CodeSlotUnavailable {
+	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}
 	if err != nil {
@@ -147,9 +149,9 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 	if err != nil {
 		return err
 	}
-	e := Errorf(CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
+	e := domain.Errorf(domain.CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
 		n, oldest.ID, slots.UTC(oldest.ExpiresAt))
-	e.HoldCap = &HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
+	e.HoldCap = &domain.HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
 	return e
 }
 
@@ -157,7 +159,7 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 // changes nothing.
 // Errors: hold_not_found, hold_already_used, hold_expired.
 func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error) {
-	if _, err := require(ctx, ScopeHoldsWrite); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeHoldsWrite); err != nil {
 		return nil, err
 	}
 	now := r.now()
@@ -170,9 +172,9 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 		case hold.StatusReleased:
 			return nil
 		case hold.StatusConsumed:
-			return Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+			return domain.Errorf(domain.CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
 		case hold.StatusExpired:
-			return Errorf(CodeHoldExpired, "The hold has expired.")
+			return domain.Errorf(domain.CodeHoldExpired, "The hold has expired.")
 		}
 		return r.endHold(ctx, tx, h, hold.StatusReleased)
 	})
@@ -185,7 +187,7 @@ func (r *Resolver) releaseHold(ctx context.Context, id string) (*ent.Hold, error
 // releaseAllHolds frees every active hold of the calling key in one
 // transaction, locking their barbers in one order, and says how many.
 func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
-	v, err := require(ctx, ScopeHoldsWrite)
+	v, err := domain.Require(ctx, domain.ScopeHoldsWrite)
 	if err != nil {
 		return 0, err
 	}
@@ -219,12 +221,12 @@ func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
 // change to the barber's holds and reservations happens.
 // Errors: hold_not_found.
 func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
-	if !PlausibleID(id) {
-		return nil, Errorf(CodeHoldNotFound, "No hold %q.", id)
+	if !domain.PlausibleID(id) {
+		return nil, domain.Errorf(domain.CodeHoldNotFound, "No hold %q.", id)
 	}
 	h, err := tx.Hold.Get(ctx, id)
 	if err != nil {
-		return nil, notFound(err, CodeHoldNotFound, "hold", id)
+		return nil, domain.NotFound(err, domain.CodeHoldNotFound, "hold", id)
 	}
 	if err := r.lockBarber(ctx, tx, h.BarberID); err != nil {
 		return nil, err
@@ -243,20 +245,20 @@ func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer
 	}
 	switch effectiveStatus(h, now) {
 	case hold.StatusConsumed:
-		return nil, Errorf(CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+		return nil, domain.Errorf(domain.CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
 	case hold.StatusReleased:
-		return nil, Errorf(CodeHoldExpired, "The hold was released.")
+		return nil, domain.Errorf(domain.CodeHoldExpired, "The hold was released.")
 	case hold.StatusExpired:
-		return nil, Errorf(CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
+		return nil, domain.Errorf(domain.CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
 	}
 	if h.UnitID != o.unit.ID || h.ServiceID != o.service.ID || !h.StartsAt.Equal(o.start) ||
 		(o.barber != nil && h.BarberID != o.barber.ID) {
-		return nil, Errorf(CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
+		return nil, domain.Errorf(domain.CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
 	}
 	// A hold keeps its slot even if the lead time has passed meanwhile, but
 	// a slot in the past cannot be booked.
 	if !o.start.After(now) {
-		return nil, Errorf(CodeOutsideWindow, "The held time has already passed.")
+		return nil, domain.Errorf(domain.CodeOutsideWindow, "The held time has already passed.")
 	}
 	return h, r.endHold(ctx, tx, h, hold.StatusConsumed)
 }

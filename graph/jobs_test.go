@@ -17,6 +17,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -79,7 +80,7 @@ func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jo
 		}
 		s.barbers = append(s.barbers, b)
 	}
-	secret, key, err := res.CreateAPIKey(bg, acc.ID, "all", graph.AllScopes)
+	secret, key, err := res.CreateAPIKey(bg, acc.ID, "all", domain.AllScopes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +88,8 @@ func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ctx, s.keyID = graph.WithViewer(bg, viewer), key.ID
-	_, other, err := res.CreateAPIKey(bg, acc.ID, "catalog only", []string{graph.ScopeCatalogRead})
+	s.ctx, s.keyID = domain.WithViewer(bg, viewer), key.ID
+	_, other, err := res.CreateAPIKey(bg, acc.ID, "catalog only", []string{domain.ScopeCatalogRead})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/quota"
 	"barberd/graph/slots"
@@ -28,12 +29,12 @@ const ReasonNoneWithinHorizon = "none_within_horizon"
 
 // CheckAvailabilityRange checks a range request: from and to are dates, to
 // not before from, at most MaxRangeDays days in all.
-func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to string) Problems {
-	var p Problems
-	required(&p, "unit_id", unitID)
-	required(&p, "service_id", serviceID)
-	checkOptionalID(&p, "barber_id", barberID)
-	f, t := requiredDate(&p, "from", from), requiredDate(&p, "to", to)
+func CheckAvailabilityRange(unitID, serviceID string, barberID *string, from, to string) domain.Problems {
+	var p domain.Problems
+	domain.Required(&p, "unit_id", unitID)
+	domain.Required(&p, "service_id", serviceID)
+	domain.CheckOptionalID(&p, "barber_id", barberID)
+	f, t := domain.RequiredDate(&p, "from", from), domain.RequiredDate(&p, "to", to)
 	if f != nil && t != nil {
 		switch {
 		case t.Compare(*f) < 0:
@@ -58,7 +59,7 @@ func (r *Resolver) AvailabilityRange(ctx context.Context, unitID, serviceID stri
 			dates = append(dates, d)
 		}
 	}
-	return r.availabilityOf(ctx, ScopeAvailabilityRead, unitID, serviceID, barberID, dates, p)
+	return r.availabilityOf(ctx, domain.ScopeAvailabilityRead, unitID, serviceID, barberID, dates, p)
 }
 
 // availabilityRange is AvailabilityRange for GraphQL.
@@ -103,20 +104,20 @@ type nextSearch struct {
 }
 
 // CheckNextSlots checks a next free times request.
-func CheckNextSlots(q NextSlotsQuery) Problems {
+func CheckNextSlots(q NextSlotsQuery) domain.Problems {
 	_, p := checkNextSlots(q)
 	return p
 }
 
-func checkNextSlots(q NextSlotsQuery) (nextSearch, Problems) {
-	var p Problems
+func checkNextSlots(q NextSlotsQuery) (nextSearch, domain.Problems) {
+	var p domain.Problems
 	s := nextSearch{limit: DefaultNextLimit, to: int(slots.EndOfDay) * 60}
-	required(&p, "unit_id", q.UnitID)
-	required(&p, "service_id", q.ServiceID)
-	checkOptionalID(&p, "barber_id", q.BarberID)
-	if q.After != nil && required(&p, "after", *q.After) {
+	domain.Required(&p, "unit_id", q.UnitID)
+	domain.Required(&p, "service_id", q.ServiceID)
+	domain.CheckOptionalID(&p, "barber_id", q.BarberID)
+	if q.After != nil && domain.Required(&p, "after", *q.After) {
 		if w, err := slots.ParseWallTime(*q.After); err != nil {
-			p.Add("after", wallTimeForm)
+			p.Add("after", domain.WallTimeForm)
 		} else {
 			s.after = &w
 		}
@@ -128,7 +129,7 @@ func checkNextSlots(q NextSlotsQuery) (nextSearch, Problems) {
 		s.limit = *q.Limit
 	}
 	clock := func(field string, v *string, into *int) bool {
-		if v == nil || !checkText(&p, field, *v) {
+		if v == nil || !domain.CheckText(&p, field, *v) {
 			return v == nil
 		}
 		c, err := slots.ParseClock(*v)
@@ -168,7 +169,7 @@ func isoWeekday(d slots.Date) int { return (int(d.Weekday())+6)%7 + 1 }
 // budget), and those of AvailabilityDay.
 func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.NextFreeSlots, error) {
 	s, p := checkNextSlots(q)
-	a, err := r.askAvailability(ctx, ScopeAvailabilityRead, q.UnitID, q.ServiceID, q.BarberID, p)
+	a, err := r.askAvailability(ctx, domain.ScopeAvailabilityRead, q.UnitID, q.ServiceID, q.BarberID, p)
 	if err != nil {
 		return nil, err
 	}
@@ -252,14 +253,14 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 // searchExhausted refuses a search for the next free times that found
 // nothing in as many slots as it may look at, up to date (excluded).
 func searchExhausted(budget int, date slots.Date, barberID *string) error {
-	var p Problems
+	var p domain.Problems
 	p.Add("after", "nothing is free before %s in the %d slots one search may look at: search again with after %sT00:00:00", date, budget, date)
 	what := "a later after"
 	if barberID == nil {
 		p.Add("barber_id", "one barber's search looks further")
 		what += ", one barber (barber_id)"
 	}
-	e, _ := AsError(p.Err())
+	e, _ := domain.AsError(p.Err())
 	e.Message = fmt.Sprintf("Nothing is free before %s within the %d slots one search may look at. Search again from %s (after), or narrow it: %s or fewer weekdays.", date, budget, date, what)
 	return e
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/schema/pulid"
 )
@@ -10,7 +12,7 @@ import (
 // node resolves a Relay node id of the caller's account; another account's
 // id, like an unknown one, resolves to null. Scope admin.
 func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
@@ -48,7 +50,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 
 // notify writes n and owes it to the keys and webhooks it is for.
 func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error {
-	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, ScopeNotificationsRead, MaxWebhookEndpoints)
+	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, MaxWebhookEndpoints)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func asMap(v any) (map[string]any, error) {
 // for the key: two concurrent callers never get the same one.
 // Errors: validation_failed.
 func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume bool) ([]*ent.Notification, error) {
-	v, err := require(ctx, ScopeNotificationsRead)
+	v, err := domain.Require(ctx, domain.ScopeNotificationsRead)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func notificationsOf(ds []*ent.Delivery) []*ent.Notification {
 // to and including the given one, and says how many that was.
 // Errors: notification_not_found.
 func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model.AckNotificationsPayload, error) {
-	v, err := require(ctx, ScopeNotificationsRead)
+	v, err := domain.Require(ctx, domain.ScopeNotificationsRead)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func (r *Resolver) ackNotifications(ctx context.Context, through string) (*model
 		return nil, err
 	}
 	if !owed {
-		return nil, Errorf(CodeNotificationNotFound, "No notification %q for this API key.", through)
+		return nil, domain.Errorf(domain.CodeNotificationNotFound, "No notification %q for this API key.", through)
 	}
 	var count int
 	err = r.inTx(ctx, func(tx *ent.Tx) error {

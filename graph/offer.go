@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/predicate"
@@ -67,13 +69,13 @@ func (o *offer) buffer() time.Duration { return time.Duration(o.service.BufferMi
 // Errors: unit_not_found, service_not_found, barber_not_found,
 // service_not_bookable, barber_not_eligible.
 func (r *Resolver) resolveCatalog(ctx context.Context, unitID, serviceID string, barberID *string) (*offer, error) {
-	v, _ := ViewerFrom(ctx)
+	v, _ := domain.ViewerFrom(ctx)
 	return r.catalogOffer(ctx, v, unitID, serviceID, barberID, false)
 }
 
 // catalogOffer is resolveCatalog for the viewer v (nil: none, uncached);
 // shared, its unit, service and barbers may be the cache's, only to read.
-func (r *Resolver) catalogOffer(ctx context.Context, v *Viewer, unitID, serviceID string, barberID *string, shared bool) (*offer, error) {
+func (r *Resolver) catalogOffer(ctx context.Context, v *domain.Viewer, unitID, serviceID string, barberID *string, shared bool) (*offer, error) {
 	var key catalogKey
 	if v != nil {
 		key = newCatalogKey(v.AccountID, unitID, serviceID, barberID)
@@ -90,8 +92,8 @@ func (r *Resolver) catalogOffer(ctx context.Context, v *Viewer, unitID, serviceI
 			return nil, err
 		}
 	}
-	if v != nil && v.versioned {
-		r.cache.catalogs.Put(key, &catalogEntry{config: v.configVersion, offer: *o})
+	if v != nil && v.Versioned {
+		r.cache.catalogs.Put(key, &catalogEntry{config: v.ConfigVersion, offer: *o})
 	}
 	return o, nil
 }
@@ -111,14 +113,14 @@ func lookupCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string,
 	s, err := c.Service.Query().Where(service.ID(serviceID), service.HasUnitsWith(unit.ID(u.ID))).Only(ctx)
 	if ent.IsNotFound(err) {
 		if s, err = findService(ctx, c, serviceID); err == nil {
-			err = Errorf(CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
+			err = domain.Errorf(domain.CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !s.Active || !s.BookableOnline {
-		return nil, Errorf(CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
+		return nil, domain.Errorf(domain.CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
 	}
 	o := &offer{unit: u, loc: loc, service: s}
 	if barberID != nil {
@@ -141,7 +143,7 @@ func ineligible(ctx context.Context, c *ent.Client, o *offer, barberID string) e
 	if err != nil {
 		return err
 	}
-	return Errorf(CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, o.service.Name, o.unit.Name)
+	return domain.Errorf(domain.CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, o.service.Name, o.unit.Name)
 }
 
 // eligibleBarbers selects the active barbers who work at a unit and perform
@@ -169,11 +171,11 @@ func (r *Resolver) offerAt(ctx context.Context, unitID, serviceID string, barber
 func (o *offer) at(startsAt string) error {
 	w, err := slots.ParseWallTime(startsAt)
 	if err != nil {
-		return (&Problems{{Field: "starts_at", Message: wallTimeForm}}).Err()
+		return (&domain.Problems{{Field: "starts_at", Message: domain.WallTimeForm}}).Err()
 	}
 	start, err := w.In(o.loc)
 	if err != nil {
-		return Errorf(CodeInvalidLocalTime, "%s does not exist in %s: the clocks skip it for daylight saving time.", startsAt, o.unit.Timezone)
+		return domain.Errorf(domain.CodeInvalidLocalTime, "%s does not exist in %s: the clocks skip it for daylight saving time.", startsAt, o.unit.Timezone)
 	}
 	o.start, o.date = start.UTC(), w.Date
 	return nil
@@ -195,7 +197,7 @@ func (o *offer) candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, e
 // up once: its viewer, the unit and service with every eligible barber, and
 // the barber asked for (nil: every one).
 type availabilityAsk struct {
-	v        *Viewer
+	v        *domain.Viewer
 	o        *offer // o.barber is nil, o.eligible lists them
 	barberID *string
 	barber   *ent.Barber // of barberID
@@ -208,8 +210,8 @@ type availabilityAsk struct {
 // eligible ones.
 // Errors: missing_api_key, insufficient_scope, validation_failed (p),
 // those of resolveCatalog.
-func (r *Resolver) askAvailability(ctx context.Context, scope, unitID, serviceID string, barberID *string, p Problems) (*availabilityAsk, error) {
-	v, err := require(ctx, scope)
+func (r *Resolver) askAvailability(ctx context.Context, scope, unitID, serviceID string, barberID *string, p domain.Problems) (*availabilityAsk, error) {
+	v, err := domain.Require(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -257,9 +259,9 @@ type catalogEntry struct {
 // cachedCatalog returns the catalog entry of k when the viewer's config
 // version, read for this request, is the one it was stored under; unless
 // shared, with copies of its unit, service and barbers.
-func (c *caches) cachedCatalog(v *Viewer, k catalogKey, shared bool) (*offer, bool) {
+func (c *caches) cachedCatalog(v *domain.Viewer, k catalogKey, shared bool) (*offer, bool) {
 	e, ok := c.catalogs.Get(k)
-	hit := ok && v.versioned && e.config == v.configVersion
+	hit := ok && v.Versioned && e.config == v.ConfigVersion
 	c.metrics.CacheLookup("catalog", hit)
 	if !hit {
 		return nil, false
@@ -290,29 +292,29 @@ func (c *caches) cachedCatalog(v *Viewer, k catalogKey, shared bool) (*offer, bo
 // Errors: unit_not_found.
 func activeUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
-	return u, notFound(err, CodeUnitNotFound, "unit", id)
+	return u, domain.NotFound(err, domain.CodeUnitNotFound, "unit", id)
 }
 
 // findService returns the service with the given id, bookable or not.
 // Errors: service_not_found.
 func findService(ctx context.Context, c *ent.Client, id string) (*ent.Service, error) {
 	s, err := c.Service.Get(ctx, id)
-	return s, notFound(err, CodeServiceNotFound, "service", id)
+	return s, domain.NotFound(err, domain.CodeServiceNotFound, "service", id)
 }
 
 // findBarber returns the barber with the given id, active or not.
 // Errors: barber_not_found.
 func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, error) {
 	b, err := c.Barber.Get(ctx, id)
-	return b, notFound(err, CodeBarberNotFound, "barber", id)
+	return b, domain.NotFound(err, domain.CodeBarberNotFound, "barber", id)
 }
 
 // mustZone returns a stored unit's zone; it was validated when the unit was
 // saved, so a failure means a broken row, reported as internal.
 func mustZone(name string) (*time.Location, error) {
-	loc, err := Zone(name)
+	loc, err := domain.Zone(name)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, domain.Internal(err)
 	}
 	return loc, nil
 }

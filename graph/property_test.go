@@ -16,6 +16,7 @@ import (
 	"barberd/ent/reservation"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -92,7 +93,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	now := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(300*24*60)) * time.Minute)
 	clock.set(now)
 	res := graph.New(graph.Settings{DB: db, Now: clock.now})
-	secret, _, err := res.CreateAPIKey(bg, acc.ID, "property", graph.AllScopes)
+	secret, _, err := res.CreateAPIKey(bg, acc.ID, "property", domain.AllScopes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	}
 	// Each freeing of time is checked against the model too.
 	var freed freedLog
-	ctx := graph.ObserveFreed(graph.WithViewer(bg, viewer), freed.add)
+	ctx := graph.ObserveFreed(domain.WithViewer(bg, viewer), freed.add)
 	q, m := res.Query(), res.Mutation()
 
 	// The shop.
@@ -468,8 +469,8 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 				continue
 			}
 			a, err := book(b, at)
-			switch graph.ErrorCode(err) {
-			case graph.CodeSlotUnavailable, graph.CodeOutsideWindow, graph.CodeInvalidLocalTime:
+			switch domain.ErrorCode(err) {
+			case domain.CodeSlotUnavailable, domain.CodeOutsideWindow, domain.CodeInvalidLocalTime:
 				refused++
 			case "":
 				t.Fatalf("booked %s with %s, which availability does not offer: appointment %s at %s", at, b, a.ID, a.StartsAt)

@@ -7,6 +7,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/store"
 )
@@ -22,7 +23,7 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		fresh.Committed(ctx)
 		return nil
 	}
-	if _, domain := AsError(err); !domain && ctx.Err() != nil && err != ctx.Err() {
+	if _, domain := domain.AsError(err); !domain && ctx.Err() != nil && err != ctx.Err() {
 		// database/sql rolls the transaction back when the context ends,
 		// and what fn meets then (sql.ErrTxDone, say) says nothing more.
 		return fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -30,7 +31,7 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	if store.Classify(err) == store.Overlap {
 		// The database's no-overlap guarantee caught a race the barber
 		// lock did not: the slot is taken.
-		return Errorf(CodeSlotUnavailable, "The slot was just taken.")
+		return domain.Errorf(domain.CodeSlotUnavailable, "The slot was just taken.")
 	}
 	return err // a unique index's: the caller knows which it raced for
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"barberd/graph/domain"
+
 	"entgo.io/contrib/entgql"
 
 	"barberd/ent"
@@ -74,12 +76,12 @@ func wantOf(e *ent.WaitlistEntry) want {
 
 // CheckJoinWaitlist checks a join's shape; the dates against the unit's
 // today and horizon are checked once the unit is known.
-func CheckJoinWaitlist(in model.JoinWaitlistInput) Problems {
+func CheckJoinWaitlist(in model.JoinWaitlistInput) domain.Problems {
 	_, p := checkJoin(in)
 	return p
 }
 
-func checkJoin(in model.JoinWaitlistInput) (want, Problems) {
+func checkJoin(in model.JoinWaitlistInput) (want, domain.Problems) {
 	p := CheckAvailabilityRange(in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
 	var w want
 	w.from, _ = slots.ParseDate(in.From)
@@ -105,7 +107,7 @@ func checkJoin(in model.JoinWaitlistInput) (want, Problems) {
 // Errors: validation_failed, those of resolveCatalog, outside_booking_window,
 // slot_available, already_waiting, too_many_waitlist_entries.
 func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
-	v, err := require(ctx, ScopeAppointmentsWrite)
+	v, err := domain.Require(ctx, domain.ScopeAppointmentsWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -129,16 +131,16 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	now := r.now()
 	today := slots.DateOf(now, o.loc)
 	if w.from.Compare(today) < 0 {
-		return nil, (&Problems{{Field: "from", Message: "must not be before today, " + today.String() + " at the unit"}}).Err()
+		return nil, (&domain.Problems{{Field: "from", Message: "must not be before today, " + today.String() + " at the unit"}}).Err()
 	}
 	if last := today.AddDays(o.unit.HorizonDays); w.to.Compare(last) > 0 {
-		return nil, Errorf(CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.unit.HorizonDays, last)
+		return nil, domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.unit.HorizonDays, last)
 	}
 	if free, err := r.freeMatching(ctx, in, w, slotAvailableAlternatives); err != nil || len(free) > 0 {
 		if err != nil {
 			return nil, err
 		}
-		e := Errorf(CodeSlotAvailable, "A matching time is free now: book it instead of waiting (%d listed in alternatives).", len(free))
+		e := domain.Errorf(domain.CodeSlotAvailable, "A matching time is free now: book it instead of waiting (%d listed in alternatives).", len(free))
 		e.Alternatives = free
 		return nil, e
 	}
@@ -191,7 +193,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 
 // joinConflict answers a join that lost to a unique index: a repeat of its
 // reference (replayed), or the client's waiting entry.
-func (r *Resolver) joinConflict(ctx context.Context, v *Viewer, ref *string, phone string, o *offer) (*model.JoinWaitlistPayload, error) {
+func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *string, phone string, o *offer) (*model.JoinWaitlistPayload, error) {
 	if ref != nil {
 		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
 			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
@@ -202,11 +204,11 @@ func (r *Resolver) joinConflict(ctx context.Context, v *Viewer, ref *string, pho
 		FirstID(ctx)
 	if err != nil {
 		if ent.IsNotFound(err) {
-			return nil, Errorf(CodeUnavailable, "The waitlist changed while joining; try again.")
+			return nil, domain.Errorf(domain.CodeUnavailable, "The waitlist changed while joining; try again.")
 		}
 		return nil, err
 	}
-	e := Errorf(CodeAlreadyWaiting, "This client already waits for %q at %s: entry %s.", o.service.Name, o.unit.Name, id)
+	e := domain.Errorf(domain.CodeAlreadyWaiting, "This client already waits for %q at %s: entry %s.", o.service.Name, o.unit.Name, id)
 	e.WaitlistEntryID = id
 	return nil, e
 }
@@ -228,7 +230,7 @@ func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID strin
 	if err != nil || n < most {
 		return err
 	}
-	return Errorf(CodeTooManyWaitlist, "This API key already has %d waiting entries, the most it may have: take a client off the waitlist first.", n)
+	return domain.Errorf(domain.CodeTooManyWaitlist, "This API key already has %d waiting entries, the most it may have: take a client off the waitlist first.", n)
 }
 
 // freeMatching lists up to limit free starts the entry being joined would
@@ -239,7 +241,7 @@ func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput,
 		return nil, nil
 	}
 	// A join needs no availability:read: the key asks to wait, not to see.
-	days, err := r.availabilityOf(ctx, ScopeAppointmentsWrite, in.UnitID, in.ServiceID, in.BarberID, dates, nil)
+	days, err := r.availabilityOf(ctx, domain.ScopeAppointmentsWrite, in.UnitID, in.ServiceID, in.BarberID, dates, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -309,12 +311,12 @@ func (r *Resolver) entryByReference(ctx context.Context, c *ent.Client, keyID, r
 // loadEntry returns an entry of the account with its unit.
 // Errors: waitlist_entry_not_found.
 func (r *Resolver) loadEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	if !PlausibleID(id) {
-		return nil, Errorf(CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
+	if !domain.PlausibleID(id) {
+		return nil, domain.Errorf(domain.CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
 	}
 	e, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ID(id)).WithUnit().Only(ctx)
 	if err != nil {
-		return nil, notFound(err, CodeWaitlistEntryNotFound, "waitlist entry", id)
+		return nil, domain.NotFound(err, domain.CodeWaitlistEntryNotFound, "waitlist entry", id)
 	}
 	return r.asOfNow(e), nil
 }
@@ -330,17 +332,17 @@ func (r *Resolver) asOfNow(e *ent.WaitlistEntry) *ent.WaitlistEntry {
 
 // waitlistEntry reads an entry. Errors: waitlist_entry_not_found.
 func (r *Resolver) waitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
 	return r.loadEntry(ctx, id)
 }
 
 // CheckClientWaitlist checks a lookup of a client's entries.
-func CheckClientWaitlist(phone string, status []waitlistentry.Status) Problems {
-	var p Problems
-	if required(&p, "client_phone", phone) {
-		checkPhone(&p, "client_phone", lookupPhone(phone))
+func CheckClientWaitlist(phone string, status []waitlistentry.Status) domain.Problems {
+	var p domain.Problems
+	if domain.Required(&p, "client_phone", phone) {
+		domain.CheckPhone(&p, "client_phone", lookupPhone(phone))
 	}
 	if status != nil {
 		unknown := slices.ContainsFunc(status, func(s waitlistentry.Status) bool { return waitlistentry.StatusValidator(s) != nil })
@@ -354,7 +356,7 @@ func CheckClientWaitlist(phone string, status []waitlistentry.Status) Problems {
 // clientWaitlist lists a client's entries, oldest first (the newest
 // ClientWaitlistMax). Errors: validation_failed.
 func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
-	if _, err := require(ctx, ScopeAppointmentsRead); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
 	if err := CheckClientWaitlist(phone, status).Err(); err != nil {
@@ -380,10 +382,10 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 // of DefaultPageSize unless first says otherwise.
 // Errors: validation_failed, unit_not_found.
 func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	checkPage(&p, first, nil)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -404,7 +406,7 @@ func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *wait
 // waiting or offered is returned unchanged.
 // Errors: waitlist_entry_not_found.
 func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	if _, err := require(ctx, ScopeAppointmentsWrite); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAppointmentsWrite); err != nil {
 		return nil, err
 	}
 	if _, err := r.loadEntry(ctx, id); err != nil {
@@ -416,7 +418,7 @@ func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistE
 		err := r.inTx(ctx, func(tx *ent.Tx) error {
 			e, err := tx.WaitlistEntry.Get(ctx, id)
 			if err != nil {
-				return notFound(err, CodeWaitlistEntryNotFound, "waitlist entry", id)
+				return domain.NotFound(err, domain.CodeWaitlistEntryNotFound, "waitlist entry", id)
 			}
 			if left = e.Status != waitlistentry.StatusWaiting && e.Status != waitlistentry.StatusOffered; left {
 				return nil

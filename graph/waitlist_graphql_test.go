@@ -3,7 +3,7 @@ package graph_test
 import (
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -27,7 +27,7 @@ func TestWaitlistGraphQL(t *testing.T) {
 					"timeFrom": "10:00", "timeTo": "10:30", "client": map[string]any{"name": "Ana Costa", "phone": "+351912345678"},
 				}})
 		}
-		if a := join(); a.Code() != graph.CodeSlotAvailable || a.Errors[0].Extensions["alternatives"] == nil {
+		if a := join(); a.Code() != domain.CodeSlotAvailable || a.Errors[0].Extensions["alternatives"] == nil {
 			t.Fatalf("join with 10:00 free: %+v, want slot_available with alternatives", a)
 		}
 		booked := bot(`mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`,
@@ -48,7 +48,7 @@ func TestWaitlistGraphQL(t *testing.T) {
 				"holdId": got["offerHoldID"], "client": map[string]any{"name": "Ana Costa", "phone": "+351912345678"}}}).OK(t)
 
 		const page = `query($u: ID!) { waitlist(unitId: $u, status: booked, first: 10) { totalCount edges { node { ` + entry + ` } } } }`
-		if a := bot(page, map[string]any{"u": lisbon}); a.Code() != graph.CodeInsufficientScope {
+		if a := bot(page, map[string]any{"u": lisbon}); a.Code() != domain.CodeInsufficientScope {
 			t.Errorf("a booking key's dashboard query: %+v, want insufficient_scope", a)
 		}
 		conn := admin(page, map[string]any{"u": lisbon}).OK(t)["waitlist"].(map[string]any)

@@ -12,6 +12,7 @@ import (
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
+	"barberd/graph/domain"
 	"barberd/graph/slots"
 	"barberd/rest/view"
 )
@@ -182,7 +183,7 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 		return o, nil
 	}
 	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barberID)
-	if _, domain := AsError(err); domain {
+	if _, domain := domain.AsError(err); domain {
 		o, err = nil, nil // no longer offered, bookable or eligible
 	}
 	if err != nil {
@@ -353,7 +354,7 @@ func bookedOffer(ctx context.Context, tx *ent.Tx, h *ent.Hold, appointmentID str
 // offers its start to the next entry.
 func (r *Resolver) releaseOfferHold(ctx context.Context, tx *ent.Tx, id string) error {
 	h, err := r.lockHold(ctx, tx, id)
-	if ErrorCode(err) == CodeHoldNotFound {
+	if domain.ErrorCode(err) == domain.CodeHoldNotFound {
 		return nil // pruned long ago
 	}
 	if err != nil || effectiveStatus(h, r.now()) != hold.StatusActive {

@@ -12,6 +12,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/store"
 )
@@ -114,7 +115,7 @@ func newWaitlistCase(t *testing.T, db *store.DB, seed uint64) *wlCase {
 	}
 	c.clock.set(time.Date(today.Year(), today.Month(), today.Day(), 6+rng.IntN(12), 15*rng.IntN(4), 0, 0, loc))
 	c.res = graph.New(graph.Settings{DB: db, Now: c.clock.now})
-	if c.secret, _, err = c.res.CreateAPIKey(bg, acc.ID, "waitlist", graph.AllScopes); err != nil {
+	if c.secret, _, err = c.res.CreateAPIKey(bg, acc.ID, "waitlist", domain.AllScopes); err != nil {
 		t.Fatal(err)
 	}
 	c.authenticate()
@@ -248,7 +249,7 @@ func (c *wlCase) authenticate() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.ctx = graph.WithViewer(context.Background(), v)
+	c.ctx = domain.WithViewer(context.Background(), v)
 }
 
 func tenantOf(ctx context.Context) string {

@@ -11,7 +11,7 @@ import (
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/waitlistentry"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 )
 
@@ -96,7 +96,7 @@ func (c *wlCase) join() {
 	}
 	c.logf("join %s by %s, hold %ds, ref %s: free matching %v, waiting already %q, replay of %q", w, phone, w.holdSeconds, ptrString(in.ExternalReference), matching, waiting, replayOf)
 	p, err := c.m.JoinWaitlist(c.ctx, in)
-	code := graph.ErrorCode(err)
+	code := domain.ErrorCode(err)
 	c.joins[map[bool]string{true: "joined", false: code}[err == nil]]++
 	switch {
 	case replayOf != "":
@@ -104,15 +104,15 @@ func (c *wlCase) join() {
 			c.fail("a join repeating a reference: %v, want a replay of %s", err, replayOf)
 		}
 	case len(matching) > 0 && waiting != "":
-		if code != graph.CodeSlotAvailable && code != graph.CodeAlreadyWaiting {
+		if code != domain.CodeSlotAvailable && code != domain.CodeAlreadyWaiting {
 			c.fail("a join with a free start and the client waiting: %v", err)
 		}
 	case len(matching) > 0:
-		if code != graph.CodeSlotAvailable {
+		if code != domain.CodeSlotAvailable {
 			c.fail("a join with free starts %v: %v, want slot_available", matching, err)
 		}
 	case waiting != "":
-		if code != graph.CodeAlreadyWaiting {
+		if code != domain.CodeAlreadyWaiting {
 			c.fail("a join of a client waiting in %s: %v, want already_waiting", waiting, err)
 		}
 	default:

@@ -11,6 +11,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -61,9 +62,9 @@ func TestWaitlistOfferChain(t *testing.T) {
 		_, res, s := openJobShop(t, db, "Waitlist", 1)
 		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
 		date := day.Format("2006-01-02")
-		if _, err := s.join("+351910000001", date, nil); graph.ErrorCode(err) != graph.CodeSlotAvailable {
+		if _, err := s.join("+351910000001", date, nil); domain.ErrorCode(err) != domain.CodeSlotAvailable {
 			t.Fatalf("join with the day free: %v, want slot_available", err)
-		} else if e, _ := graph.AsError(err); len(e.Alternatives) != 3 {
+		} else if e, _ := domain.AsError(err); len(e.Alternatives) != 3 {
 			t.Errorf("slot_available names %d alternatives, want 3", len(e.Alternatives))
 		}
 		booked := s.fullDay(day)
@@ -74,7 +75,7 @@ func TestWaitlistOfferChain(t *testing.T) {
 		if first.Status != waitlistentry.StatusWaiting || first.OfferHoldSeconds != graph.DefaultOfferHoldSeconds {
 			t.Fatalf("joined entry %+v", first)
 		}
-		if _, err := s.join("+351910000001", date, nil); graph.ErrorCode(err) != graph.CodeAlreadyWaiting {
+		if _, err := s.join("+351910000001", date, nil); domain.ErrorCode(err) != domain.CodeAlreadyWaiting {
 			t.Fatalf("second join of the client: %v, want already_waiting", err)
 		}
 		second, err := s.join("+351910000002", date, func(in *model.JoinWaitlistInput) {
@@ -144,8 +145,8 @@ func TestWaitlistCap(t *testing.T) {
 		for i := range 3 {
 			_, err := s.join(fmt.Sprintf("+35191000010%d", i), day.Format("2006-01-02"), nil)
 			if want := ""; i == 2 {
-				want = graph.CodeTooManyWaitlist
-				if graph.ErrorCode(err) != want {
+				want = domain.CodeTooManyWaitlist
+				if domain.ErrorCode(err) != want {
 					t.Fatalf("join %d: %v, want %s", i, err, want)
 				}
 			} else if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"barberd/graph/domain"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
@@ -57,8 +59,8 @@ func newWebhookSecret() string {
 
 // checkWebhookFields records what is wrong with an endpoint's url, event
 // types and description (nil: not given).
-func (r *Resolver) checkWebhookFields(p *Problems, url *string, types []string, description *string) {
-	if url != nil && checkText(p, "url", *url) {
+func (r *Resolver) checkWebhookFields(p *domain.Problems, url *string, types []string, description *string) {
+	if url != nil && domain.CheckText(p, "url", *url) {
 		if why := netsafe.CheckURL(*url, r.cfg.WebhookAllowPrivate); why != "" {
 			p.Add("url", "%s", why)
 		}
@@ -74,8 +76,8 @@ func (r *Resolver) checkWebhookFields(p *Problems, url *string, types []string, 
 		}
 		seen[t] = true
 	}
-	if description != nil && checkText(p, "description", *description) {
-		checkLength(p, "description", *description, 0, 500)
+	if description != nil && domain.CheckText(p, "description", *description) {
+		domain.CheckLength(p, "description", *description, 0, 500)
 	}
 }
 
@@ -83,11 +85,11 @@ func (r *Resolver) checkWebhookFields(p *Problems, url *string, types []string, 
 // returns it with its secret, shown only this once.
 // Errors: validation_failed, catalog_full.
 func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error) {
-	v, err := require(ctx, ScopeAdmin)
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	r.checkWebhookFields(&p, &in.URL, in.EventTypes, in.Description)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWeb
 			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 			return err
 		}, func() (int, error) { return tx.WebhookEndpoint.Query().Count(ctx) }, MaxWebhookEndpoints, func() error {
-			return Errorf(CodeCatalogFull, "The account already has %d webhook endpoints, the most it may have: delete one first, or send more event types to one.", MaxWebhookEndpoints)
+			return domain.Errorf(domain.CodeCatalogFull, "The account already has %d webhook endpoints, the most it may have: delete one first, or send more event types to one.", MaxWebhookEndpoints)
 		})
 		if err != nil {
 			return err
@@ -127,7 +129,7 @@ func orEmpty(s []string) []string {
 
 // webhookEndpoints lists the account's endpoints, oldest first.
 func (r *Resolver) webhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	return r.cfg.DB.WebhookEndpoint.Query().
@@ -137,20 +139,20 @@ func (r *Resolver) webhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint
 // webhookEndpoint returns one endpoint of the caller's account, read
 // through c (a client, or a transaction's). Errors: not_found.
 func webhookEndpoint(ctx context.Context, c *ent.Client, id string) (*ent.WebhookEndpoint, error) {
-	if !PlausibleID(id) {
-		return nil, Errorf(CodeNotFound, "No webhook endpoint %q.", id)
+	if !domain.PlausibleID(id) {
+		return nil, domain.Errorf(domain.CodeNotFound, "No webhook endpoint %q.", id)
 	}
 	e, err := c.WebhookEndpoint.Get(ctx, id)
-	return e, notFound(err, CodeNotFound, "webhook endpoint", id)
+	return e, domain.NotFound(err, domain.CodeNotFound, "webhook endpoint", id)
 }
 
 // updateWebhookEndpoint changes what the input gives of an endpoint.
 // Errors: not_found, validation_failed.
 func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	var p Problems
+	var p domain.Problems
 	r.checkWebhookFields(&p, in.URL, in.EventTypes, in.Description)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -191,7 +193,7 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 // rotateWebhookSecret gives an endpoint a new secret and returns it, shown
 // only this once. Errors: not_found.
 func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	secret := newWebhookSecret()
@@ -213,7 +215,7 @@ func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.W
 // deleteWebhookEndpoint deletes an endpoint; its deliveries and their
 // attempts go with it (ON DELETE CASCADE). Errors: not_found.
 func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return "", err
 	}
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
@@ -285,18 +287,18 @@ var newestAttemptsFirst = []webhookattempt.OrderOption{
 // redeliverWebhook makes a delivery pending again and due now, whatever its
 // status, with another full period of retries. Errors: not_found.
 func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.WebhookDelivery, error) {
-	if _, err := require(ctx, ScopeAdmin); err != nil {
+	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	if !PlausibleID(id) {
-		return nil, Errorf(CodeNotFound, "No webhook delivery %q.", id)
+	if !domain.PlausibleID(id) {
+		return nil, domain.Errorf(domain.CodeNotFound, "No webhook delivery %q.", id)
 	}
 	var d *ent.WebhookDelivery
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		d, err = tx.WebhookDelivery.Get(ctx, id)
 		if err != nil {
-			return notFound(err, CodeNotFound, "webhook delivery", id)
+			return domain.NotFound(err, domain.CodeNotFound, "webhook delivery", id)
 		}
 		d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
 			SetNextAttemptAt(schema.Now()).ClearRetrySince().ClearDeliveredAt().Save(ctx)

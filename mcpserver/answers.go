@@ -8,6 +8,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/quota"
 	"barberd/rest"
@@ -21,7 +22,7 @@ import (
 // the path, where a blank one is no route.)
 func requiredID(field, id string) error {
 	if strings.TrimSpace(id) == "" {
-		p := graph.Problems{}
+		p := domain.Problems{}
 		p.Add(field, "is required")
 		return p.Err()
 	}
@@ -34,8 +35,8 @@ func appointmentID(id string) error {
 	if err := requiredID("appointment_id", id); err != nil {
 		return err
 	}
-	if !graph.PlausibleID(id) {
-		return graph.Errorf(graph.CodeAppointmentNotFound, "No appointment %q.", id)
+	if !domain.PlausibleID(id) {
+		return domain.Errorf(domain.CodeAppointmentNotFound, "No appointment %q.", id)
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 	var from, to string
 	switch {
 	case in.Date != nil && (in.From != nil || in.To != nil):
-		var p graph.Problems
+		var p domain.Problems
 		p.Add("date", "give either date, or from and to, not both")
 		err = p.Err()
 	case in.Date != nil:
@@ -111,7 +112,7 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		day, err = m.res.AvailabilityDay(ctx, in.UnitID, in.ServiceID, in.BarberID, *in.Date)
 		days, from, to = []*graph.Day{day}, *in.Date, *in.Date
 	case in.From == nil && in.To == nil:
-		var p graph.Problems
+		var p domain.Problems
 		p.Add("date", "give a date, or from and to (a range of up to %d days)", graph.MaxRangeDays)
 		err = p.Err()
 	default:
@@ -136,7 +137,7 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		if from == to {
 			field = "barber_id"
 		}
-		var p graph.Problems
+		var p domain.Problems
 		p.Add(field, "must be narrower: the answer would list %d slots, more than %d", len(all), maxAnswerSlots)
 		return rest.AvailabilityRange{}, "", p.Err()
 	}

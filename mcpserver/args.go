@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/text"
 )
 
@@ -23,7 +23,7 @@ func decodeArguments(raw json.RawMessage, v any) error {
 	}
 	// Decoding would read invalid UTF-8 and lone surrogates as U+FFFD.
 	if found := text.JSONProblems(raw, "", maxTextProblems); len(found) > 0 {
-		var p graph.Problems
+		var p domain.Problems
 		for _, f := range found {
 			p.Add(f.Field, "%s", f.Message)
 		}
@@ -35,7 +35,7 @@ func decodeArguments(raw json.RawMessage, v any) error {
 	if err == nil {
 		return nil
 	}
-	var p graph.Problems
+	var p domain.Problems
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field != "":
@@ -44,7 +44,7 @@ func decodeArguments(raw json.RawMessage, v any) error {
 		// encoding/json has no error type for it; the message is stable.
 		p.Add(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "is not an argument of this tool")
 	default:
-		return graph.Errorf(graph.CodeInvalidJSON, "The arguments must be a JSON object.")
+		return domain.Errorf(domain.CodeInvalidJSON, "The arguments must be a JSON object.")
 	}
 	return p.Err()
 }

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -97,7 +97,7 @@ func (w *hygieneWriter) finish(r *http.Request) {
 	}
 	code := map[int]string{
 		http.StatusBadRequest:            rest.CodeBadRequest,
-		http.StatusNotFound:              graph.CodeNotFound,
+		http.StatusNotFound:              domain.CodeNotFound,
 		http.StatusMethodNotAllowed:      rest.CodeMethodNotAllowed,
 		http.StatusRequestEntityTooLarge: rest.CodePayloadTooLarge,
 		http.StatusUnsupportedMediaType:  rest.CodeUnsupportedMediaType,
@@ -107,7 +107,7 @@ func (w *hygieneWriter) finish(r *http.Request) {
 	if code == "" {
 		err = errors.New("mcp transport: " + strconv.Itoa(w.status) + " " + detail) // internal: logged, not shown
 	} else {
-		err = graph.Errorf(code, "%s", sentence(detail))
+		err = domain.Errorf(code, "%s", sentence(detail))
 	}
 	h := w.Header()
 	h.Del("Content-Length")
@@ -139,7 +139,7 @@ func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o, present := r.Header["Origin"]
 			if present && !(len(o) == 1 && originAllowed(allowed, o[0], r.Host)) {
-				rest.WriteError(w, r, graph.Errorf(rest.CodeOriginNotAllowed,
+				rest.WriteError(w, r, domain.Errorf(rest.CodeOriginNotAllowed,
 					"Requests from the web origin %q are not allowed; the server's operator can allow it (--mcp-allowed-origins).", strings.Join(o, ", ")))
 				return
 			}
@@ -184,10 +184,10 @@ func countCalls(next http.Handler) http.Handler {
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			rest.WriteError(w, r, graph.Errorf(rest.CodePayloadTooLarge, "The request is larger than %d bytes.", tooLarge.Limit))
+			rest.WriteError(w, r, domain.Errorf(rest.CodePayloadTooLarge, "The request is larger than %d bytes.", tooLarge.Limit))
 			return
 		case err != nil:
-			rest.WriteError(w, r, graph.Errorf(rest.CodeBadRequest, "The request body could not be read."))
+			rest.WriteError(w, r, domain.Errorf(rest.CodeBadRequest, "The request body could not be read."))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -197,7 +197,7 @@ func countCalls(next http.Handler) http.Handler {
 			return
 		}
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= batchesRemoved {
-			rest.WriteError(w, r, graph.Errorf(rest.CodeBadRequest,
+			rest.WriteError(w, r, domain.Errorf(rest.CodeBadRequest,
 				"JSON-RPC batches were removed in MCP %s (this request says %s): send one message a request.", batchesRemoved, v))
 			return
 		}
@@ -210,7 +210,7 @@ func countCalls(next http.Handler) http.Handler {
 			return
 		}
 		if len(msgs) > MaxBatch {
-			rest.WriteError(w, r, graph.Errorf(rest.CodeBadRequest,
+			rest.WriteError(w, r, domain.Errorf(rest.CodeBadRequest,
 				"A batch holds %d messages; at most %d are allowed in one request.", len(msgs), MaxBatch))
 			return
 		}
@@ -226,9 +226,9 @@ func countCalls(next http.Handler) http.Handler {
 
 // authError answers a refused key; a 401 says how to authenticate.
 func authError(w http.ResponseWriter, r *http.Request, err error) {
-	if code := graph.ErrorCode(err); code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey {
+	if code := domain.ErrorCode(err); code == domain.CodeInvalidAPIKey || code == domain.CodeMissingAPIKey {
 		challenge := `Bearer realm="barberd"`
-		if code == graph.CodeInvalidAPIKey {
+		if code == domain.CodeInvalidAPIKey {
 			challenge += `, error="invalid_token"`
 		}
 		w.Header().Set("WWW-Authenticate", challenge)

@@ -32,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/rest"
 )
@@ -55,7 +56,7 @@ type MCP struct {
 }
 
 // scopeBits are the scopes that grant tools, each a bit of a scope mask.
-var scopeBits = graph.BookingScopes
+var scopeBits = domain.BookingScopes
 
 // New returns the MCP adapter of res.
 func New(res *graph.Resolver) *MCP {
@@ -111,7 +112,7 @@ func (m *MCP) refuseOutOfScope(k uint) mcp.Middleware {
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
 				if i := slices.IndexFunc(m.tools, func(t tool) bool { return t.tool.Name == call.Params.Name }); i >= 0 && k&scopeBit(m.tools[i].scope) == 0 {
 					t := m.tools[i]
-					return failure(ctx, graph.Errorf(graph.CodeInsufficientScope,
+					return failure(ctx, domain.Errorf(domain.CodeInsufficientScope,
 						"This API key lacks the scope %q that the tool %s needs.", t.scope, t.tool.Name)), nil
 				}
 			}
@@ -142,7 +143,7 @@ func (m *MCP) Handler(l Limits) http.Handler {
 		l.MaxBody = rest.DefaultMaxBody
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		v, ok := graph.ViewerFrom(r.Context())
+		v, ok := domain.ViewerFrom(r.Context())
 		if !ok {
 			return nil // authentication runs first: never so
 		}
@@ -218,7 +219,7 @@ func (m *MCP) Stdio(ctx context.Context, t mcp.Transport, secret string, log *sl
 				}
 				return nil, err
 			}
-			return next(graph.WithViewer(ctx, v), method, req)
+			return next(domain.WithViewer(ctx, v), method, req)
 		}
 	})
 	return srv.Run(ctx, t)

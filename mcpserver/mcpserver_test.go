@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -25,10 +25,10 @@ func TestFailureHidesInternals(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Content[1].(*mcp.TextContent).Text), &p); err != nil || r.StructuredContent != nil {
 		t.Fatal(err)
 	}
-	if !r.IsError || p.Code != graph.CodeInternal || p.Status != 500 || strings.Contains(string(b), "relation") {
+	if !r.IsError || p.Code != domain.CodeInternal || p.Status != 500 || strings.Contains(string(b), "relation") {
 		t.Fatalf("failure: %s", b)
 	}
-	if text := r.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, graph.CodeInternal+": ") {
+	if text := r.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, domain.CodeInternal+": ") {
 		t.Fatalf("text %q", text)
 	}
 }
@@ -42,7 +42,7 @@ func TestDecodeArguments(t *testing.T) {
 		`{"weekdays":[1,"x"]}`:                    "weekdays",
 		`{"client":{"phone":5}}`:                  "client.phone",
 		`{"unitId":"unt_1"}`:                      "unitId",
-		`[1]`:                                     graph.CodeInvalidJSON,
+		`[1]`:                                     domain.CodeInvalidJSON,
 		`{"client":{"phone":"+351\u0000"}}`:       "client.phone",
 		`{"unit_id":"Ok\ud800"}`:                  "unit_id",
 		`{"weekdays":[1],"after":"\udc00\ud800"}`: "after",
@@ -60,13 +60,13 @@ func TestDecodeArguments(t *testing.T) {
 			} `json:"client"`
 		}
 		err := decodeArguments(json.RawMessage(raw), &in)
-		e, _ := graph.AsError(err)
+		e, _ := domain.AsError(err)
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", raw, err)
-		case want == graph.CodeInvalidJSON && (e == nil || e.Code != want):
+		case want == domain.CodeInvalidJSON && (e == nil || e.Code != want):
 			t.Errorf("%s: %v, want %s", raw, err, want)
-		case want != "" && want != graph.CodeInvalidJSON && (e == nil || len(e.Fields) != 1 || e.Fields[0].Field != want):
+		case want != "" && want != domain.CodeInvalidJSON && (e == nil || len(e.Fields) != 1 || e.Fields[0].Field != want):
 			t.Errorf("%s: %v, want %s named", raw, err, want)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"barberd/ent/waitlistentry"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/rest"
 	"barberd/rest/view"
@@ -66,8 +66,8 @@ func waitlistEntryID(id string) error {
 	if err := requiredID("waitlist_entry_id", id); err != nil {
 		return err
 	}
-	if !graph.PlausibleID(id) {
-		return graph.Errorf(graph.CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
+	if !domain.PlausibleID(id) {
+		return domain.Errorf(domain.CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
 	}
 	return nil
 }

@@ -9,12 +9,13 @@ import (
 
 	"barberd/ent/appointment"
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 func TestAppointmentCancel(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		reader := e.key(graph.ScopeNotificationsRead)
+		reader := e.key(domain.ScopeNotificationsRead)
 
 		t.Run("cancels and frees the slot", func(t *testing.T) {
 			e := e.apOn(t)
@@ -95,7 +96,7 @@ func TestAppointmentCancel(t *testing.T) {
 					e := e.apOn(t)
 					a := e.apCreate(e.apBody(haircut, []string{"2027-03-02T14:00:00", "2027-03-02T15:00:00"}[i], joao))
 					e.apSetStatus(a.ID, s)
-					expect(t, e.apPost("/appointments/"+a.ID+"/cancel", map[string]any{"reason": "x"}), http.StatusConflict, graph.CodeNotCancellable)
+					expect(t, e.apPost("/appointments/"+a.ID+"/cancel", map[string]any{"reason": "x"}), http.StatusConflict, domain.CodeNotCancellable)
 					if got := e.appointment(a.ID).Status; got != s {
 						t.Errorf("status %s, want %s", got, s)
 					}
@@ -105,14 +106,14 @@ func TestAppointmentCancel(t *testing.T) {
 
 		t.Run("unknown", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, e.apPost("/appointments/apt_01aaaaaaaaaaaaaaaaaaaaaaaa/cancel", map[string]any{"reason": "x"}), http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, e.apPost("/appointments/apt_01aaaaaaaaaaaaaaaaaaaaaaaa/cancel", map[string]any{"reason": "x"}), http.StatusNotFound, domain.CodeAppointmentNotFound)
 		})
 
 		t.Run("another account's", func(t *testing.T) {
 			e := e.apOn(t)
 			a := e.apCreate(e.apBody(haircut, "2027-03-02T16:00:00", joao))
 			other := e.otherAccount()
-			expect(t, e.do("POST", "/appointments/"+a.ID+"/cancel", other.APIKey, map[string]any{"reason": "x"}), http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, e.do("POST", "/appointments/"+a.ID+"/cancel", other.APIKey, map[string]any{"reason": "x"}), http.StatusNotFound, domain.CodeAppointmentNotFound)
 			if s := e.appointment(a.ID).Status; s != appointment.StatusConfirmed {
 				t.Errorf("status %s", s)
 			}
@@ -121,8 +122,8 @@ func TestAppointmentCancel(t *testing.T) {
 		t.Run("without appointments:write", func(t *testing.T) {
 			e := e.apOn(t)
 			a := e.apCreate(e.apBody(haircut, "2027-03-02T17:00:00", joao))
-			k := e.key(graph.ScopeAppointmentsRead)
-			expect(t, e.do("POST", "/appointments/"+a.ID+"/cancel", k, map[string]any{"reason": "x"}), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAppointmentsRead)
+			expect(t, e.do("POST", "/appointments/"+a.ID+"/cancel", k, map[string]any{"reason": "x"}), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 
 		// Last: moves the clock.
@@ -134,7 +135,7 @@ func TestAppointmentCancel(t *testing.T) {
 			expect(t, r, http.StatusOK, "")
 			cancelled := apView(t, r)
 			e.clock.advance(3 * time.Hour) // 09:00 Lisbon (UTC+0)
-			expect(t, e.apPost("/appointments/"+a.ID+"/cancel", map[string]any{"reason": "late"}), http.StatusConflict, graph.CodeNotCancellable)
+			expect(t, e.apPost("/appointments/"+a.ID+"/cancel", map[string]any{"reason": "late"}), http.StatusConflict, domain.CodeNotCancellable)
 			if s := e.appointment(a.ID).Status; s != appointment.StatusConfirmed {
 				t.Errorf("status %s", s)
 			}

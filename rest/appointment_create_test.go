@@ -16,7 +16,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest/view"
 )
 
@@ -165,7 +165,7 @@ func apFields(t testing.TB, r *response) []string {
 // expectFields expects a 400 validation_failed naming at least the given fields.
 func apExpectFields(t testing.TB, r *response, fields ...string) {
 	t.Helper()
-	expect(t, r, http.StatusBadRequest, graph.CodeValidationFailed)
+	expect(t, r, http.StatusBadRequest, domain.CodeValidationFailed)
 	got := apFields(t, r)
 	for _, f := range fields {
 		if !slices.Contains(got, f) {
@@ -186,7 +186,7 @@ type apAlternative struct {
 // with barberID (when given), and returns them.
 func apExpectUnavailable(t testing.TB, r *response, startsAt, barberID string) []apAlternative {
 	t.Helper()
-	expect(t, r, http.StatusConflict, graph.CodeSlotUnavailable)
+	expect(t, r, http.StatusConflict, domain.CodeSlotUnavailable)
 	var p struct {
 		Alternatives []apAlternative `json:"alternatives"`
 	}
@@ -459,26 +459,26 @@ func TestAppointmentCreate(t *testing.T) {
 				status int
 				code   string
 			}{
-				{"unknown unit", func(b map[string]any) { b["unit_id"] = "unt_nope" }, 404, graph.CodeUnitNotFound},
-				{"unknown service", func(b map[string]any) { b["service_id"] = "svc_nope" }, 404, graph.CodeServiceNotFound},
-				{"unknown barber", func(b map[string]any) { b["barber_id"] = "brb_nope" }, 404, graph.CodeBarberNotFound},
-				{"unknown hold", func(b map[string]any) { b["hold_id"] = "hld_nope" }, 404, graph.CodeHoldNotFound},
-				{"inactive service", func(b map[string]any) { b["service_id"] = e.service(hotTowel) }, 422, graph.CodeServiceNotBookable},
-				{"service not online", func(b map[string]any) { b["service_id"] = e.service(wedding) }, 422, graph.CodeServiceNotBookable},
-				{"service of another unit", func(b map[string]any) { b["service_id"] = e.service(corte) }, 422, graph.CodeServiceNotBookable},
+				{"unknown unit", func(b map[string]any) { b["unit_id"] = "unt_nope" }, 404, domain.CodeUnitNotFound},
+				{"unknown service", func(b map[string]any) { b["service_id"] = "svc_nope" }, 404, domain.CodeServiceNotFound},
+				{"unknown barber", func(b map[string]any) { b["barber_id"] = "brb_nope" }, 404, domain.CodeBarberNotFound},
+				{"unknown hold", func(b map[string]any) { b["hold_id"] = "hld_nope" }, 404, domain.CodeHoldNotFound},
+				{"inactive service", func(b map[string]any) { b["service_id"] = e.service(hotTowel) }, 422, domain.CodeServiceNotBookable},
+				{"service not online", func(b map[string]any) { b["service_id"] = e.service(wedding) }, 422, domain.CodeServiceNotBookable},
+				{"service of another unit", func(b map[string]any) { b["service_id"] = e.service(corte) }, 422, domain.CodeServiceNotBookable},
 				{"barber does not perform it", func(b map[string]any) {
 					b["service_id"] = e.service(cutAndBeard)
 					b["barber_id"] = e.barber(miguel)
-				}, 422, graph.CodeBarberNotEligible},
-				{"barber of another unit", func(b map[string]any) { b["barber_id"] = e.barber(rafael) }, 422, graph.CodeBarberNotEligible},
-				{"inactive barber", func(b map[string]any) { b["barber_id"] = e.barber(pedro) }, 422, graph.CodeBarberNotEligible},
-				{"past", func(b map[string]any) { b["starts_at"] = "2027-02-26T10:00:00" }, 422, graph.CodeOutsideWindow},
-				{"earlier today", func(b map[string]any) { b["starts_at"] = "2027-03-01T05:00:00" }, 422, graph.CodeOutsideWindow},
-				{"within lead time", func(b map[string]any) { b["starts_at"] = "2027-03-01T06:45:00" }, 422, graph.CodeOutsideWindow},
-				{"beyond horizon", func(b map[string]any) { b["starts_at"] = "2028-06-06T10:00:00" }, 422, graph.CodeOutsideWindow},
-				{"DST gap", func(b map[string]any) { b["starts_at"] = "2027-03-28T01:30:00" }, 422, graph.CodeInvalidLocalTime},
-				{"closed day", func(b map[string]any) { b["starts_at"] = "2027-03-07T10:00:00" }, 409, graph.CodeSlotUnavailable},
-				{"off the slot grid", func(b map[string]any) { b["starts_at"] = "2027-03-04T15:10:00" }, 409, graph.CodeSlotUnavailable},
+				}, 422, domain.CodeBarberNotEligible},
+				{"barber of another unit", func(b map[string]any) { b["barber_id"] = e.barber(rafael) }, 422, domain.CodeBarberNotEligible},
+				{"inactive barber", func(b map[string]any) { b["barber_id"] = e.barber(pedro) }, 422, domain.CodeBarberNotEligible},
+				{"past", func(b map[string]any) { b["starts_at"] = "2027-02-26T10:00:00" }, 422, domain.CodeOutsideWindow},
+				{"earlier today", func(b map[string]any) { b["starts_at"] = "2027-03-01T05:00:00" }, 422, domain.CodeOutsideWindow},
+				{"within lead time", func(b map[string]any) { b["starts_at"] = "2027-03-01T06:45:00" }, 422, domain.CodeOutsideWindow},
+				{"beyond horizon", func(b map[string]any) { b["starts_at"] = "2028-06-06T10:00:00" }, 422, domain.CodeOutsideWindow},
+				{"DST gap", func(b map[string]any) { b["starts_at"] = "2027-03-28T01:30:00" }, 422, domain.CodeInvalidLocalTime},
+				{"closed day", func(b map[string]any) { b["starts_at"] = "2027-03-07T10:00:00" }, 409, domain.CodeSlotUnavailable},
+				{"off the slot grid", func(b map[string]any) { b["starts_at"] = "2027-03-04T15:10:00" }, 409, domain.CodeSlotUnavailable},
 			}
 			n := e.apCount()
 			for _, c := range cases {
@@ -535,8 +535,8 @@ func TestAppointmentCreate(t *testing.T) {
 
 		t.Run("scope", func(t *testing.T) {
 			e := e.apOn(t)
-			k := e.key(graph.ScopeAppointmentsRead, graph.ScopeHoldsWrite)
-			expect(t, e.do("POST", "/appointments", k, e.booking(haircut, "2027-03-05T15:00:00")), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAppointmentsRead, domain.ScopeHoldsWrite)
+			expect(t, e.do("POST", "/appointments", k, e.booking(haircut, "2027-03-05T15:00:00")), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 func TestAppointmentCreateWithHold(t *testing.T) {
@@ -65,7 +65,7 @@ func TestAppointmentCreateWithHold(t *testing.T) {
 			e.apCreate(b)
 			n := e.apCount()
 			b["client"] = map[string]any{"name": "Other", "phone": otherPhone}
-			expect(t, e.apPost("/appointments", b), http.StatusConflict, graph.CodeHoldAlreadyUsed)
+			expect(t, e.apPost("/appointments", b), http.StatusConflict, domain.CodeHoldAlreadyUsed)
 			if got := e.apCount(); got != n {
 				t.Errorf("%d appointments, want %d", got, n)
 			}
@@ -83,14 +83,14 @@ func TestAppointmentCreateWithHold(t *testing.T) {
 			expect(t, r, http.StatusCreated, "")
 			b := e.booking(haircut, "2027-03-02T15:00:00")
 			b["hold_id"] = r.JSON(t)["hold_id"]
-			expect(t, e.apPost("/appointments", b), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, e.apPost("/appointments", b), http.StatusNotFound, domain.CodeHoldNotFound)
 		})
 
 		t.Run("unknown hold", func(t *testing.T) {
 			e := e.apOn(t)
 			b := e.booking(haircut, "2027-03-02T15:00:00")
 			b["hold_id"] = "hld_01aaaaaaaaaaaaaaaaaaaaaaaa"
-			expect(t, e.apPost("/appointments", b), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, e.apPost("/appointments", b), http.StatusNotFound, domain.CodeHoldNotFound)
 		})
 
 		t.Run("released hold", func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestAppointmentCreateWithHold(t *testing.T) {
 			expect(t, e.apPost("/slots/hold/"+h+"/release", nil), http.StatusOK, "")
 			b := e.apBody(haircut, "2027-03-02T16:00:00", joao)
 			b["hold_id"] = h
-			expect(t, e.apPost("/appointments", b), http.StatusConflict, graph.CodeHoldExpired)
+			expect(t, e.apPost("/appointments", b), http.StatusConflict, domain.CodeHoldExpired)
 			// Without the hold the slot is free again.
 			delete(b, "hold_id")
 			e.apCreate(b)
@@ -126,7 +126,7 @@ func TestAppointmentCreateWithHold(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					e := e.apOn(t)
 					c.body["hold_id"] = h
-					expect(t, e.apPost("/appointments", c.body), http.StatusConflict, graph.CodeHoldMismatch)
+					expect(t, e.apPost("/appointments", c.body), http.StatusConflict, domain.CodeHoldMismatch)
 				})
 			}
 			if s := e.apHoldStatus(h); s != hold.StatusActive {
@@ -154,7 +154,7 @@ func TestAppointmentCreateWithHold(t *testing.T) {
 			e.clock.advance(11 * time.Second)
 			b := e.apBody(haircut, at, joao)
 			b["hold_id"] = h
-			expect(t, e.apPost("/appointments", b), http.StatusConflict, graph.CodeHoldExpired)
+			expect(t, e.apPost("/appointments", b), http.StatusConflict, domain.CodeHoldExpired)
 			// The slot is free again without the hold.
 			delete(b, "hold_id")
 			e.apCreate(b)

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 func TestAppointmentIdempotency(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		reader := e.key(graph.ScopeNotificationsRead)
+		reader := e.key(domain.ScopeNotificationsRead)
 
 		t.Run("same reference replays", func(t *testing.T) {
 			e := e.apOn(t)
@@ -81,7 +82,7 @@ func TestAppointmentIdempotency(t *testing.T) {
 			b := e.booking(haircut, "2027-03-03T16:00:00")
 			b["external_reference"] = "crm-3"
 			first := e.apCreate(b)
-			k := e.key(graph.ScopeAppointmentsWrite)
+			k := e.key(domain.ScopeAppointmentsWrite)
 			r := e.do("POST", "/appointments", k, b)
 			expect(t, r, http.StatusCreated, "")
 			second := apView(t, r)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 func TestAppointmentGet(t *testing.T) {
@@ -21,26 +21,26 @@ func TestAppointmentGet(t *testing.T) {
 		})
 		t.Run("read scope alone suffices", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, e.do("GET", "/appointments/"+a.ID, e.key(graph.ScopeAppointmentsRead), nil), http.StatusOK, "")
+			expect(t, e.do("GET", "/appointments/"+a.ID, e.key(domain.ScopeAppointmentsRead), nil), http.StatusOK, "")
 		})
 		t.Run("unknown", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, e.apGet("/appointments/apt_01aaaaaaaaaaaaaaaaaaaaaaaa"), http.StatusNotFound, graph.CodeAppointmentNotFound)
-			expect(t, e.apGet("/appointments/nope"), http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, e.apGet("/appointments/apt_01aaaaaaaaaaaaaaaaaaaaaaaa"), http.StatusNotFound, domain.CodeAppointmentNotFound)
+			expect(t, e.apGet("/appointments/nope"), http.StatusNotFound, domain.CodeAppointmentNotFound)
 		})
 		t.Run("another account's", func(t *testing.T) {
 			e := e.apOn(t)
 			other := e.otherAccount()
-			expect(t, e.do("GET", "/appointments/"+a.ID, other.APIKey, nil), http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, e.do("GET", "/appointments/"+a.ID, other.APIKey, nil), http.StatusNotFound, domain.CodeAppointmentNotFound)
 		})
 		t.Run("without appointments:read", func(t *testing.T) {
 			e := e.apOn(t)
-			k := e.key(graph.ScopeAppointmentsWrite, graph.ScopeCatalogRead)
-			expect(t, e.do("GET", "/appointments/"+a.ID, k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAppointmentsWrite, domain.ScopeCatalogRead)
+			expect(t, e.do("GET", "/appointments/"+a.ID, k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 		t.Run("without key", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, e.do("GET", "/appointments/"+a.ID, "", nil), http.StatusUnauthorized, graph.CodeMissingAPIKey)
+			expect(t, e.do("GET", "/appointments/"+a.ID, "", nil), http.StatusUnauthorized, domain.CodeMissingAPIKey)
 		})
 	})
 }

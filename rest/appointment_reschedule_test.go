@@ -8,7 +8,7 @@ import (
 
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 func TestAppointmentReschedule(t *testing.T) {
@@ -88,9 +88,9 @@ func TestAppointmentReschedule(t *testing.T) {
 		t.Run("to an ineligible barber", func(t *testing.T) {
 			e := e.apOn(t)
 			a := e.apCreate(e.apBody(cutAndBeard, "2027-03-05T14:00:00", joao))
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": e.barber(miguel)}), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": e.barber(pedro)}), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": "brb_nope"}), http.StatusNotFound, graph.CodeBarberNotFound)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": e.barber(miguel)}), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": e.barber(pedro)}), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-05T15:00:00", "barber_id": "brb_nope"}), http.StatusNotFound, domain.CodeBarberNotFound)
 		})
 
 		t.Run("with a hold", func(t *testing.T) {
@@ -110,18 +110,18 @@ func TestAppointmentReschedule(t *testing.T) {
 				t.Errorf("old slot not freed")
 			}
 			// The hold is spent.
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T15:00:00", "hold_id": h}), http.StatusConflict, graph.CodeHoldAlreadyUsed)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T15:00:00", "hold_id": h}), http.StatusConflict, domain.CodeHoldAlreadyUsed)
 			// A hold for another time than asked.
 			h2 := e.apHold(haircut, "2027-03-08T16:00:00", miguel, nil)
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T16:30:00", "hold_id": h2}), http.StatusConflict, graph.CodeHoldMismatch)
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T16:00:00", "hold_id": "hld_nope"}), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T16:30:00", "hold_id": h2}), http.StatusConflict, domain.CodeHoldMismatch)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T16:00:00", "hold_id": "hld_nope"}), http.StatusNotFound, domain.CodeHoldNotFound)
 			// Another account's hold does not exist here.
 			other := e.otherAccount()
 			ob := e.apOtherBooking(other, haircut, "2027-03-08T17:00:00")
 			delete(ob, "client")
 			r = e.do("POST", "/slots/hold", other.APIKey, ob)
 			expect(t, r, http.StatusCreated, "")
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T17:00:00", "hold_id": r.JSON(t)["hold_id"]}), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-08T17:00:00", "hold_id": r.JSON(t)["hold_id"]}), http.StatusNotFound, domain.CodeHoldNotFound)
 			if got := apView(t, e.apGet("/appointments/"+a.ID)); !apSame(got, m) {
 				t.Errorf("refused reschedules changed the appointment: %+v", got)
 			}
@@ -139,7 +139,7 @@ func TestAppointmentReschedule(t *testing.T) {
 					} else {
 						e.apSetStatus(a.ID, appointment.Status(s))
 					}
-					expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-09T17:00:00"}), http.StatusConflict, graph.CodeNotReschedulable)
+					expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-09T17:00:00"}), http.StatusConflict, domain.CodeNotReschedulable)
 					if got := e.appointment(a.ID); got.Status != appointment.Status(s) || apLisbonWinter(got.StartsAt) != at {
 						t.Errorf("appointment changed: %s %v", got.Status, got.StartsAt)
 					}
@@ -156,15 +156,15 @@ func TestAppointmentReschedule(t *testing.T) {
 				status   int
 				code     string
 			}{
-				{"missing", nil, 400, graph.CodeValidationFailed},
-				{"with Z", "2027-03-10T15:00:00Z", 400, graph.CodeValidationFailed},
-				{"date only", "2027-03-10", 400, graph.CodeValidationFailed},
-				{"not a string", 20270310, 400, graph.CodeValidationFailed},
-				{"past", "2027-02-26T10:00:00", 422, graph.CodeOutsideWindow},
-				{"within lead time", "2027-03-01T06:30:00", 422, graph.CodeOutsideWindow},
-				{"beyond horizon", "2028-06-06T10:00:00", 422, graph.CodeOutsideWindow},
-				{"DST gap", "2027-03-28T01:30:00", 422, graph.CodeInvalidLocalTime},
-				{"closed day", "2027-03-07T10:00:00", 409, graph.CodeSlotUnavailable},
+				{"missing", nil, 400, domain.CodeValidationFailed},
+				{"with Z", "2027-03-10T15:00:00Z", 400, domain.CodeValidationFailed},
+				{"date only", "2027-03-10", 400, domain.CodeValidationFailed},
+				{"not a string", 20270310, 400, domain.CodeValidationFailed},
+				{"past", "2027-02-26T10:00:00", 422, domain.CodeOutsideWindow},
+				{"within lead time", "2027-03-01T06:30:00", 422, domain.CodeOutsideWindow},
+				{"beyond horizon", "2028-06-06T10:00:00", 422, domain.CodeOutsideWindow},
+				{"DST gap", "2027-03-28T01:30:00", 422, domain.CodeInvalidLocalTime},
+				{"closed day", "2027-03-07T10:00:00", 409, domain.CodeSlotUnavailable},
 			} {
 				t.Run(c.name, func(t *testing.T) {
 					e := e.apOn(t)
@@ -186,11 +186,11 @@ func TestAppointmentReschedule(t *testing.T) {
 
 		t.Run("unknown and another account's", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, reschedule(e, "apt_01aaaaaaaaaaaaaaaaaaaaaaaa", map[string]any{"starts_at": "2027-03-10T15:00:00"}), http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, reschedule(e, "apt_01aaaaaaaaaaaaaaaaaaaaaaaa", map[string]any{"starts_at": "2027-03-10T15:00:00"}), http.StatusNotFound, domain.CodeAppointmentNotFound)
 			a := e.apCreate(e.apBody(haircut, "2027-03-10T11:00:00", joao))
 			other := e.otherAccount()
 			r := e.do("POST", "/appointments/"+a.ID+"/reschedule", other.APIKey, map[string]any{"starts_at": "2027-03-10T15:00:00"})
-			expect(t, r, http.StatusNotFound, graph.CodeAppointmentNotFound)
+			expect(t, r, http.StatusNotFound, domain.CodeAppointmentNotFound)
 		})
 
 		// Last: moves the clock.
@@ -198,7 +198,7 @@ func TestAppointmentReschedule(t *testing.T) {
 			e := e.apOn(t)
 			a := e.apCreate(e.apBody(haircut, "2027-03-01T09:00:00", joao))
 			e.clock.advance(3*time.Hour + time.Minute) // 09:01 Lisbon
-			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-11T15:00:00"}), http.StatusConflict, graph.CodeNotReschedulable)
+			expect(t, reschedule(e, a.ID, map[string]any{"starts_at": "2027-03-11T15:00:00"}), http.StatusConflict, domain.CodeNotReschedulable)
 		})
 	})
 }

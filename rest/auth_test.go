@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // TestWrongKeysSpareTheDatabase: a key of the wrong shape is refused
@@ -20,7 +20,7 @@ func TestWrongKeysSpareTheDatabase(t *testing.T) {
 		refused := func(key string) int {
 			t.Helper()
 			log.Take()
-			expect(t, e.do("GET", "/units", key, nil), http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+			expect(t, e.do("GET", "/units", key, nil), http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 			return len(log.Take())
 		}
 		for _, key := range []string{"bk_nope", "bk_" + strings.Repeat("A", 52), "sk_" + strings.Repeat("a", 52), e.keys.APIKey + "x", "bk_é" + strings.Repeat("a", 50)} {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
 )
@@ -318,7 +319,7 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 	for i, day := range days {
 		if err := r.Context().Err(); err != nil { // the caller left, or its time ran out
 			if !streaming {
-				WriteError(w, r, graph.DomainError(err))
+				WriteError(w, r, domain.DomainError(err))
 			}
 			return
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -336,7 +336,7 @@ func TestAvailabilityTimeZones(t *testing.T) {
 				t.Errorf("São Paulo's last horizon day 2028-02-29: %d slots, want 68", n)
 			}
 			body := map[string]any{"unit_id": sp, "service_id": corteID, "starts_at": "2028-03-01T10:00:00"}
-			expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, body), http.StatusUnprocessableEntity, graph.CodeOutsideWindow)
+			expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, body), http.StatusUnprocessableEntity, domain.CodeOutsideWindow)
 			holdOK(t, e, holdRequest(e, haircut, "2028-03-01T10:00:00"))
 		})
 		t.Run("Lisbon's spring-forward Sunday is closed", func(t *testing.T) {
@@ -373,9 +373,9 @@ func TestAvailabilityErrors(t *testing.T) {
 		notFound := []struct {
 			name, unit, service, barber, code string
 		}{
-			{"unknown unit", "nope", hc, "", graph.CodeUnitNotFound},
-			{"unknown service", lis, "nope", "", graph.CodeServiceNotFound},
-			{"unknown barber", lis, hc, "nope", graph.CodeBarberNotFound},
+			{"unknown unit", "nope", hc, "", domain.CodeUnitNotFound},
+			{"unknown service", lis, "nope", "", domain.CodeServiceNotFound},
+			{"unknown barber", lis, hc, "nope", domain.CodeBarberNotFound},
 		}
 		for _, tt := range notFound {
 			t.Run(tt.name, func(t *testing.T) {
@@ -388,20 +388,20 @@ func TestAvailabilityErrors(t *testing.T) {
 		}
 		t.Run("ids of another account", func(t *testing.T) {
 			f := foreign(t, e)
-			expect(t, call(t, e, "GET", availabilityPath(f.unit, hc, tuesday), k, nil), http.StatusNotFound, graph.CodeUnitNotFound)
-			expect(t, call(t, e, "GET", availabilityPath(lis, f.service, tuesday), k, nil), http.StatusNotFound, graph.CodeServiceNotFound)
-			expect(t, call(t, e, "GET", availabilityPath(lis, hc, tuesday, "barber_id", f.barberID), k, nil), http.StatusNotFound, graph.CodeBarberNotFound)
+			expect(t, call(t, e, "GET", availabilityPath(f.unit, hc, tuesday), k, nil), http.StatusNotFound, domain.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", availabilityPath(lis, f.service, tuesday), k, nil), http.StatusNotFound, domain.CodeServiceNotFound)
+			expect(t, call(t, e, "GET", availabilityPath(lis, hc, tuesday, "barber_id", f.barberID), k, nil), http.StatusNotFound, domain.CodeBarberNotFound)
 		})
 		unprocessable := []struct {
 			name, unit, service, barber, code string
 		}{
-			{"barber does not perform the service", lisbon, cutAndBeard, miguel, graph.CodeBarberNotEligible},
-			{"inactive barber", lisbon, haircut, pedro, graph.CodeBarberNotEligible},
-			{"barber of another unit", lisbon, haircut, rafael, graph.CodeBarberNotEligible},
-			{"inactive service", lisbon, hotTowel, "", graph.CodeServiceNotBookable},
-			{"service not bookable online", lisbon, wedding, "", graph.CodeServiceNotBookable},
-			{"inactive service with a barber", lisbon, hotTowel, joao, graph.CodeServiceNotBookable},
-			{"service of another unit", lisbon, corte, "", graph.CodeServiceNotBookable},
+			{"barber does not perform the service", lisbon, cutAndBeard, miguel, domain.CodeBarberNotEligible},
+			{"inactive barber", lisbon, haircut, pedro, domain.CodeBarberNotEligible},
+			{"barber of another unit", lisbon, haircut, rafael, domain.CodeBarberNotEligible},
+			{"inactive service", lisbon, hotTowel, "", domain.CodeServiceNotBookable},
+			{"service not bookable online", lisbon, wedding, "", domain.CodeServiceNotBookable},
+			{"inactive service with a barber", lisbon, hotTowel, joao, domain.CodeServiceNotBookable},
+			{"service of another unit", lisbon, corte, "", domain.CodeServiceNotBookable},
 		}
 		for _, tt := range unprocessable {
 			t.Run(tt.name, func(t *testing.T) {
@@ -417,7 +417,7 @@ func TestAvailabilityErrors(t *testing.T) {
 			mi := e.barber(miguel)
 			e.db.Barber.UpdateOneID(mi).SetActive(false).ExecX(e.ctx)
 			e.wroteSQL()
-			expect(t, call(t, e, "GET", availabilityPath(lis, hc, tuesday, "barber_id", mi), k, nil), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
+			expect(t, call(t, e, "GET", availabilityPath(lis, hc, tuesday, "barber_id", mi), k, nil), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)
 			a := availableAt(t, e, haircut, tuesday)
 			if n := len(startsOf(a.Slots, mi)); n != 0 || len(a.Slots) != 34 {
 				t.Errorf("inactive barber still offered: %d of %d slots", n, len(a.Slots))
@@ -426,13 +426,13 @@ func TestAvailabilityErrors(t *testing.T) {
 		t.Run("a service made unbookable now", func(t *testing.T) {
 			e.db.Service.UpdateOneID(e.service(beardTrim)).SetBookableOnline(false).ExecX(e.ctx)
 			e.wroteSQL()
-			expect(t, call(t, e, "GET", availabilityPath(lis, e.service(beardTrim), tuesday), k, nil), http.StatusUnprocessableEntity, graph.CodeServiceNotBookable)
+			expect(t, call(t, e, "GET", availabilityPath(lis, e.service(beardTrim), tuesday), k, nil), http.StatusUnprocessableEntity, domain.CodeServiceNotBookable)
 		})
 		t.Run("a deactivated unit", func(t *testing.T) {
 			sp := e.unit(saoPaulo)
 			e.db.Unit.UpdateOneID(sp).SetActive(false).ExecX(e.ctx)
 			e.wroteSQL()
-			expect(t, call(t, e, "GET", availabilityPath(sp, e.service(corte), tuesday), k, nil), http.StatusNotFound, graph.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", availabilityPath(sp, e.service(corte), tuesday), k, nil), http.StatusNotFound, domain.CodeUnitNotFound)
 		})
 	})
 }
@@ -542,7 +542,7 @@ func TestAvailabilityDaylightSaving(t *testing.T) {
 			checkSorted(t, a.Slots)
 		})
 		t.Run("holds on daylight saving days", func(t *testing.T) {
-			expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, "2027-03-28T01:15:00", "barber_id", jo)), http.StatusUnprocessableEntity, graph.CodeInvalidLocalTime)
+			expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, "2027-03-28T01:15:00", "barber_id", jo)), http.StatusUnprocessableEntity, domain.CodeInvalidLocalTime)
 			h := holdOK(t, e, holdRequest(e, haircut, "2027-03-28T02:15:00", "barber_id", jo))
 			if h.StartsAtUTC != "2027-03-28T01:15:00Z" || h.EndsAt != "2027-03-28T02:45:00" {
 				t.Errorf("hold after the gap: %+v", h)

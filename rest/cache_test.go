@@ -10,6 +10,7 @@ import (
 
 	"barberd/ent/apikey"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -213,16 +214,16 @@ func TestCachedDayAnswersEachBarber(t *testing.T) {
 				t.Fatalf("barber %s: %v, want %v", id, got, mine)
 			}
 		}
-		get(e.barber(pedro), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)  // inactive
-		get(e.barber(rafael), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible) // another unit
-		get("brb_01KAB3Y7W3QZ000000000000", http.StatusNotFound, graph.CodeBarberNotFound)
+		get(e.barber(pedro), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)  // inactive
+		get(e.barber(rafael), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible) // another unit
+		get("brb_01KAB3Y7W3QZ000000000000", http.StatusNotFound, domain.CodeBarberNotFound)
 
 		// Miguel stops doing haircuts, written straight into the database.
 		if err := e.db.Barber.UpdateOneID(miguelID).RemoveServiceIDs(e.service(haircut)).Exec(e.ctx); err != nil {
 			t.Fatal(err)
 		}
 		e.wroteSQL()
-		get(miguelID, http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
+		get(miguelID, http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)
 		if got := ofBarber(get("", http.StatusOK, ""), miguelID); len(got) != 0 {
 			t.Fatalf("a barber who no longer does the service is offered: %v", got)
 		}
@@ -237,7 +238,7 @@ func TestCachedDayAnswersEachBarber(t *testing.T) {
 func TestCachedKeyRevocation(t *testing.T) {
 	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
 		a, b := e.srv.URL, e.replica()
-		key := e.key(graph.ScopeContextRead)
+		key := e.key(domain.ScopeContextRead)
 		for _, base := range []string{a, b, a, b} {
 			expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "")
 		}
@@ -306,7 +307,7 @@ func TestCachedAvailabilityUnderConcurrentBookings(t *testing.T) {
 func TestFreshnessWindow(t *testing.T) {
 	const window = time.Second
 	eachWindow(t, []time.Duration{window}, func(t *testing.T, e *env) {
-		base, key := e.srv.URL, e.key(graph.ScopeContextRead)
+		base, key := e.srv.URL, e.key(domain.ScopeContextRead)
 		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "") // reads the key
 		checked := time.Now()
 		expect(t, doRequest(t, base, "GET", "/context", key, nil, nil), http.StatusOK, "") // checks its version
@@ -336,7 +337,7 @@ func TestFreshnessWindow(t *testing.T) {
 		expect(t, doRequest(t, base, "POST", "/appointments", e.keys.APIKey, map[string]any{
 			"unit_id": e.unit(lisbon), "service_id": e.service(haircut), "barber_id": e.barber(joao),
 			"starts_at": tuesdayAt10, "client": map[string]any{"name": clientName, "phone": validPhone},
-		}, nil), http.StatusConflict, graph.CodeSlotUnavailable)
+		}, nil), http.StatusConflict, domain.CodeSlotUnavailable)
 		if d := time.Since(start); d >= window {
 			t.Fatalf("a refused create took %v: it committed nothing, so it should not wait out the window", d)
 		}

@@ -17,6 +17,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // Helpers shared by catalog_test.go, availability_test.go, hold_test.go and
@@ -60,7 +61,7 @@ func problemOf(t *testing.T, r *response) problemBody {
 // the given fields (in any order).
 func expectFields(t *testing.T, r *response, fields ...string) {
 	t.Helper()
-	expect(t, r, http.StatusBadRequest, graph.CodeValidationFailed)
+	expect(t, r, http.StatusBadRequest, domain.CodeValidationFailed)
 	var got []string
 	for _, f := range problemOf(t, r).Errors {
 		got = append(got, f.Field)
@@ -103,7 +104,7 @@ func foreign(t *testing.T, e *env) foreignIDs {
 
 // allScopesBut returns every booking scope except the given one.
 func allScopesBut(scope string) []string {
-	return slices.DeleteFunc(slices.Clone(graph.BookingScopes), func(s string) bool { return s == scope })
+	return slices.DeleteFunc(slices.Clone(domain.BookingScopes), func(s string) bool { return s == scope })
 }
 
 type unitBody struct {
@@ -216,7 +217,7 @@ func TestContext(t *testing.T) {
 			if strings.Contains(string(r.Body), e.keys.APIKey) {
 				t.Errorf("the response carries the key's secret: %s", r.Body)
 			}
-			if want := slices.Sorted(slices.Values(graph.BookingScopes)); !slices.Equal(slices.Sorted(slices.Values(c.APIKey.Scopes)), want) {
+			if want := slices.Sorted(slices.Values(domain.BookingScopes)); !slices.Equal(slices.Sorted(slices.Values(c.APIKey.Scopes)), want) {
 				t.Errorf("scopes = %v, want %v", c.APIKey.Scopes, want)
 			}
 			if c.ServerTime != "2027-03-01T06:00:00Z" {
@@ -231,7 +232,7 @@ func TestContext(t *testing.T) {
 			}
 		})
 		t.Run("server time follows the clock", func(t *testing.T) {
-			k := e.key(graph.ScopeContextRead)
+			k := e.key(domain.ScopeContextRead)
 			e.clock.advance(90 * time.Minute)
 			r := call(t, e, "GET", "/context", k, nil)
 			expect(t, r, http.StatusOK, "")
@@ -240,7 +241,7 @@ func TestContext(t *testing.T) {
 			if c.ServerTime != "2027-03-01T07:30:00Z" {
 				t.Errorf("server_time = %q, want 2027-03-01T07:30:00Z", c.ServerTime)
 			}
-			if !slices.Equal(c.APIKey.Scopes, []string{graph.ScopeContextRead}) || c.APIKey.Name != "test key" {
+			if !slices.Equal(c.APIKey.Scopes, []string{domain.ScopeContextRead}) || c.APIKey.Name != "test key" {
 				t.Errorf("api_key = %+v, want the restricted test key", c.APIKey)
 			}
 			if strings.Contains(string(r.Body), k) {
@@ -273,8 +274,8 @@ func TestUnits(t *testing.T) {
 			e.db.Unit.UpdateOneID(id).SetActive(false).ExecX(e.ctx)
 			us := listUnits(t, e)
 			wantNames(t, "units", namesOf(us, func(u unitBody) string { return u.Name }), []string{lisbon})
-			expect(t, call(t, e, "GET", query("/services", "unit_id", id), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeUnitNotFound)
-			expect(t, call(t, e, "GET", query("/barbers", "unit_id", id), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/services", "unit_id", id), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "unit_id", id), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeUnitNotFound)
 			for _, s := range listServices(t, e, "/services") {
 				if slices.Contains(s.UnitIDs, id) {
 					t.Errorf("service %s still lists the deactivated unit", s.Name)
@@ -339,11 +340,11 @@ func TestServices(t *testing.T) {
 			wantNames(t, "services", got, []string{"Barba completa", "Corte e barba", haircut, cutAndBeard})
 		})
 		t.Run("unknown unit", func(t *testing.T) {
-			expect(t, call(t, e, "GET", query("/services", "unit_id", "nope"), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/services", "unit_id", "nope"), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeUnitNotFound)
 		})
 		t.Run("unit of another account", func(t *testing.T) {
 			f := foreign(t, e)
-			expect(t, call(t, e, "GET", query("/services", "unit_id", f.unit), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/services", "unit_id", f.unit), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeUnitNotFound)
 			// The other account sees its own unit.
 			expect(t, call(t, e, "GET", query("/services", "unit_id", f.unit), f.keys.APIKey, nil), http.StatusOK, "")
 		})
@@ -396,15 +397,15 @@ func TestBarbers(t *testing.T) {
 		})
 		t.Run("unknown ids", func(t *testing.T) {
 			k := e.keys.APIKey
-			expect(t, call(t, e, "GET", query("/barbers", "unit_id", "nope"), k, nil), http.StatusNotFound, graph.CodeUnitNotFound)
-			expect(t, call(t, e, "GET", query("/barbers", "service_id", "nope"), k, nil), http.StatusNotFound, graph.CodeServiceNotFound)
-			expect(t, call(t, e, "GET", query("/barbers", "unit_id", e.unit(lisbon), "service_id", "nope"), k, nil), http.StatusNotFound, graph.CodeServiceNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "unit_id", "nope"), k, nil), http.StatusNotFound, domain.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "service_id", "nope"), k, nil), http.StatusNotFound, domain.CodeServiceNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "unit_id", e.unit(lisbon), "service_id", "nope"), k, nil), http.StatusNotFound, domain.CodeServiceNotFound)
 		})
 		t.Run("ids of another account", func(t *testing.T) {
 			f := foreign(t, e)
 			k := e.keys.APIKey
-			expect(t, call(t, e, "GET", query("/barbers", "unit_id", f.unit), k, nil), http.StatusNotFound, graph.CodeUnitNotFound)
-			expect(t, call(t, e, "GET", query("/barbers", "service_id", f.service), k, nil), http.StatusNotFound, graph.CodeServiceNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "unit_id", f.unit), k, nil), http.StatusNotFound, domain.CodeUnitNotFound)
+			expect(t, call(t, e, "GET", query("/barbers", "service_id", f.service), k, nil), http.StatusNotFound, domain.CodeServiceNotFound)
 			for _, b := range listBarbers(t, e, "/barbers") {
 				if b.ID == f.barberID {
 					t.Fatalf("barber %s of another account is listed", b.ID)
@@ -422,22 +423,22 @@ func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
 		t.Run("missing key", func(t *testing.T) {
-			expect(t, call(t, e, "GET", "/units", "", nil), http.StatusUnauthorized, graph.CodeMissingAPIKey)
+			expect(t, call(t, e, "GET", "/units", "", nil), http.StatusUnauthorized, domain.CodeMissingAPIKey)
 		})
 		t.Run("invalid key", func(t *testing.T) {
-			expect(t, call(t, e, "GET", "/units", "bk_nope", nil), http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+			expect(t, call(t, e, "GET", "/units", "bk_nope", nil), http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 		})
 		t.Run("revoked key", func(t *testing.T) {
-			secret, k, err := e.res.CreateAPIKey(context.Background(), e.keys.AccountID, "revoked", graph.BookingScopes)
+			secret, k, err := e.res.CreateAPIKey(context.Background(), e.keys.AccountID, "revoked", domain.BookingScopes)
 			if err != nil {
 				t.Fatal(err)
 			}
 			expect(t, call(t, e, "GET", "/units", secret, nil), http.StatusOK, "")
 			e.db.APIKey.UpdateOneID(k.ID).SetRevokedAt(testNow).ExecX(e.ctx)
 			for _, path := range []string{"/context", "/units", "/services", "/barbers"} {
-				expect(t, call(t, e, "GET", path, secret, nil), http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+				expect(t, call(t, e, "GET", path, secret, nil), http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 			}
-			expect(t, call(t, e, "POST", "/slots/hold", secret, map[string]any{}), http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+			expect(t, call(t, e, "POST", "/slots/hold", secret, map[string]any{}), http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 			// The account's other keys still work.
 			expect(t, call(t, e, "GET", "/units", e.keys.APIKey, nil), http.StatusOK, "")
 		})
@@ -455,20 +456,20 @@ func TestScopes(t *testing.T) {
 			name, scope, method, path string
 			body                      any
 		}{
-			{"context", graph.ScopeContextRead, "GET", "/context", nil},
-			{"units", graph.ScopeCatalogRead, "GET", "/units", nil},
-			{"services", graph.ScopeCatalogRead, "GET", "/services", nil},
-			{"services by unit", graph.ScopeCatalogRead, "GET", query("/services", "unit_id", lis), nil},
-			{"barbers", graph.ScopeCatalogRead, "GET", "/barbers", nil},
-			{"availability", graph.ScopeAvailabilityRead, "GET", query("/availability", "unit_id", lis, "service_id", hc, "date", tuesday), nil},
-			{"hold", graph.ScopeHoldsWrite, "POST", "/slots/hold", hold},
-			{"release", graph.ScopeHoldsWrite, "POST", "/slots/hold/nope/release", nil},
+			{"context", domain.ScopeContextRead, "GET", "/context", nil},
+			{"units", domain.ScopeCatalogRead, "GET", "/units", nil},
+			{"services", domain.ScopeCatalogRead, "GET", "/services", nil},
+			{"services by unit", domain.ScopeCatalogRead, "GET", query("/services", "unit_id", lis), nil},
+			{"barbers", domain.ScopeCatalogRead, "GET", "/barbers", nil},
+			{"availability", domain.ScopeAvailabilityRead, "GET", query("/availability", "unit_id", lis, "service_id", hc, "date", tuesday), nil},
+			{"hold", domain.ScopeHoldsWrite, "POST", "/slots/hold", hold},
+			{"release", domain.ScopeHoldsWrite, "POST", "/slots/hold/nope/release", nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				k := e.key(allScopesBut(tt.scope)...)
 				r := call(t, e, tt.method, tt.path, k, tt.body)
-				expect(t, r, http.StatusForbidden, graph.CodeInsufficientScope)
+				expect(t, r, http.StatusForbidden, domain.CodeInsufficientScope)
 				// The full demo key is let in.
 				if r := call(t, e, tt.method, tt.path, e.keys.APIKey, tt.body); r.Status == http.StatusForbidden || r.Status == http.StatusUnauthorized {
 					t.Fatalf("demo key refused: %d %s", r.Status, r.Body)
@@ -476,13 +477,13 @@ func TestScopes(t *testing.T) {
 			})
 		}
 		t.Run("admin alone is no booking scope", func(t *testing.T) {
-			k := e.key(graph.ScopeAdmin)
-			expect(t, call(t, e, "GET", "/units", k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAdmin)
+			expect(t, call(t, e, "GET", "/units", k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 		t.Run("a scope-limited key sees only its endpoint", func(t *testing.T) {
-			k := e.key(graph.ScopeContextRead)
+			k := e.key(domain.ScopeContextRead)
 			expect(t, call(t, e, "GET", "/context", k, nil), http.StatusOK, "")
-			expect(t, call(t, e, "GET", "/units", k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			expect(t, call(t, e, "GET", "/units", k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 	})
 }

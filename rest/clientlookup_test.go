@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/rest/view"
 )
@@ -119,7 +119,7 @@ func clGraphQL(t *testing.T, gql func(string, map[string]any) *gqltest.Answer, q
 	a := gql(`query($clientPhone: String, $externalReference: String, $status: [AppointmentStatus!], $from: String, $to: String, $limit: Int) {
 		appointmentsByClient(clientPhone: $clientPhone, externalReference: $externalReference, status: $status, from: $from, to: $to, limit: $limit) { id } }`, vars)
 	if len(a.Errors) > 0 {
-		if a.Code() != graph.CodeValidationFailed {
+		if a.Code() != domain.CodeValidationFailed {
 			t.Fatalf("GraphQL %v: %s %s", vars, a.Code(), a.Messages())
 		}
 		return nil, a.Fields(), typed
@@ -139,7 +139,7 @@ func clGraphQL(t *testing.T, gql func(string, map[string]any) *gqltest.Answer, q
 func TestClientAppointments(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		botA, botB := e.keys.APIKey, e.key(graph.BookingScopes...)
+		botA, botB := e.keys.APIKey, e.key(domain.BookingScopes...)
 		// Monday 2027-03-01, 06:00 UTC: the shops have not opened yet.
 		past := e.clBook(botA, lisbon, "2027-03-01T09:00:00", joao, validPhone, "")
 		a1 := e.clBook(botA, lisbon, tuesdayAt11, joao, validPhone, "conv-1")
@@ -200,7 +200,7 @@ func TestClientAppointments(t *testing.T) {
 			{"no partial match", botA, "client_phone=%2B35191234567", []string{}, nil},
 			{"the reference of key A", botA, "external_reference=conv-1", []string{a1}, nil},
 			{"the same reference of key B", botB, "external_reference=conv-1", []string{a2}, nil},
-			{"a reference the key never used", e.key(graph.ScopeAppointmentsRead), "external_reference=conv-1", []string{}, nil},
+			{"a reference the key never used", e.key(domain.ScopeAppointmentsRead), "external_reference=conv-1", []string{}, nil},
 			{"the reference, with dates", botA, "external_reference=conv-1&from=2027-03-03", []string{}, nil},
 
 			{"neither", botA, "status=confirmed", nil, []string{"client_phone", "external_reference"}},
@@ -264,13 +264,13 @@ func TestClientAppointments(t *testing.T) {
 		})
 		t.Run("needs appointments:read", func(t *testing.T) {
 			e := e.apOn(t)
-			k := e.key(graph.ScopeAppointmentsWrite, graph.ScopeCatalogRead)
-			expect(t, e.do("GET", "/appointments?"+phone, k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAppointmentsWrite, domain.ScopeCatalogRead)
+			expect(t, e.do("GET", "/appointments?"+phone, k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 			a := gqltest.Client(t, e.res, k)(`{ appointmentsByClient(clientPhone: "+351912345678") { id } }`, nil)
-			if a.Code() != graph.CodeInsufficientScope {
+			if a.Code() != domain.CodeInsufficientScope {
 				t.Errorf("GraphQL without appointments:read: %q %s", a.Code(), a.Messages())
 			}
-			expect(t, e.do("GET", "/appointments?"+phone, "", nil), http.StatusUnauthorized, graph.CodeMissingAPIKey)
+			expect(t, e.do("GET", "/appointments?"+phone, "", nil), http.StatusUnauthorized, domain.CodeMissingAPIKey)
 		})
 	})
 }

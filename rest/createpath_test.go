@@ -14,7 +14,7 @@ import (
 	"barberd/ent/delivery"
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -212,10 +212,10 @@ func TestCreateOwesDeliveries(t *testing.T) {
 			}
 			return k.ID
 		}
-		key(graph.ScopeNotificationsRead)
-		key(graph.ScopeAppointmentsRead, graph.ScopeNotificationsRead, graph.ScopeAppointmentsWrite)
-		key(graph.ScopeAppointmentsRead)
-		revoked := key(graph.ScopeNotificationsRead)
+		key(domain.ScopeNotificationsRead)
+		key(domain.ScopeAppointmentsRead, domain.ScopeNotificationsRead, domain.ScopeAppointmentsWrite)
+		key(domain.ScopeAppointmentsRead)
+		revoked := key(domain.ScopeNotificationsRead)
 		e.db.APIKey.UpdateOneID(revoked).SetRevokedAt(testNow).ExecX(e.ctx)
 
 		r := e.do("POST", "/appointments", e.keys.APIKey, e.booking(haircut, tuesdayAt10))
@@ -223,7 +223,7 @@ func TestCreateOwesDeliveries(t *testing.T) {
 		n := e.db.Notification.Query().Where(notification.AppointmentID(r.JSON(t)["id"].(string))).OnlyX(e.ctx)
 		var want, got []string
 		for _, k := range e.db.APIKey.Query().AllX(e.ctx) {
-			if k.RevokedAt == nil && slices.Contains(k.Scopes, graph.ScopeNotificationsRead) {
+			if k.RevokedAt == nil && slices.Contains(k.Scopes, domain.ScopeNotificationsRead) {
 				want = append(want, k.ID)
 			}
 		}

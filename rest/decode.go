@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/text"
 )
 
@@ -24,7 +24,7 @@ import (
 type fields struct {
 	prefix   string
 	raw      map[string]json.RawMessage
-	problems *graph.Problems
+	problems *domain.Problems
 	query    bool // query parameters carry every value as a string
 	// unfit says, by parameter, why a query value is not text: the value
 	// in raw no longer shows it (JSON encoding replaces invalid UTF-8).
@@ -38,27 +38,27 @@ func decodeBody(w http.ResponseWriter, r *http.Request, optional bool) (*fields,
 	body, err := io.ReadAll(r.Body) // bounded by LimitBody
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, graph.Errorf(codePayloadTooLarge, "The request is larger than %s.", sizeText(tooLarge.Limit))
+		return nil, domain.Errorf(codePayloadTooLarge, "The request is larger than %s.", sizeText(tooLarge.Limit))
 	}
 	if err != nil {
-		return nil, graph.Errorf(graph.CodeInvalidJSON, "The request body could not be read.")
+		return nil, domain.Errorf(domain.CodeInvalidJSON, "The request body could not be read.")
 	}
-	f := &fields{raw: map[string]json.RawMessage{}, problems: new(graph.Problems)}
+	f := &fields{raw: map[string]json.RawMessage{}, problems: new(domain.Problems)}
 	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return f, nil
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, graph.Errorf(codeUnsupportedMediaType, "Send the request body as JSON, with Content-Type: application/json.")
+		return nil, domain.Errorf(codeUnsupportedMediaType, "Send the request body as JSON, with Content-Type: application/json.")
 	}
 	if err := json.Unmarshal(body, &f.raw); err != nil || f.raw == nil {
-		return nil, graph.Errorf(graph.CodeInvalidJSON, "The request body must be a JSON object.")
+		return nil, domain.Errorf(domain.CodeInvalidJSON, "The request body must be a JSON object.")
 	}
 	return f, nil
 }
 
 // queryFields reads query parameters as fields.
 func queryFields(r *http.Request) *fields {
-	f := &fields{raw: map[string]json.RawMessage{}, problems: new(graph.Problems), query: true}
+	f := &fields{raw: map[string]json.RawMessage{}, problems: new(domain.Problems), query: true}
 	for k, vs := range r.URL.Query() {
 		if len(vs) > 0 {
 			b, _ := json.Marshal(vs[0])
@@ -80,8 +80,8 @@ func queryFields(r *http.Request) *fields {
 func pathID(notFound, noun string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if id := chi.URLParam(r, "id"); !graph.PlausibleID(id) {
-				WriteError(w, r, graph.Errorf(notFound, "No %s %q.", noun, id))
+			if id := chi.URLParam(r, "id"); !domain.PlausibleID(id) {
+				WriteError(w, r, domain.Errorf(notFound, "No %s %q.", noun, id))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -206,15 +206,15 @@ func (f *fields) isQuery() bool { return f.query }
 
 // check returns nil when every field had the right type, leaving the rules
 // to the resolver. Otherwise it returns a validation_failed error naming the
-// wrongly typed fields and whatever the domain's check finds wrong with the
+// wrongly typed fields and whatever the operation's check finds wrong with the
 // others.
-func (f *fields) check(domain graph.Problems) error {
+func (f *fields) check(found domain.Problems) error {
 	if len(*f.problems) == 0 {
 		return nil
 	}
 	all := slices.Clone(*f.problems)
-	for _, p := range domain {
-		if !slices.ContainsFunc(all, func(q graph.FieldError) bool { return q.Field == p.Field }) {
+	for _, p := range found {
+		if !slices.ContainsFunc(all, func(q domain.FieldError) bool { return q.Field == p.Field }) {
 			all = append(all, p)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // holdJSON is a valid hold request body for the Lisbon demo unit.
@@ -27,12 +27,12 @@ func TestRequestBodies(t *testing.T) {
 		k := e.keys.APIKey
 		for _, body := range []string{"", "not json", "{", `{"unit_id": "x",}`, "[]", `[{"unit_id": "x"}]`, "null", `"text"`, "42", "true", `{"a":1} {"b":2}`} {
 			t.Run("not a JSON object: "+body, func(t *testing.T) {
-				expect(t, call(t, e, "POST", "/slots/hold", k, body), http.StatusBadRequest, graph.CodeInvalidJSON)
+				expect(t, call(t, e, "POST", "/slots/hold", k, body), http.StatusBadRequest, domain.CodeInvalidJSON)
 			})
 		}
 		t.Run("not a JSON object on every POST", func(t *testing.T) {
 			for _, path := range []string{"/appointments", "/appointments/nope/cancel", "/appointments/nope/reschedule", "/notifications/ack"} {
-				expect(t, call(t, e, "POST", path, k, "[]"), http.StatusBadRequest, graph.CodeInvalidJSON)
+				expect(t, call(t, e, "POST", path, k, "[]"), http.StatusBadRequest, domain.CodeInvalidJSON)
 			}
 		})
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x", "application/jsonx", "json"} {
@@ -99,7 +99,7 @@ func TestRequestBodies(t *testing.T) {
 			h := holdOK(t, e, holdRequest(e, haircut, "2027-03-02T17:00:00"))
 			r := callWith(t, e, "POST", releasePath(h.HoldID), k, "please", http.Header{"Content-Type": {"text/plain"}})
 			expect(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type")
-			expect(t, call(t, e, "POST", releasePath(h.HoldID), k, "[]"), http.StatusBadRequest, graph.CodeInvalidJSON)
+			expect(t, call(t, e, "POST", releasePath(h.HoldID), k, "[]"), http.StatusBadRequest, domain.CodeInvalidJSON)
 			expect(t, call(t, e, "POST", releasePath(h.HoldID), k, strings.Repeat(" ", 65<<10)), http.StatusRequestEntityTooLarge, "payload_too_large")
 			// None of that released it.
 			if r := release(t, e, h.HoldID); r.Status != "released" {
@@ -121,7 +121,7 @@ func TestRoutes(t *testing.T) {
 		k := e.keys.APIKey
 		for _, path := range []string{"/nope", "/", "/unit", "/units/x", "/slots", "/slots/hold/x", "/slots/hold/x/release/y", "/appointments/x/y"} {
 			t.Run("unknown route "+path, func(t *testing.T) {
-				expect(t, call(t, e, "GET", path, k, nil), http.StatusNotFound, graph.CodeNotFound)
+				expect(t, call(t, e, "GET", path, k, nil), http.StatusNotFound, domain.CodeNotFound)
 			})
 		}
 		for _, tt := range []struct{ method, path string }{
@@ -168,7 +168,7 @@ func TestRequestID(t *testing.T) {
 					t.Errorf("X-Request-Id %q, want %q", got, id)
 				}
 				r = callWith(t, e, "GET", "/units", "", nil, withID(id))
-				expect(t, r, http.StatusUnauthorized, graph.CodeMissingAPIKey)
+				expect(t, r, http.StatusUnauthorized, domain.CodeMissingAPIKey)
 				if got, body := r.Header.Get("X-Request-Id"), problemOf(t, r).RequestID; got != id || body != id {
 					t.Errorf("X-Request-Id %q, request_id %q, want %q", got, body, id)
 				}
@@ -177,7 +177,7 @@ func TestRequestID(t *testing.T) {
 		for _, id := range []string{"has spaces in it", strings.Repeat("x", 129), strings.Repeat("y", 300), "semi;colon", "<script>", "a/b", `"quoted"`} {
 			t.Run("replaced "+id[:min(len(id), 20)], func(t *testing.T) {
 				r := callWith(t, e, "GET", "/nope", e.keys.APIKey, nil, withID(id))
-				expect(t, r, http.StatusNotFound, graph.CodeNotFound)
+				expect(t, r, http.StatusNotFound, domain.CodeNotFound)
 				got := r.Header.Get("X-Request-Id")
 				if got == id || !wellFormedID.MatchString(got) {
 					t.Errorf("X-Request-Id %q for incoming %q", got, id)
@@ -216,21 +216,21 @@ func TestProblems(t *testing.T) {
 			status                  int
 			code                    string
 		}{
-			{"invalid json", "POST", "/slots/hold", k, "nope", nil, 400, graph.CodeInvalidJSON},
-			{"validation", "POST", "/slots/hold", k, map[string]any{}, nil, 400, graph.CodeValidationFailed},
-			{"validation in a query", "GET", "/availability", k, nil, nil, 400, graph.CodeValidationFailed},
-			{"missing key", "GET", "/context", "", nil, nil, 401, graph.CodeMissingAPIKey},
-			{"invalid key", "GET", "/context", "bk_wrong", nil, nil, 401, graph.CodeInvalidAPIKey},
-			{"scope", "GET", "/context", e.key(graph.ScopeCatalogRead), nil, nil, 403, graph.CodeInsufficientScope},
-			{"route", "GET", "/nope", k, nil, nil, 404, graph.CodeNotFound},
-			{"unit", "GET", query("/services", "unit_id", "nope"), k, nil, nil, 404, graph.CodeUnitNotFound},
-			{"hold", "POST", releasePath("nope"), k, nil, nil, 404, graph.CodeHoldNotFound},
+			{"invalid json", "POST", "/slots/hold", k, "nope", nil, 400, domain.CodeInvalidJSON},
+			{"validation", "POST", "/slots/hold", k, map[string]any{}, nil, 400, domain.CodeValidationFailed},
+			{"validation in a query", "GET", "/availability", k, nil, nil, 400, domain.CodeValidationFailed},
+			{"missing key", "GET", "/context", "", nil, nil, 401, domain.CodeMissingAPIKey},
+			{"invalid key", "GET", "/context", "bk_wrong", nil, nil, 401, domain.CodeInvalidAPIKey},
+			{"scope", "GET", "/context", e.key(domain.ScopeCatalogRead), nil, nil, 403, domain.CodeInsufficientScope},
+			{"route", "GET", "/nope", k, nil, nil, 404, domain.CodeNotFound},
+			{"unit", "GET", query("/services", "unit_id", "nope"), k, nil, nil, 404, domain.CodeUnitNotFound},
+			{"hold", "POST", releasePath("nope"), k, nil, nil, 404, domain.CodeHoldNotFound},
 			{"method", "DELETE", "/context", k, nil, nil, 405, "method_not_allowed"},
-			{"slot", "POST", "/slots/hold", k, holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(joao)), nil, 409, graph.CodeSlotUnavailable},
+			{"slot", "POST", "/slots/hold", k, holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(joao)), nil, 409, domain.CodeSlotUnavailable},
 			{"too large", "POST", "/slots/hold", k, strings.Repeat(" ", 65<<10), nil, 413, "payload_too_large"},
 			{"media type", "POST", "/slots/hold", k, "{}", http.Header{"Content-Type": {"text/plain"}}, 415, "unsupported_media_type"},
-			{"window", "POST", "/slots/hold", k, holdRequest(e, haircut, "2027-02-26T10:00:00"), nil, 422, graph.CodeOutsideWindow},
-			{"eligible", "GET", availabilityPath(e.unit(lisbon), e.service(cutAndBeard), tuesday, "barber_id", e.barber(miguel)), k, nil, nil, 422, graph.CodeBarberNotEligible},
+			{"window", "POST", "/slots/hold", k, holdRequest(e, haircut, "2027-02-26T10:00:00"), nil, 422, domain.CodeOutsideWindow},
+			{"eligible", "GET", availabilityPath(e.unit(lisbon), e.service(cutAndBeard), tuesday, "barber_id", e.barber(miguel)), k, nil, nil, 422, domain.CodeBarberNotEligible},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -250,11 +250,11 @@ func TestProblems(t *testing.T) {
 					t.Errorf("request_id %v, X-Request-Id %q", p["request_id"], r.Header.Get("X-Request-Id"))
 				}
 				_, hasErrors := p["errors"]
-				if hasErrors != (tt.code == graph.CodeValidationFailed) {
+				if hasErrors != (tt.code == domain.CodeValidationFailed) {
 					t.Errorf("errors present: %v, for code %s", hasErrors, tt.code)
 				}
 				_, hasAlternatives := p["alternatives"]
-				if hasAlternatives != (tt.code == graph.CodeSlotUnavailable) {
+				if hasAlternatives != (tt.code == domain.CodeSlotUnavailable) {
 					t.Errorf("alternatives present: %v, for code %s", hasAlternatives, tt.code)
 				}
 				lower := strings.ToLower(string(r.Body))

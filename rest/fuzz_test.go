@@ -16,7 +16,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // fzTopFields are the top-level names the handlers read, and fzClientFields
@@ -157,7 +157,7 @@ func fzCheckField(t *testing.T, g *fields, kind, n string, params url.Values) (s
 func fzCheckAccessors(t *testing.T, f *fields, params url.Values, names []string, nested map[string][]string) {
 	t.Helper()
 	for _, kind := range fzAccessors {
-		g := &fields{prefix: f.prefix, raw: f.raw, problems: new(graph.Problems), query: f.query, unfit: f.unfit}
+		g := &fields{prefix: f.prefix, raw: f.raw, problems: new(domain.Problems), query: f.query, unfit: f.unfit}
 		var wantBad []string
 		note := func(bad string) {
 			if bad != "" {
@@ -200,8 +200,8 @@ func fzCheckAccessors(t *testing.T, f *fields, params url.Values, names []string
 			t.Fatalf("%s: check() = %v with problems %q", kind, err, wantBad)
 		}
 		if err != nil {
-			e, ok := graph.AsError(err)
-			if !ok || e.Code != graph.CodeValidationFailed || len(e.Fields) != len(wantBad) {
+			e, ok := domain.AsError(err)
+			if !ok || e.Code != domain.CodeValidationFailed || len(e.Fields) != len(wantBad) {
 				t.Fatalf("%s: check() = %#v, want validation_failed naming %q", kind, err, wantBad)
 			}
 		}
@@ -270,7 +270,7 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Add([]byte(`{} `), jsonType, false, uint16(DefaultMaxBody-2))
 	f.Add([]byte(`{"unit_id":"u1"}`), jsonType, true, uint16(DefaultMaxBody-16))
 	f.Add([]byte(`  `), jsonType, true, uint16(DefaultMaxBody-1))
-	allowed := []string{graph.CodeInvalidJSON, codeUnsupportedMediaType, codePayloadTooLarge}
+	allowed := []string{domain.CodeInvalidJSON, codeUnsupportedMediaType, codePayloadTooLarge}
 	f.Fuzz(func(t *testing.T, data []byte, contentType string, optional bool, pad uint16) {
 		body := append(bytes.Repeat([]byte(" "), int(pad)), data...)
 		r := httptest.NewRequest(http.MethodPost, "/v1/appointments", bytes.NewReader(body))
@@ -289,10 +289,10 @@ func FuzzDecodeBody(f *testing.F) {
 		case mimeErr != nil || mt != "application/json":
 			want = codeUnsupportedMediaType
 		case !fzIsJSONObject(body):
-			want = graph.CodeInvalidJSON
+			want = domain.CodeInvalidJSON
 		}
 		if err != nil {
-			e, ok := graph.AsError(err)
+			e, ok := domain.AsError(err)
 			if !ok || !slices.Contains(allowed, e.Code) || e.Message == "" {
 				t.Fatalf("decodeBody: %#v is not a domain error with one of the codes %q", err, allowed)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -39,7 +40,7 @@ func holdOK(t *testing.T, e *env, body map[string]any) holdBody {
 func holdConflict(t *testing.T, e *env, body map[string]any) []slotBody {
 	t.Helper()
 	r := call(t, e, "POST", "/slots/hold", e.keys.APIKey, body)
-	expect(t, r, http.StatusConflict, graph.CodeSlotUnavailable)
+	expect(t, r, http.StatusConflict, domain.CodeSlotUnavailable)
 	p := problemOf(t, r)
 	if len(p.Alternatives) > 3 {
 		t.Fatalf("%d alternatives, want at most 3", len(p.Alternatives))
@@ -178,38 +179,38 @@ func TestHoldRejected(t *testing.T) {
 			body map[string]any
 			code string
 		}{
-			{"unknown unit", map[string]any{"unit_id": "nope", "service_id": e.service(haircut), "starts_at": tuesdayAt10}, graph.CodeUnitNotFound},
-			{"unknown service", holdRequest(e, haircut, tuesdayAt10, "service_id", "nope"), graph.CodeServiceNotFound},
-			{"unknown barber", holdRequest(e, haircut, tuesdayAt10, "barber_id", "nope"), graph.CodeBarberNotFound},
+			{"unknown unit", map[string]any{"unit_id": "nope", "service_id": e.service(haircut), "starts_at": tuesdayAt10}, domain.CodeUnitNotFound},
+			{"unknown service", holdRequest(e, haircut, tuesdayAt10, "service_id", "nope"), domain.CodeServiceNotFound},
+			{"unknown barber", holdRequest(e, haircut, tuesdayAt10, "barber_id", "nope"), domain.CodeBarberNotFound},
 		}
 		for _, tt := range notFound {
 			t.Run(tt.name, func(t *testing.T) { expect(t, post(t, tt.body), http.StatusNotFound, tt.code) })
 		}
 		t.Run("ids of another account", func(t *testing.T) {
 			f := foreign(t, e)
-			expect(t, post(t, map[string]any{"unit_id": f.unit, "service_id": e.service(haircut), "starts_at": tuesdayAt10}), http.StatusNotFound, graph.CodeUnitNotFound)
-			expect(t, post(t, holdRequest(e, haircut, tuesdayAt10, "service_id", f.service)), http.StatusNotFound, graph.CodeServiceNotFound)
-			expect(t, post(t, holdRequest(e, haircut, tuesdayAt10, "barber_id", f.barberID)), http.StatusNotFound, graph.CodeBarberNotFound)
+			expect(t, post(t, map[string]any{"unit_id": f.unit, "service_id": e.service(haircut), "starts_at": tuesdayAt10}), http.StatusNotFound, domain.CodeUnitNotFound)
+			expect(t, post(t, holdRequest(e, haircut, tuesdayAt10, "service_id", f.service)), http.StatusNotFound, domain.CodeServiceNotFound)
+			expect(t, post(t, holdRequest(e, haircut, tuesdayAt10, "barber_id", f.barberID)), http.StatusNotFound, domain.CodeBarberNotFound)
 		})
 		unprocessable := []struct {
 			name string
 			body map[string]any
 			code string
 		}{
-			{"barber does not perform the service", holdRequest(e, cutAndBeard, tuesdayAt10, "barber_id", e.barber(miguel)), graph.CodeBarberNotEligible},
-			{"inactive barber", holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(pedro)), graph.CodeBarberNotEligible},
-			{"barber of another unit", holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(rafael)), graph.CodeBarberNotEligible},
-			{"inactive service", holdRequest(e, hotTowel, tuesdayAt10), graph.CodeServiceNotBookable},
-			{"service not bookable online", holdRequest(e, wedding, tuesdayAt10), graph.CodeServiceNotBookable},
+			{"barber does not perform the service", holdRequest(e, cutAndBeard, tuesdayAt10, "barber_id", e.barber(miguel)), domain.CodeBarberNotEligible},
+			{"inactive barber", holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(pedro)), domain.CodeBarberNotEligible},
+			{"barber of another unit", holdRequest(e, haircut, tuesdayAt10, "barber_id", e.barber(rafael)), domain.CodeBarberNotEligible},
+			{"inactive service", holdRequest(e, hotTowel, tuesdayAt10), domain.CodeServiceNotBookable},
+			{"service not bookable online", holdRequest(e, wedding, tuesdayAt10), domain.CodeServiceNotBookable},
 			// Lisbon springs forward at 01:00 on 2027-03-28, straight to 02:00.
-			{"nonexistent local time", holdRequest(e, haircut, "2027-03-28T01:30:00"), graph.CodeInvalidLocalTime},
-			{"nonexistent local time, first second", holdRequest(e, haircut, "2027-03-28T01:00:00"), graph.CodeInvalidLocalTime},
-			{"nonexistent local time, last second", holdRequest(e, haircut, "2027-03-28T01:59:59", "barber_id", e.barber(joao)), graph.CodeInvalidLocalTime},
-			{"past day", holdRequest(e, haircut, "2027-02-26T10:00:00"), graph.CodeOutsideWindow},
-			{"earlier today", holdRequest(e, haircut, "2027-03-01T05:45:00"), graph.CodeOutsideWindow},
-			{"within the lead time", holdRequest(e, haircut, "2027-03-01T06:45:00"), graph.CodeOutsideWindow},
-			{"beyond the horizon", holdRequest(e, haircut, "2028-03-01T10:00:00"), graph.CodeOutsideWindow},
-			{"far beyond the horizon", holdRequest(e, haircut, "2031-03-04T10:00:00"), graph.CodeOutsideWindow},
+			{"nonexistent local time", holdRequest(e, haircut, "2027-03-28T01:30:00"), domain.CodeInvalidLocalTime},
+			{"nonexistent local time, first second", holdRequest(e, haircut, "2027-03-28T01:00:00"), domain.CodeInvalidLocalTime},
+			{"nonexistent local time, last second", holdRequest(e, haircut, "2027-03-28T01:59:59", "barber_id", e.barber(joao)), domain.CodeInvalidLocalTime},
+			{"past day", holdRequest(e, haircut, "2027-02-26T10:00:00"), domain.CodeOutsideWindow},
+			{"earlier today", holdRequest(e, haircut, "2027-03-01T05:45:00"), domain.CodeOutsideWindow},
+			{"within the lead time", holdRequest(e, haircut, "2027-03-01T06:45:00"), domain.CodeOutsideWindow},
+			{"beyond the horizon", holdRequest(e, haircut, "2028-03-01T10:00:00"), domain.CodeOutsideWindow},
+			{"far beyond the horizon", holdRequest(e, haircut, "2031-03-04T10:00:00"), domain.CodeOutsideWindow},
 		}
 		for _, tt := range unprocessable {
 			t.Run(tt.name, func(t *testing.T) { expect(t, post(t, tt.body), http.StatusUnprocessableEntity, tt.code) })
@@ -260,7 +261,7 @@ func TestHoldLeadTime(t *testing.T) {
 		e.clock.advance(3*time.Hour + 30*time.Minute)
 		for _, at := range []string{"2027-03-01T09:00:00", "2027-03-01T10:00:00", "2027-03-01T10:15:00"} {
 			t.Run("refused "+at, func(t *testing.T) {
-				expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, at)), http.StatusUnprocessableEntity, graph.CodeOutsideWindow)
+				expect(t, call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, at)), http.StatusUnprocessableEntity, domain.CodeOutsideWindow)
 			})
 		}
 		t.Run("accepted at exactly the lead time", func(t *testing.T) {
@@ -365,7 +366,7 @@ func TestHoldRelease(t *testing.T) {
 			t.Run("a released hold cannot be booked", func(t *testing.T) {
 				body := e.booking(haircut, tuesdayAt10)
 				body["hold_id"] = h.HoldID
-				expect(t, call(t, e, "POST", "/appointments", e.keys.APIKey, body), http.StatusConflict, graph.CodeHoldExpired)
+				expect(t, call(t, e, "POST", "/appointments", e.keys.APIKey, body), http.StatusConflict, domain.CodeHoldExpired)
 			})
 		})
 		t.Run("with an empty JSON body", func(t *testing.T) {
@@ -378,15 +379,15 @@ func TestHoldRelease(t *testing.T) {
 			body := e.booking(haircut, "2027-03-02T13:00:00")
 			body["hold_id"] = h.HoldID
 			expect(t, call(t, e, "POST", "/appointments", e.keys.APIKey, body), http.StatusCreated, "")
-			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, graph.CodeHoldAlreadyUsed)
+			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, domain.CodeHoldAlreadyUsed)
 		})
 		t.Run("expired", func(t *testing.T) {
 			h := holdOK(t, e, holdRequest(e, haircut, "2027-03-02T14:00:00", "barber_id", jo, "ttl_seconds", 10))
 			e.clock.advance(10 * time.Second)
-			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, graph.CodeHoldExpired)
+			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, domain.CodeHoldExpired)
 		})
 		t.Run("unknown", func(t *testing.T) {
-			expect(t, call(t, e, "POST", releasePath("nope"), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, call(t, e, "POST", releasePath("nope"), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeHoldNotFound)
 		})
 		t.Run("of another account", func(t *testing.T) {
 			f := foreign(t, e)
@@ -394,14 +395,14 @@ func TestHoldRelease(t *testing.T) {
 			expect(t, r, http.StatusCreated, "")
 			var h holdBody
 			r.Decode(t, &h)
-			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusNotFound, graph.CodeHoldNotFound)
+			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusNotFound, domain.CodeHoldNotFound)
 			// Untouched: its owner can still release it.
 			r = call(t, e, "POST", releasePath(h.HoldID), f.keys.APIKey, nil)
 			expect(t, r, http.StatusOK, "")
 		})
 		t.Run("another key of the same account", func(t *testing.T) {
 			h := holdOK(t, e, holdRequest(e, haircut, "2027-03-02T17:00:00"))
-			r := call(t, e, "POST", releasePath(h.HoldID), e.key(graph.ScopeHoldsWrite), nil)
+			r := call(t, e, "POST", releasePath(h.HoldID), e.key(domain.ScopeHoldsWrite), nil)
 			expect(t, r, http.StatusOK, "")
 		})
 	})
@@ -425,10 +426,10 @@ func TestHoldExpiry(t *testing.T) {
 			}
 		})
 		t.Run("the expired hold stays expired", func(t *testing.T) {
-			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, graph.CodeHoldExpired)
+			expect(t, call(t, e, "POST", releasePath(h.HoldID), e.keys.APIKey, nil), http.StatusConflict, domain.CodeHoldExpired)
 			body := e.booking(haircut, tuesdayAt10)
 			body["hold_id"] = h.HoldID
-			expect(t, call(t, e, "POST", "/appointments", e.keys.APIKey, body), http.StatusConflict, graph.CodeHoldExpired)
+			expect(t, call(t, e, "POST", "/appointments", e.keys.APIKey, body), http.StatusConflict, domain.CodeHoldExpired)
 		})
 		t.Run("without barber an expired hold's barber is free again", func(t *testing.T) {
 			at := "2027-03-02T15:00:00"

@@ -11,6 +11,7 @@ import (
 
 	"barberd/ent/hold"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 )
@@ -47,7 +48,7 @@ func (e *env) capKey(t *testing.T, secret string, most *int) {
 		clear := true
 		in.ClearMaxActiveHolds = &clear
 	}
-	k, err := e.res.Mutation().UpdateAPIKey(graph.WithViewer(context.Background(), admin), e.keyID(t, secret), in)
+	k, err := e.res.Mutation().UpdateAPIKey(domain.WithViewer(context.Background(), admin), e.keyID(t, secret), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestHoldCap(t *testing.T) {
 		over := func(t *testing.T, key string) {
 			t.Helper()
 			r := call(t, e, "POST", "/slots/hold", key, holdRequest(e, haircut, times[most], "barber_id", jo))
-			expect(t, r, http.StatusTooManyRequests, graph.CodeTooManyHolds)
+			expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
 			var p struct {
 				Detail              string
 				ActiveHolds         int    `json:"active_holds"`
@@ -152,7 +153,7 @@ func TestHoldCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := e.res.Query().Context(graph.WithViewer(context.Background(), v))
+			c, err := e.res.Query().Context(domain.WithViewer(context.Background(), v))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func TestHoldCap(t *testing.T) {
 			}
 		})
 		t.Run("another key has its own cap", func(t *testing.T) {
-			other := e.key(graph.ScopeHoldsWrite, graph.ScopeContextRead)
+			other := e.key(domain.ScopeHoldsWrite, domain.ScopeContextRead)
 			if got, _ := limitsOf(t, e, other)["active_holds_max"].(float64); int(got) != graph.DefaultActiveHoldsPerKey {
 				t.Fatalf("a key without a cap of its own: active_holds_max %v, want the default %d", got, graph.DefaultActiveHoldsPerKey)
 			}
@@ -185,7 +186,7 @@ func TestHoldCap(t *testing.T) {
 			lower := 3
 			e.capKey(t, k, &lower)
 			r := call(t, e, "POST", "/slots/hold", k, holdRequest(e, haircut, times[most+1], "barber_id", jo))
-			expect(t, r, http.StatusTooManyRequests, graph.CodeTooManyHolds)
+			expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
 			higher := most + 1
 			e.capKey(t, k, &higher)
 			id := holdOK(t, e, holdRequest(e, haircut, times[most+1], "barber_id", jo)).HoldID
@@ -200,7 +201,7 @@ func TestHoldCap(t *testing.T) {
 			over(t, k)
 		})
 		t.Run("release-all frees the key's holds, not another's", func(t *testing.T) {
-			other := e.key(graph.ScopeHoldsWrite)
+			other := e.key(domain.ScopeHoldsWrite)
 			r := call(t, e, "POST", "/slots/hold", other, holdRequest(e, haircut, times[2*most+1], "barber_id", jo))
 			expect(t, r, http.StatusCreated, "")
 			r = call(t, e, "POST", "/slots/hold/release-all", k, nil)
@@ -288,7 +289,7 @@ func TestConversationsKeepHolding(t *testing.T) {
 			holdOK(t, e, holdRequest(e, haircut, free[i/2], "barber_id", e.barber(barbers[i%2])))
 		}
 		r := call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, free[len(free)-1], "barber_id", e.barber(miguel)))
-		expect(t, r, http.StatusTooManyRequests, graph.CodeTooManyHolds)
+		expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
 	})
 }
 

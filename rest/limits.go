@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
+	"barberd/graph/domain"
 
-	"barberd/graph"
+	"github.com/go-chi/chi/v5"
 )
 
 // Codes of the HTTP layer that other adapters (GraphQL, MCP) answer with too.
@@ -44,7 +44,7 @@ func Status(code string) int {
 // a GET counts as its body then.
 func LimitBody(limit int64, buffer bool, onError func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
 	tooLarge := func(w http.ResponseWriter, r *http.Request) {
-		onError(w, r, graph.Errorf(codePayloadTooLarge, "The request is larger than %s.", sizeText(limit)))
+		onError(w, r, domain.Errorf(codePayloadTooLarge, "The request is larger than %s.", sizeText(limit)))
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +61,7 @@ func LimitBody(limit int64, buffer bool, onError func(http.ResponseWriter, *http
 					tooLarge(w, r)
 					return
 				case err != nil:
-					onError(w, r, graph.Errorf(graph.CodeInvalidJSON, "The request body could not be read."))
+					onError(w, r, domain.Errorf(domain.CodeInvalidJSON, "The request body could not be read."))
 					return
 				}
 				r.Body = io.NopCloser(bytes.NewReader(b))

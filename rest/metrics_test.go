@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -92,7 +93,7 @@ func TestMetrics(t *testing.T) {
 		joaoAt10 := e.booking(haircut, tuesdayAt10)
 		joaoAt10["barber_id"] = e.barber(joao)
 		expect(t, call(t, e, "POST", "/appointments", key, joaoAt10), http.StatusCreated, "")
-		expect(t, call(t, e, "POST", "/appointments", key, joaoAt10), http.StatusConflict, graph.CodeSlotUnavailable)
+		expect(t, call(t, e, "POST", "/appointments", key, joaoAt10), http.StatusConflict, domain.CodeSlotUnavailable)
 		// A replayed create is not a new appointment.
 		withRef := e.booking(haircut, tuesdayAt11)
 		withRef["external_reference"] = "crm-1"
@@ -105,8 +106,8 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("ExpireHolds = %d, %v; want 1", n, err)
 		}
 		// An appointment read, and an unknown route.
-		expect(t, call(t, e, "GET", "/appointments/nope", key, nil), http.StatusNotFound, graph.CodeAppointmentNotFound)
-		expect(t, call(t, e, "GET", "/no/such/route", key, nil), http.StatusNotFound, graph.CodeNotFound)
+		expect(t, call(t, e, "GET", "/appointments/nope", key, nil), http.StatusNotFound, domain.CodeAppointmentNotFound)
+		expect(t, call(t, e, "GET", "/no/such/route", key, nil), http.StatusNotFound, domain.CodeNotFound)
 
 		body := scrape(t, e)
 		for _, c := range []struct {

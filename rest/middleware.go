@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // Middleware is the chain every route of the server runs behind: request
@@ -121,11 +122,11 @@ func AccessLog(next http.Handler) http.Handler {
 
 // viewerHolder lets AccessLog, which runs outside the authentication
 // middleware, learn the key id that authentication found.
-type viewerHolder struct{ v *graph.Viewer }
+type viewerHolder struct{ v *domain.Viewer }
 
 type viewerHolderKey struct{}
 
-func viewerOf(r *http.Request) (*graph.Viewer, bool) {
+func viewerOf(r *http.Request) (*domain.Viewer, bool) {
 	h, _ := r.Context().Value(viewerHolderKey{}).(*viewerHolder)
 	if h == nil || h.v == nil {
 		return nil, false
@@ -228,7 +229,7 @@ func authenticate(res *graph.Resolver, limits *AddrLimits, required bool, secret
 			}
 			v, err := res.Authenticate(r.Context(), secret)
 			if err != nil {
-				if code := graph.ErrorCode(err); failures != nil && (code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey) {
+				if code := domain.ErrorCode(err); failures != nil && (code == domain.CodeInvalidAPIKey || code == domain.CodeMissingAPIKey) {
 					failures.allowCalls(r.Context(), addr)
 				}
 				onError(w, r, err)
@@ -237,7 +238,7 @@ func authenticate(res *graph.Resolver, limits *AddrLimits, required bool, secret
 			if h, _ := r.Context().Value(viewerHolderKey{}).(*viewerHolder); h != nil {
 				h.v = v
 			}
-			next.ServeHTTP(w, r.WithContext(graph.WithViewer(r.Context(), v)))
+			next.ServeHTTP(w, r.WithContext(domain.WithViewer(r.Context(), v)))
 		})
 	}
 }

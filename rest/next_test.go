@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -73,7 +74,7 @@ func (e *env) next(t *testing.T, q nextQuery) rest.NextSlots {
 	if q.limit != 0 {
 		gq.Limit = &q.limit
 	}
-	g, err := e.res.Query().NextFreeSlots(graph.WithViewer(context.Background(), v), gq.UnitID, gq.ServiceID, gq.BarberID, gq.After, gq.Limit, gq.TimeFrom, gq.TimeTo, gq.Weekdays)
+	g, err := e.res.Query().NextFreeSlots(domain.WithViewer(context.Background(), v), gq.UnitID, gq.ServiceID, gq.BarberID, gq.After, gq.Limit, gq.TimeFrom, gq.TimeTo, gq.Weekdays)
 	if err != nil {
 		t.Fatal(err)
 	}

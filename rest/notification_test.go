@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest/view"
 )
 
@@ -64,7 +65,7 @@ func ntTypes(ns []ntNotice) []string {
 // reader makes a key that reads notifications (and nothing else).
 func (e *env) ntReader() string {
 	e.t.Helper()
-	return e.key(graph.ScopeNotificationsRead)
+	return e.key(domain.ScopeNotificationsRead)
 }
 
 // events books n Haircuts on the given Lisbon day, one every 30 minutes
@@ -280,17 +281,17 @@ func TestNotificationsPending(t *testing.T) {
 
 			t.Run("unknown", func(t *testing.T) {
 				e := e.apOn(t)
-				expect(t, e.do("POST", "/notifications/ack", k, map[string]any{"through": "ntf_01aaaaaaaaaaaaaaaaaaaaaaaa"}), http.StatusNotFound, graph.CodeNotificationNotFound)
+				expect(t, e.do("POST", "/notifications/ack", k, map[string]any{"through": "ntf_01aaaaaaaaaaaaaaaaaaaaaaaa"}), http.StatusNotFound, domain.CodeNotificationNotFound)
 			})
 			t.Run("before the key existed", func(t *testing.T) {
 				e := e.apOn(t)
 				later := e.ntReader()
-				expect(t, e.do("POST", "/notifications/ack", later, map[string]any{"through": ns[0].ID}), http.StatusNotFound, graph.CodeNotificationNotFound)
+				expect(t, e.do("POST", "/notifications/ack", later, map[string]any{"through": ns[0].ID}), http.StatusNotFound, domain.CodeNotificationNotFound)
 			})
 			t.Run("another account's", func(t *testing.T) {
 				e := e.apOn(t)
 				other := e.otherAccount()
-				expect(t, e.do("POST", "/notifications/ack", other.APIKey, map[string]any{"through": ns[0].ID}), http.StatusNotFound, graph.CodeNotificationNotFound)
+				expect(t, e.do("POST", "/notifications/ack", other.APIKey, map[string]any{"through": ns[0].ID}), http.StatusNotFound, domain.CodeNotificationNotFound)
 			})
 			t.Run("bad body", func(t *testing.T) {
 				e := e.apOn(t)
@@ -300,8 +301,8 @@ func TestNotificationsPending(t *testing.T) {
 			})
 			t.Run("without notifications:read", func(t *testing.T) {
 				e := e.apOn(t)
-				k := e.key(graph.ScopeAppointmentsRead)
-				expect(t, e.do("POST", "/notifications/ack", k, map[string]any{"through": ns[0].ID}), http.StatusForbidden, graph.CodeInsufficientScope)
+				k := e.key(domain.ScopeAppointmentsRead)
+				expect(t, e.do("POST", "/notifications/ack", k, map[string]any{"through": ns[0].ID}), http.StatusForbidden, domain.CodeInsufficientScope)
 			})
 		})
 
@@ -336,9 +337,9 @@ func TestNotificationsPending(t *testing.T) {
 
 		t.Run("without notifications:read", func(t *testing.T) {
 			e := e.apOn(t)
-			k := e.key(graph.ScopeAppointmentsRead, graph.ScopeAppointmentsWrite)
-			expect(t, e.do("GET", "/notifications/pending", k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
-			expect(t, e.do("GET", "/notifications/pending?peek=true", k, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			k := e.key(domain.ScopeAppointmentsRead, domain.ScopeAppointmentsWrite)
+			expect(t, e.do("GET", "/notifications/pending", k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
+			expect(t, e.do("GET", "/notifications/pending?peek=true", k, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 
 		t.Run("another account's events are never seen", func(t *testing.T) {

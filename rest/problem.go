@@ -8,50 +8,50 @@ import (
 	"net/http"
 	"strconv"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/slots"
 )
 
 // statusOf is the one table from domain error codes to HTTP statuses.
 var statusOf = map[string]int{
-	graph.CodeInvalidJSON:           http.StatusBadRequest,
-	graph.CodeValidationFailed:      http.StatusBadRequest,
-	graph.CodeMissingAPIKey:         http.StatusUnauthorized,
-	graph.CodeInvalidAPIKey:         http.StatusUnauthorized,
-	graph.CodeInsufficientScope:     http.StatusForbidden,
-	graph.CodeNotFound:              http.StatusNotFound,
-	graph.CodeUnitNotFound:          http.StatusNotFound,
-	graph.CodeServiceNotFound:       http.StatusNotFound,
-	graph.CodeBarberNotFound:        http.StatusNotFound,
-	graph.CodeHoldNotFound:          http.StatusNotFound,
-	graph.CodeAppointmentNotFound:   http.StatusNotFound,
-	graph.CodeNotificationNotFound:  http.StatusNotFound,
-	graph.CodeWaitlistEntryNotFound: http.StatusNotFound,
-	graph.CodeSlotAvailable:         http.StatusConflict,
-	graph.CodeAlreadyWaiting:        http.StatusConflict,
-	graph.CodeTooManyWaitlist:       http.StatusTooManyRequests, // no Retry-After: leaving an entry is the remedy
-	codeMethodNotAllowed:            http.StatusMethodNotAllowed,
-	graph.CodeSlotUnavailable:       http.StatusConflict,
-	graph.CodeHoldExpired:           http.StatusConflict,
-	graph.CodeHoldAlreadyUsed:       http.StatusConflict,
-	graph.CodeHoldMismatch:          http.StatusConflict,
-	graph.CodeNotCancellable:        http.StatusConflict,
-	graph.CodeNotReschedulable:      http.StatusConflict,
-	graph.CodeNotMarkable:           http.StatusConflict,
-	codePayloadTooLarge:             http.StatusRequestEntityTooLarge,
-	codeUnsupportedMediaType:        http.StatusUnsupportedMediaType,
-	graph.CodeBarberNotEligible:     http.StatusUnprocessableEntity,
-	graph.CodeServiceNotBookable:    http.StatusUnprocessableEntity,
-	graph.CodeOutsideWindow:         http.StatusUnprocessableEntity,
-	graph.CodeInvalidLocalTime:      http.StatusUnprocessableEntity,
-	codeRateLimited:                 http.StatusTooManyRequests,
-	codeBadRequest:                  http.StatusBadRequest,
-	codeOriginNotAllowed:            http.StatusForbidden,
-	graph.CodeCatalogFull:           http.StatusConflict,
-	graph.CodeTooManyHolds:          http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
-	graph.CodeInternal:              http.StatusInternalServerError,
-	graph.CodeUnavailable:           http.StatusServiceUnavailable,
-	graph.CodeCanceled:              statusClientClosedRequest,
+	domain.CodeInvalidJSON:           http.StatusBadRequest,
+	domain.CodeValidationFailed:      http.StatusBadRequest,
+	domain.CodeMissingAPIKey:         http.StatusUnauthorized,
+	domain.CodeInvalidAPIKey:         http.StatusUnauthorized,
+	domain.CodeInsufficientScope:     http.StatusForbidden,
+	domain.CodeNotFound:              http.StatusNotFound,
+	domain.CodeUnitNotFound:          http.StatusNotFound,
+	domain.CodeServiceNotFound:       http.StatusNotFound,
+	domain.CodeBarberNotFound:        http.StatusNotFound,
+	domain.CodeHoldNotFound:          http.StatusNotFound,
+	domain.CodeAppointmentNotFound:   http.StatusNotFound,
+	domain.CodeNotificationNotFound:  http.StatusNotFound,
+	domain.CodeWaitlistEntryNotFound: http.StatusNotFound,
+	domain.CodeSlotAvailable:         http.StatusConflict,
+	domain.CodeAlreadyWaiting:        http.StatusConflict,
+	domain.CodeTooManyWaitlist:       http.StatusTooManyRequests, // no Retry-After: leaving an entry is the remedy
+	codeMethodNotAllowed:             http.StatusMethodNotAllowed,
+	domain.CodeSlotUnavailable:       http.StatusConflict,
+	domain.CodeHoldExpired:           http.StatusConflict,
+	domain.CodeHoldAlreadyUsed:       http.StatusConflict,
+	domain.CodeHoldMismatch:          http.StatusConflict,
+	domain.CodeNotCancellable:        http.StatusConflict,
+	domain.CodeNotReschedulable:      http.StatusConflict,
+	domain.CodeNotMarkable:           http.StatusConflict,
+	codePayloadTooLarge:              http.StatusRequestEntityTooLarge,
+	codeUnsupportedMediaType:         http.StatusUnsupportedMediaType,
+	domain.CodeBarberNotEligible:     http.StatusUnprocessableEntity,
+	domain.CodeServiceNotBookable:    http.StatusUnprocessableEntity,
+	domain.CodeOutsideWindow:         http.StatusUnprocessableEntity,
+	domain.CodeInvalidLocalTime:      http.StatusUnprocessableEntity,
+	codeRateLimited:                  http.StatusTooManyRequests,
+	codeBadRequest:                   http.StatusBadRequest,
+	codeOriginNotAllowed:             http.StatusForbidden,
+	domain.CodeCatalogFull:           http.StatusConflict,
+	domain.CodeTooManyHolds:          http.StatusTooManyRequests, // no Retry-After: releasing or booking a hold is the remedy, not waiting
+	domain.CodeInternal:              http.StatusInternalServerError,
+	domain.CodeUnavailable:           http.StatusServiceUnavailable,
+	domain.CodeCanceled:              statusClientClosedRequest,
 }
 
 // statusClientClosedRequest answers a request whose client went away before
@@ -77,14 +77,14 @@ const problemTypeBase = "https://barberd.dev/problems/"
 
 // Problem is an RFC 9457 problem detail, barberd's one error body.
 type Problem struct {
-	Type         string             `json:"type"`
-	Title        string             `json:"title"`
-	Status       int                `json:"status"`
-	Detail       string             `json:"detail"`
-	Code         string             `json:"code"`
-	RequestID    string             `json:"request_id"`
-	Errors       []graph.FieldError `json:"errors,omitempty"`
-	Alternatives []Slot             `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable and slot_available
+	Type         string              `json:"type"`
+	Title        string              `json:"title"`
+	Status       int                 `json:"status"`
+	Detail       string              `json:"detail"`
+	Code         string              `json:"code"`
+	RequestID    string              `json:"request_id"`
+	Errors       []domain.FieldError `json:"errors,omitempty"`
+	Alternatives []Slot              `json:"alternatives,omitzero"` // present, maybe empty, for slot_unavailable and slot_available
 	// WaitlistEntryID is the client's waiting entry, for already_waiting.
 	WaitlistEntryID string `json:"waitlist_entry_id,omitempty"`
 	// For too_many_holds: the key's active holds, its cap, and its oldest
@@ -120,7 +120,7 @@ func WriteStatus(w http.ResponseWriter, status int, contentType string) {
 // what is internal is logged with ctx's logger and shown as internal_error,
 // so nothing internal reaches the client.
 func ProblemOf(ctx context.Context, err error) Problem {
-	e := graph.DomainError(err)
+	e := domain.DomainError(err)
 	status, known := statusOf[e.Code]
 	if !known {
 		status = http.StatusInternalServerError
@@ -142,9 +142,9 @@ func ProblemOf(ctx context.Context, err error) Problem {
 		Errors:    e.Fields,
 	}
 	if status == http.StatusInternalServerError {
-		p.Code, p.Type, p.Detail = graph.CodeInternal, problemTypeBase+graph.CodeInternal, graph.MessageInternal
+		p.Code, p.Type, p.Detail = domain.CodeInternal, problemTypeBase+domain.CodeInternal, domain.MessageInternal
 	}
-	if e.Code == graph.CodeSlotUnavailable || e.Code == graph.CodeSlotAvailable {
+	if e.Code == domain.CodeSlotUnavailable || e.Code == domain.CodeSlotAvailable {
 		p.Alternatives = []Slot{}
 	}
 	p.WaitlistEntryID = e.WaitlistEntryID

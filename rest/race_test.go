@@ -13,6 +13,7 @@ import (
 	"barberd/ent/appointment"
 	"barberd/ent/reservation"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 	"barberd/rest/apitest"
 )
@@ -341,7 +342,7 @@ func TestRaceNotificationPolls(t *testing.T) {
 		pollers = 8
 	)
 	each(t, func(t *testing.T, e *env) {
-		second := e.key(graph.ScopeNotificationsRead) // made before the events, so owed all of them
+		second := e.key(domain.ScopeNotificationsRead) // made before the events, so owed all of them
 		want := map[string]bool{}
 		for i, s := range e.lisbonStarts(n) {
 			res := e.do("POST", "/appointments", e.keys.APIKey, e.raceBooking(i, haircut, s[0], s[1]))
@@ -440,7 +441,7 @@ func TestRaceNotificationPolls(t *testing.T) {
 			}
 		})
 		t.Run("two fresh keys", func(t *testing.T) {
-			k1, k2 := e.key(graph.ScopeNotificationsRead), e.key(graph.ScopeNotificationsRead)
+			k1, k2 := e.key(domain.ScopeNotificationsRead), e.key(domain.ScopeNotificationsRead)
 			want = map[string]bool{}
 			starts := e.lisbonStarts(2 * n)[n:]
 			for i, s := range starts {

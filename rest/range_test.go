@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -34,7 +35,7 @@ func (e *env) availabilityRange(t *testing.T, svc, from, to, barberName string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.res.Query().AvailabilityRange(graph.WithViewer(context.Background(), v), e.unit(lisbon), e.service(svc), barberID, from, to)
+	g, err := e.res.Query().AvailabilityRange(domain.WithViewer(context.Background(), v), e.unit(lisbon), e.service(svc), barberID, from, to)
 	if err != nil {
 		t.Fatal(err)
 	}

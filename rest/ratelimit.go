@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"barberd/graph/domain"
 
-	"barberd/graph"
+	"golang.org/x/time/rate"
 )
 
 // CodeRateLimited is the error code of a request refused by the rate
@@ -189,7 +189,7 @@ func (l *RateLimiter) Middleware(onLimited func(http.ResponseWriter, *http.Reque
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			v, ok := graph.ViewerFrom(r.Context())
+			v, ok := domain.ViewerFrom(r.Context())
 			if !ok || v == nil || v.KeyID == "" {
 				next.ServeHTTP(w, r)
 				return
@@ -232,7 +232,7 @@ func (l *RateLimiter) refuse(w http.ResponseWriter, r *http.Request, retry time.
 	}
 	secs := ceilSeconds(retry, 1)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	onLimited(w, r, graph.Errorf(codeRateLimited, "%s; retry after %d seconds.", what, secs))
+	onLimited(w, r, domain.Errorf(codeRateLimited, "%s; retry after %d seconds.", what, secs))
 }
 
 // ceilSeconds rounds d up to whole seconds, at least least.

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -129,7 +130,7 @@ func TestRateLimit(t *testing.T) {
 		}
 
 		// Another key, even of the same account, has its own bucket.
-		other := e.key(graph.BookingScopes...)
+		other := e.key(domain.BookingScopes...)
 		r = call(t, e, "GET", "/context", other, nil)
 		expect(t, r, http.StatusOK, "")
 		expectQuota(t, r, 3, 2, 1)
@@ -137,7 +138,7 @@ func TestRateLimit(t *testing.T) {
 		// Requests with a bad key are not charged to anyone and carry no quota.
 		for range 5 {
 			r = call(t, e, "GET", "/context", "bk_live_not-a-key", nil)
-			expect(t, r, http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+			expect(t, r, http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 			if h := r.Header.Get("RateLimit-Limit"); h != "" {
 				t.Errorf("401 carries RateLimit-Limit %q", h)
 			}
@@ -194,7 +195,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	h := fast.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	req := httptest.NewRequest("GET", "/", nil).WithContext(graph.WithViewer(context.Background(), &graph.Viewer{AccountID: "a", KeyID: "k"}))
+	req := httptest.NewRequest("GET", "/", nil).WithContext(domain.WithViewer(context.Background(), &domain.Viewer{AccountID: "a", KeyID: "k"}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" || rec.Header().Get("RateLimit-Reset") != "1" {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // reasonOf asks REST and GraphQL why a Lisbon day has no slots for a
@@ -24,7 +25,7 @@ func (e *env) reasonOf(t *testing.T, svc, date, barberName string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.res.Query().Availability(graph.WithViewer(context.Background(), v), e.unit(lisbon), e.service(svc), barberID, date)
+	g, err := e.res.Query().Availability(domain.WithViewer(context.Background(), v), e.unit(lisbon), e.service(svc), barberID, date)
 	if err != nil {
 		t.Fatal(err)
 	}

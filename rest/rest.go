@@ -26,6 +26,7 @@ import (
 
 	"barberd/ent"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
 	"barberd/rest/view"
@@ -79,11 +80,11 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 	r.Use(middleware.GetHead) // HEAD works wherever GET does (RFC 9110 9.3.2)
 	r.Use(LimitBody(o.maxBody, false, WriteError))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, graph.Errorf(graph.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
+		WriteError(w, r, domain.Errorf(domain.CodeNotFound, "There is no %s %s in this API.", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", Allowed(r))
-		WriteError(w, r, graph.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
+		WriteError(w, r, domain.Errorf(codeMethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
 	})
 	r.Get("/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -102,16 +103,16 @@ func New(res *graph.Resolver, opts ...Option) http.Handler {
 		r.Get("/availability/next", a.availabilityNext)
 		r.Post("/slots/hold", a.holdSlot)
 		r.Post("/slots/hold/release-all", a.releaseAllHolds)
-		r.With(pathID(graph.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
+		r.With(pathID(domain.CodeHoldNotFound, "hold")).Post("/slots/hold/{id}/release", a.releaseHold)
 		r.Get("/appointments", a.clientAppointments)
 		r.Post("/appointments", a.createAppointment)
-		appointmentID := r.With(pathID(graph.CodeAppointmentNotFound, "appointment"))
+		appointmentID := r.With(pathID(domain.CodeAppointmentNotFound, "appointment"))
 		appointmentID.Get("/appointments/{id}", a.appointment)
 		appointmentID.Post("/appointments/{id}/cancel", a.cancelAppointment)
 		appointmentID.Post("/appointments/{id}/reschedule", a.rescheduleAppointment)
 		r.Get("/waitlist", a.clientWaitlist)
 		r.Post("/waitlist", a.joinWaitlist)
-		waitlistID := r.With(pathID(graph.CodeWaitlistEntryNotFound, "waitlist entry"))
+		waitlistID := r.With(pathID(domain.CodeWaitlistEntryNotFound, "waitlist entry"))
 		waitlistID.Get("/waitlist/{id}", a.waitlistEntry)
 		waitlistID.Delete("/waitlist/{id}", a.leaveWaitlist)
 		r.Get("/notifications/pending", a.pendingNotifications)

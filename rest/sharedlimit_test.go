@@ -17,7 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest"
 )
 
@@ -106,7 +106,7 @@ func TestSharedRateLimit(t *testing.T) {
 		}
 		// Control: the same key on two replicas without Redis gets a
 		// burst on each.
-		e2 := e.key(graph.BookingScopes...)
+		e2 := e.key(domain.BookingScopes...)
 		e.keys.APIKey, e2 = e2, e.keys.APIKey
 		defer func() { e.keys.APIKey = e2 }()
 		if ok, _ := count(lone, lone2); ok != 2*burst {
@@ -117,9 +117,9 @@ func TestSharedRateLimit(t *testing.T) {
 		// then even a good key from it is refused before its lookup.
 		for i := range burst {
 			r := doRequest(t, []*httptest.Server{a, b}[i%2].URL, "GET", "/context", "bk_wrong", nil, nil)
-			expect(t, r, http.StatusUnauthorized, graph.CodeInvalidAPIKey)
+			expect(t, r, http.StatusUnauthorized, domain.CodeInvalidAPIKey)
 		}
-		good := e.key(graph.BookingScopes...)
+		good := e.key(domain.BookingScopes...)
 		for _, s := range []*httptest.Server{a, b} {
 			r := doRequest(t, s.URL, "GET", "/context", good, nil, nil)
 			expect(t, r, http.StatusTooManyRequests, rest.CodeRateLimited)

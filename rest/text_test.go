@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/text"
 )
@@ -167,14 +167,14 @@ func TestTextInputs(t *testing.T) {
 			method, path, code string
 			body               any
 		}{
-			{"GET", "/appointments/%s", graph.CodeAppointmentNotFound, nil},
-			{"POST", "/appointments/%s/cancel", graph.CodeAppointmentNotFound, map[string]any{"reason": "Client is travelling"}},
-			{"POST", "/appointments/%s/reschedule", graph.CodeAppointmentNotFound, map[string]any{"starts_at": "2027-03-02T16:00:00"}},
-			{"POST", "/slots/hold/%s/release", graph.CodeHoldNotFound, nil},
+			{"GET", "/appointments/%s", domain.CodeAppointmentNotFound, nil},
+			{"POST", "/appointments/%s/cancel", domain.CodeAppointmentNotFound, map[string]any{"reason": "Client is travelling"}},
+			{"POST", "/appointments/%s/reschedule", domain.CodeAppointmentNotFound, map[string]any{"starts_at": "2027-03-02T16:00:00"}},
+			{"POST", "/slots/hold/%s/release", domain.CodeHoldNotFound, nil},
 		}
 		for _, c := range paths {
 			id := a.ID
-			if c.code == graph.CodeHoldNotFound {
+			if c.code == domain.CodeHoldNotFound {
 				id = holdID
 			}
 			for _, bad := range badTexts {
@@ -215,7 +215,7 @@ func TestTextResolvers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := graph.WithViewer(context.Background(), v)
+		ctx := domain.WithViewer(context.Background(), v)
 		q, m := e.res.Query(), e.res.Mutation()
 		lis, hc := e.unit(lisbon), e.service(haircut)
 		a := e.apCreate(e.apBody(haircut, tuesdayAt11, joao))
@@ -226,39 +226,39 @@ func TestTextResolvers(t *testing.T) {
 			name, code, field string
 			call              func() error
 		}{
-			{"services of a unit", graph.CodeValidationFailed, "unit_id", func() error {
+			{"services of a unit", domain.CodeValidationFailed, "unit_id", func() error {
 				_, err := q.BookableServices(ctx, &nul, nil)
 				return err
 			}},
-			{"barbers of a service", graph.CodeValidationFailed, "service_id", func() error {
+			{"barbers of a service", domain.CodeValidationFailed, "service_id", func() error {
 				bad := hc + "\xff"
 				_, err := q.BookableBarbers(ctx, &lis, &bad, nil)
 				return err
 			}},
-			{"availability", graph.CodeValidationFailed, "unit_id", func() error {
+			{"availability", domain.CodeValidationFailed, "unit_id", func() error {
 				_, err := q.Availability(ctx, invalid, hc, nil, tuesday)
 				return err
 			}},
-			{"hold", graph.CodeValidationFailed, "unit_id", func() error {
+			{"hold", domain.CodeValidationFailed, "unit_id", func() error {
 				_, err := m.HoldSlot(ctx, model.HoldSlotInput{UnitID: nul, ServiceID: hc, StartsAt: tuesdayAt10})
 				return err
 			}},
-			{"create", graph.CodeValidationFailed, "client.name", func() error {
+			{"create", domain.CodeValidationFailed, "client.name", func() error {
 				_, err := m.CreateAppointment(ctx, model.CreateAppointmentInput{
 					UnitID: lis, ServiceID: hc, StartsAt: tuesdayAt10,
 					Client: &model.ClientInput{Name: name, Phone: validPhone},
 				})
 				return err
 			}},
-			{"cancel", graph.CodeValidationFailed, "reason", func() error {
+			{"cancel", domain.CodeValidationFailed, "reason", func() error {
 				_, err := m.CancelAppointment(ctx, a.ID, "sick\x00")
 				return err
 			}},
-			{"ack", graph.CodeValidationFailed, "through", func() error {
+			{"ack", domain.CodeValidationFailed, "through", func() error {
 				_, err := m.AckNotifications(ctx, "ntf_\x00")
 				return err
 			}},
-			{"release", graph.CodeHoldNotFound, "", func() error {
+			{"release", domain.CodeHoldNotFound, "", func() error {
 				_, err := m.ReleaseHold(ctx, "hld_\x00")
 				return err
 			}},
@@ -266,7 +266,7 @@ func TestTextResolvers(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				err := tt.call()
-				ge, ok := graph.AsError(err)
+				ge, ok := domain.AsError(err)
 				if !ok || ge.Code != tt.code {
 					t.Fatalf("error %v, want %s", err, tt.code)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"barberd/ent/hold"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/rest/view"
 )
 
@@ -155,7 +156,7 @@ func TestWaitlistEntries(t *testing.T) {
 		t.Run("already waiting", func(t *testing.T) {
 			e := e.apOn(t)
 			r := e.do("POST", "/waitlist", k, e.wlBody(validPhone))
-			expect(t, r, http.StatusConflict, graph.CodeAlreadyWaiting)
+			expect(t, r, http.StatusConflict, domain.CodeAlreadyWaiting)
 			if got := r.JSON(t)["waitlist_entry_id"]; got != v.ID {
 				t.Fatalf("waitlist_entry_id %v, want %s", got, v.ID)
 			}
@@ -175,7 +176,7 @@ func TestWaitlistEntries(t *testing.T) {
 				t.Fatalf("replay %+v (header %q), want %s", again, r.Header.Get("Idempotent-Replayed"), first.ID)
 			}
 			// Another key's reference is its own.
-			other := e.wlJoin(e.key(graph.BookingScopes...), e.wlBody("+351910000004"), http.StatusCreated)
+			other := e.wlJoin(e.key(domain.BookingScopes...), e.wlBody("+351910000004"), http.StatusCreated)
 			if other.ID == first.ID {
 				t.Fatal("another key's join replayed this key's")
 			}
@@ -184,23 +185,23 @@ func TestWaitlistEntries(t *testing.T) {
 		t.Run("not found", func(t *testing.T) {
 			e := e.apOn(t)
 			for _, p := range []string{"/waitlist/wl_nope", "/waitlist/wl%00x", "/waitlist/" + strings.Repeat("w", 41)} {
-				expect(t, e.do("GET", p, k, nil), http.StatusNotFound, graph.CodeWaitlistEntryNotFound)
-				expect(t, e.do("DELETE", p, k, nil), http.StatusNotFound, graph.CodeWaitlistEntryNotFound)
+				expect(t, e.do("GET", p, k, nil), http.StatusNotFound, domain.CodeWaitlistEntryNotFound)
+				expect(t, e.do("DELETE", p, k, nil), http.StatusNotFound, domain.CodeWaitlistEntryNotFound)
 			}
 			foreign := e.otherAccount().APIKey
-			expect(t, e.do("GET", "/waitlist/"+v.ID, foreign, nil), http.StatusNotFound, graph.CodeWaitlistEntryNotFound)
-			expect(t, e.do("DELETE", "/waitlist/"+v.ID, foreign, nil), http.StatusNotFound, graph.CodeWaitlistEntryNotFound)
+			expect(t, e.do("GET", "/waitlist/"+v.ID, foreign, nil), http.StatusNotFound, domain.CodeWaitlistEntryNotFound)
+			expect(t, e.do("DELETE", "/waitlist/"+v.ID, foreign, nil), http.StatusNotFound, domain.CodeWaitlistEntryNotFound)
 			expect(t, e.do("PUT", "/waitlist/"+v.ID, k, nil), http.StatusMethodNotAllowed, "method_not_allowed")
 		})
 
 		t.Run("scopes", func(t *testing.T) {
 			e := e.apOn(t)
-			read := e.key(allScopesBut(graph.ScopeAppointmentsWrite)...)
-			expect(t, e.do("POST", "/waitlist", read, e.wlBody("+351910000005")), http.StatusForbidden, graph.CodeInsufficientScope)
-			expect(t, e.do("DELETE", "/waitlist/"+v.ID, read, nil), http.StatusForbidden, graph.CodeInsufficientScope)
-			write := e.key(allScopesBut(graph.ScopeAppointmentsRead)...)
-			expect(t, e.do("GET", "/waitlist/"+v.ID, write, nil), http.StatusForbidden, graph.CodeInsufficientScope)
-			expect(t, e.do("GET", "/waitlist?client_phone=%2B351912345678", write, nil), http.StatusForbidden, graph.CodeInsufficientScope)
+			read := e.key(allScopesBut(domain.ScopeAppointmentsWrite)...)
+			expect(t, e.do("POST", "/waitlist", read, e.wlBody("+351910000005")), http.StatusForbidden, domain.CodeInsufficientScope)
+			expect(t, e.do("DELETE", "/waitlist/"+v.ID, read, nil), http.StatusForbidden, domain.CodeInsufficientScope)
+			write := e.key(allScopesBut(domain.ScopeAppointmentsRead)...)
+			expect(t, e.do("GET", "/waitlist/"+v.ID, write, nil), http.StatusForbidden, domain.CodeInsufficientScope)
+			expect(t, e.do("GET", "/waitlist?client_phone=%2B351912345678", write, nil), http.StatusForbidden, domain.CodeInsufficientScope)
 		})
 
 		t.Run("leave", func(t *testing.T) {
@@ -233,7 +234,7 @@ func TestWaitlistJoinRefusals(t *testing.T) {
 			e := e.apOn(t)
 			e.clBook(k, lisbon, wlFirst, joao, "+351910000001", "") // 17:30 and 17:45 stay free
 			r := e.do("POST", "/waitlist", k, e.wlBody(validPhone))
-			alts := apExpectUnavailableLike(t, r, graph.CodeSlotAvailable)
+			alts := apExpectUnavailableLike(t, r, domain.CodeSlotAvailable)
 			for _, a := range alts {
 				if a.BarberID != e.barber(joao) || a.StartsAt < wlFirst || a.StartsAt >= wlDay+"T"+wlWindowTo+":00" {
 					t.Errorf("alternative %+v outside the request", a)
@@ -245,7 +246,7 @@ func TestWaitlistJoinRefusals(t *testing.T) {
 		})
 		t.Run("validation", func(t *testing.T) {
 			e := e.apOn(t)
-			expect(t, e.do("POST", "/waitlist", k, "[1]"), http.StatusBadRequest, graph.CodeInvalidJSON)
+			expect(t, e.do("POST", "/waitlist", k, "[1]"), http.StatusBadRequest, domain.CodeInvalidJSON)
 			apExpectFields(t, e.do("POST", "/waitlist", k, map[string]any{}), "unit_id", "service_id", "from", "to", "client.name", "client.phone")
 			bad := e.wlBody("12345")
 			bad["from"], bad["to"] = "2027-02-28", "2027-04-30" // yesterday; 62 days
@@ -260,7 +261,7 @@ func TestWaitlistJoinRefusals(t *testing.T) {
 			expectFields(t, e.do("POST", "/waitlist", k, past), "from")
 			far := e.wlBody(validPhone)
 			far["from"], far["to"] = "2028-03-01", "2028-03-02" // past the 365-day horizon
-			expect(t, e.do("POST", "/waitlist", k, far), http.StatusUnprocessableEntity, graph.CodeOutsideWindow)
+			expect(t, e.do("POST", "/waitlist", k, far), http.StatusUnprocessableEntity, domain.CodeOutsideWindow)
 			typed := e.wlBody(validPhone)
 			typed["weekdays"], typed["offer_hold_seconds"], typed["time_from"] = "5", "600", 17
 			apExpectFields(t, e.do("POST", "/waitlist", k, typed), "weekdays", "offer_hold_seconds", "time_from")
@@ -273,11 +274,11 @@ func TestWaitlistJoinRefusals(t *testing.T) {
 			e := e.apOn(t)
 			body := e.wlBody(validPhone)
 			body["unit_id"] = "unt_nope"
-			expect(t, e.do("POST", "/waitlist", k, body), http.StatusNotFound, graph.CodeUnitNotFound)
+			expect(t, e.do("POST", "/waitlist", k, body), http.StatusNotFound, domain.CodeUnitNotFound)
 			body = e.wlBody(validPhone)
 			body["service_id"] = e.service(cutAndBeard)
 			body["barber_id"] = e.barber(miguel) // Miguel does not cut and trim
-			expect(t, e.do("POST", "/waitlist", k, body), http.StatusUnprocessableEntity, graph.CodeBarberNotEligible)
+			expect(t, e.do("POST", "/waitlist", k, body), http.StatusUnprocessableEntity, domain.CodeBarberNotEligible)
 		})
 	})
 }
@@ -306,11 +307,11 @@ func TestWaitlistCap(t *testing.T) {
 		}
 		e.reconfigure(func(s *graph.Settings) { s.Limits.WaitlistPerKey = 2 })
 		e.wlFill()
-		k := e.key(graph.BookingScopes...)
+		k := e.key(domain.BookingScopes...)
 		first := e.wlJoin(k, e.wlBody("+351910000011"), http.StatusCreated)
 		e.wlJoin(k, e.wlBody("+351910000012"), http.StatusCreated)
 		r := e.do("POST", "/waitlist", k, e.wlBody("+351910000013"))
-		expect(t, r, http.StatusTooManyRequests, graph.CodeTooManyWaitlist)
+		expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyWaitlist)
 		if r.Header.Get("Retry-After") != "" {
 			t.Error("too_many_waitlist_entries with Retry-After")
 		}
@@ -328,7 +329,7 @@ func TestWaitlistOffers(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
 		at1700, at1730 := e.wlFill()
-		bot, other := e.key(graph.BookingScopes...), e.key(graph.BookingScopes...)
+		bot, other := e.key(domain.BookingScopes...), e.key(domain.BookingScopes...)
 		first := e.wlJoin(bot, e.wlBody("+351910000021"), http.StatusCreated)
 		second := e.wlJoin(other, e.wlBody("+351910000022"), http.StatusCreated)
 		third := e.wlJoin(bot, e.wlBody("+351910000023"), http.StatusCreated)

@@ -17,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -326,12 +327,12 @@ func TestWebhookPrivateAddressesRefused(t *testing.T) {
 		for _, url := range []string{"https://127.0.0.1/h", "https://10.0.0.8/h", "https://169.254.169.254/latest", "http://crm.example.com/h", "https://localhost/h", "https://u:p@crm.example.com/h",
 			"https://[::127.0.0.1]/h", "https://2130706433/h", "https://0x7f000001/h", "https://0177.0.0.1/h", "https://127.1/h", "https://10.1/h"} {
 			a := strict(createEndpoint, map[string]any{"in": map[string]any{"url": url}})
-			if a.Code() != graph.CodeValidationFailed || !reflect.DeepEqual(a.Fields(), []string{"url"}) {
+			if a.Code() != domain.CodeValidationFailed || !reflect.DeepEqual(a.Fields(), []string{"url"}) {
 				t.Errorf("%s: %s %v, want validation_failed naming url", url, a.Code(), a.Fields())
 			}
 		}
 		a := strict(createEndpoint, map[string]any{"in": map[string]any{"url": "https://crm.example.com/h", "eventTypes": []string{"appointment.created", "appointment.moved"}}})
-		if a.Code() != graph.CodeValidationFailed || !reflect.DeepEqual(a.Fields(), []string{"eventTypes[1]"}) {
+		if a.Code() != domain.CodeValidationFailed || !reflect.DeepEqual(a.Fields(), []string{"eventTypes[1]"}) {
 			t.Errorf("unknown type: %s %v", a.Code(), a.Fields())
 		}
 
@@ -450,7 +451,7 @@ func TestWebhookFailingAndRedeliver(t *testing.T) {
 			t.Errorf("failingSince %v after a delivery succeeded", f)
 		}
 		a := gql(`mutation { redeliverWebhook(deliveryId: "whd_nope") { id } }`, nil)
-		if a.Code() != graph.CodeNotFound {
+		if a.Code() != domain.CodeNotFound {
 			t.Errorf("unknown delivery: %s", a.Code())
 		}
 	})

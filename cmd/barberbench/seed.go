@@ -17,6 +17,7 @@ import (
 	"barberd/ent/schema/pulid"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 )
 
@@ -191,12 +192,12 @@ func seed(ctx context.Context, c seedConfig, log io.Writer) (*seedResult, error)
 		return nil, fmt.Errorf("account: %w", err)
 	}
 	s.accountID = acc.ID
-	key, k, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench chatbot", graph.BookingScopes)
+	key, k, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench chatbot", domain.BookingScopes)
 	if err != nil {
 		return nil, fmt.Errorf("api key: %w", err)
 	}
 	s.keyID = k.ID
-	admin, _, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench admin", []string{graph.ScopeAdmin})
+	admin, _, err := graph.New(graph.Settings{DB: db}).CreateAPIKey(ctx, s.accountID, "barberbench admin", []string{domain.ScopeAdmin})
 	if err != nil {
 		return nil, fmt.Errorf("admin key: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -165,7 +166,7 @@ func TestGraphQLAdminAppointmentActions(t *testing.T) {
 			if str(t, day, "agenda.edges.0.node.id") != id || str(t, day, "agenda.edges.0.node.barber.name") != "Rui Alves" {
 				t.Fatalf("agenda %v", day)
 			}
-			if c := e.fails(t, e.keys.AdminAPIKey, markNoShow, map[string]any{"id": id}, graph.CodeNotMarkable); c != nil {
+			if c := e.fails(t, e.keys.AdminAPIKey, markNoShow, map[string]any{"id": id}, domain.CodeNotMarkable); c != nil {
 				t.Fatalf("fields %v", c)
 			}
 			e.setNow(time.Date(2027, 3, 1, 9, 20, 0, 0, time.UTC))
@@ -207,10 +208,10 @@ func TestGraphQLAdminAppointmentActions(t *testing.T) {
 			if str(t, done, "markAppointmentCompleted.status") != "completed" {
 				t.Fatalf("%v", done)
 			}
-			e.fails(t, admin, markNoShow, map[string]any{"id": first}, graph.CodeNotMarkable)
-			e.fails(t, admin, markDone, map[string]any{"id": third}, graph.CodeNotMarkable)
-			e.fails(t, admin, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { status } }`, map[string]any{"id": first}, graph.CodeNotCancellable)
-			e.fails(t, admin, markDone, map[string]any{"id": "apt_01JNOPE"}, graph.CodeAppointmentNotFound)
+			e.fails(t, admin, markNoShow, map[string]any{"id": first}, domain.CodeNotMarkable)
+			e.fails(t, admin, markDone, map[string]any{"id": third}, domain.CodeNotMarkable)
+			e.fails(t, admin, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { status } }`, map[string]any{"id": first}, domain.CodeNotCancellable)
+			e.fails(t, admin, markDone, map[string]any{"id": "apt_01JNOPE"}, domain.CodeAppointmentNotFound)
 
 			pending := e.rest(t, "GET", "/notifications/pending", e.keys.APIKey, nil, 200)
 			var got []string
@@ -252,8 +253,8 @@ func TestGraphQLAdminAgenda(t *testing.T) {
 			if n := len(dig(t, next, "agenda.edges").([]any)); n != 1 || str(t, next, "agenda.edges.0.node.id") != ids[2] {
 				t.Fatalf("second page %v", next)
 			}
-			e.fails(t, admin, agendaOf, map[string]any{"unit": s.unit, "date": "08/03/2027"}, graph.CodeValidationFailed)
-			e.fails(t, admin, agendaOf, map[string]any{"unit": "unt_01JNOPE", "date": "2027-03-08"}, graph.CodeUnitNotFound)
+			e.fails(t, admin, agendaOf, map[string]any{"unit": s.unit, "date": "08/03/2027"}, domain.CodeValidationFailed)
+			e.fails(t, admin, agendaOf, map[string]any{"unit": "unt_01JNOPE", "date": "2027-03-08"}, domain.CodeUnitNotFound)
 
 			// The entgql connection: by unit, barber, status, customer and range.
 			e.must(t, admin, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "Closed") { id } }`, map[string]any{"id": ids[1]})
@@ -332,7 +333,7 @@ func TestGraphQLAdminCatalog(t *testing.T) {
 			if dig(t, d, "deactivateUnit.active") != false {
 				t.Fatalf("%v", d)
 			}
-			if r := call(t, "GET", e.srv.URL+"/api/integrations/v1/services?unit_id="+s.unit, e.keys.APIKey, nil, 404); r.Code() != graph.CodeUnitNotFound {
+			if r := call(t, "GET", e.srv.URL+"/api/integrations/v1/services?unit_id="+s.unit, e.keys.APIKey, nil, 404); r.Code() != domain.CodeUnitNotFound {
 				t.Fatalf("code %s", r.Code())
 			}
 
@@ -350,18 +351,18 @@ func TestGraphQLAdminCatalog(t *testing.T) {
 			admin := e.keys.AdminAPIKey
 			sameFields(t, e.fails(t, admin, createUnit, map[string]any{"in": map[string]any{
 				"name": " ", "timezone": "Mars/Olympus", "phone": "123", "slotStepMinutes": 7, "minLeadMinutes": -1, "horizonDays": 731}},
-				graph.CodeValidationFailed), "name", "timezone", "phone", "slotStepMinutes", "minLeadMinutes", "horizonDays")
+				domain.CodeValidationFailed), "name", "timezone", "phone", "slotStepMinutes", "minLeadMinutes", "horizonDays")
 			sameFields(t, e.fails(t, admin, createSvc, map[string]any{"in": map[string]any{
 				"name": "Shave", "durationMinutes": 0, "bufferMinutes": -5, "priceAmount": -1, "priceCurrency": "eur"}},
-				graph.CodeValidationFailed), "durationMinutes", "bufferMinutes", "priceAmount", "priceCurrency")
-			sameFields(t, e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": ""}}, graph.CodeValidationFailed), "name")
+				domain.CodeValidationFailed), "durationMinutes", "bufferMinutes", "priceAmount", "priceCurrency")
+			sameFields(t, e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": ""}}, domain.CodeValidationFailed), "name")
 
 			// Unknown ids: the REST codes.
-			e.fails(t, admin, `mutation { updateUnit(id: "unt_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeUnitNotFound)
-			e.fails(t, admin, `mutation { deactivateService(id: "svc_01JNOPE") { id } }`, nil, graph.CodeServiceNotFound)
-			e.fails(t, admin, `mutation { updateBarber(id: "brb_01JNOPE", input: {name: "x"}) { id } }`, nil, graph.CodeBarberNotFound)
-			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "unitIds": []string{"unt_01JNOPE"}}}, graph.CodeUnitNotFound)
-			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "serviceIds": []string{"svc_01JNOPE"}}}, graph.CodeServiceNotFound)
+			e.fails(t, admin, `mutation { updateUnit(id: "unt_01JNOPE", input: {name: "x"}) { id } }`, nil, domain.CodeUnitNotFound)
+			e.fails(t, admin, `mutation { deactivateService(id: "svc_01JNOPE") { id } }`, nil, domain.CodeServiceNotFound)
+			e.fails(t, admin, `mutation { updateBarber(id: "brb_01JNOPE", input: {name: "x"}) { id } }`, nil, domain.CodeBarberNotFound)
+			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "unitIds": []string{"unt_01JNOPE"}}}, domain.CodeUnitNotFound)
+			e.fails(t, admin, createBrb, map[string]any{"in": map[string]any{"name": "X", "serviceIds": []string{"svc_01JNOPE"}}}, domain.CodeServiceNotFound)
 		})
 	})
 }
@@ -385,7 +386,7 @@ func TestGraphQLAdminSchedule(t *testing.T) {
 			if n := len(av["slots"].([]any)); n == 0 {
 				t.Fatal("no slots after the time off was removed")
 			}
-			e.fails(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
+			e.fails(t, admin, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, domain.CodeNotFound)
 		})
 
 		t.Run("working hours and time off name every bad field, hours at two units do not overlap", func(t *testing.T) {
@@ -409,17 +410,17 @@ func TestGraphQLAdminSchedule(t *testing.T) {
 				day(3, "18:00", "09:00"),
 				day(4, "09:00", "18:00", "12:00-13:00", "12:30-13:30", "17:30-18:30", "15:00-14:00"),
 				day(4, "09:00", "24:00"),
-			), graph.CodeValidationFailed),
+			), domain.CodeValidationFailed),
 				"days[0].weekday", "days[1].opensAt", "days[2].closesAt",
 				"days[3].breaks[1]", "days[3].breaks[2]", "days[3].breaks[3].to", "days[4].weekday")
 
 			// A barber's hours at two units must not overlap on a weekday.
 			other := e.must(t, admin, createUnit, map[string]any{"in": map[string]any{"name": "Barbearia Coimbra II", "timezone": "Europe/Lisbon"}})
 			second := str(t, other, "createUnit.id")
-			sameFields(t, e.fails(t, admin, setHours, week(s.barber, second, day(1, "12:00", "18:00")), graph.CodeValidationFailed), "unitId")
+			sameFields(t, e.fails(t, admin, setHours, week(s.barber, second, day(1, "12:00", "18:00")), domain.CodeValidationFailed), "unitId")
 			e.must(t, admin, `mutation($id: ID!, $u: [ID!]) { updateBarber(id: $id, input: {unitIds: $u}) { id } }`,
 				map[string]any{"id": s.barber, "u": []string{s.unit, second}})
-			sameFields(t, e.fails(t, admin, setHours, week(s.barber, second, day(2, "08:00", "20:00"), day(1, "12:00", "18:00")), graph.CodeValidationFailed), "days[1]")
+			sameFields(t, e.fails(t, admin, setHours, week(s.barber, second, day(2, "08:00", "20:00"), day(1, "12:00", "18:00")), domain.CodeValidationFailed), "days[1]")
 			h := e.must(t, admin, setHours, week(s.barber, second, day(1, "13:00", "18:00"), day(0, "10:00", "14:00")))
 			if n := len(h["setWorkingHours"].([]any)); n != 2 || dig(t, h, "setWorkingHours.0.weekday") != float64(0) {
 				t.Fatalf("week %v", h)
@@ -432,12 +433,12 @@ func TestGraphQLAdminSchedule(t *testing.T) {
 			}
 
 			sameFields(t, e.fails(t, admin, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-03-09T00:00:00Z", endsAt: "2027-03-08T00:00:00Z"}) { id } }`,
-				map[string]any{"b": s.barber}, graph.CodeValidationFailed), "endsAt")
+				map[string]any{"b": s.barber}, domain.CodeValidationFailed), "endsAt")
 
 			// Unknown ids: the REST codes.
-			e.fails(t, admin, setHours, week("brb_01JNOPE", s.unit), graph.CodeBarberNotFound)
-			e.fails(t, admin, setHours, week(s.barber, "unt_01JNOPE"), graph.CodeUnitNotFound)
-			e.fails(t, admin, `mutation { addTimeOff(input: {barberId: "brb_01JNOPE", startsAt: "2027-03-08T00:00:00Z", endsAt: "2027-03-09T00:00:00Z"}) { id } }`, nil, graph.CodeBarberNotFound)
+			e.fails(t, admin, setHours, week("brb_01JNOPE", s.unit), domain.CodeBarberNotFound)
+			e.fails(t, admin, setHours, week(s.barber, "unt_01JNOPE"), domain.CodeUnitNotFound)
+			e.fails(t, admin, `mutation { addTimeOff(input: {barberId: "brb_01JNOPE", startsAt: "2027-03-08T00:00:00Z", endsAt: "2027-03-09T00:00:00Z"}) { id } }`, nil, domain.CodeBarberNotFound)
 		})
 	})
 }
@@ -479,10 +480,10 @@ func TestGraphQLAdminKeys(t *testing.T) {
 			if at == nil {
 				t.Fatalf("%v", rv)
 			}
-			if c := call(t, "GET", e.srv.URL+"/api/integrations/v1/context", secret, nil, http.StatusUnauthorized).Code(); c != graph.CodeInvalidAPIKey {
+			if c := call(t, "GET", e.srv.URL+"/api/integrations/v1/context", secret, nil, http.StatusUnauthorized).Code(); c != domain.CodeInvalidAPIKey {
 				t.Fatalf("revoked key: %s", c)
 			}
-			if r := e.query(t, secret, `{ context { serverTime } }`, nil); r.status != http.StatusUnauthorized || r.code(t) != graph.CodeInvalidAPIKey {
+			if r := e.query(t, secret, `{ context { serverTime } }`, nil); r.status != http.StatusUnauthorized || r.code(t) != domain.CodeInvalidAPIKey {
 				t.Fatalf("revoked key over GraphQL: %d %v", r.status, r.Errors)
 			}
 			again := e.must(t, admin, `mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, map[string]any{"id": id})
@@ -506,7 +507,7 @@ func TestGraphQLAdminKeys(t *testing.T) {
 				`{ activeHolds { id } }`,
 				`{ customers(first: 1) { totalCount } }`,
 			} {
-				if c := e.query(t, booking, q, nil).code(t); c != graph.CodeInsufficientScope {
+				if c := e.query(t, booking, q, nil).code(t); c != domain.CodeInsufficientScope {
 					t.Errorf("%s with a booking key: code %q", q, c)
 				}
 			}
@@ -518,12 +519,12 @@ func TestGraphQLAdminKeys(t *testing.T) {
 				`{ pendingNotifications { id } }`,
 				`{ appointmentsByClient(clientPhone: "+351912345678") { id } }`,
 			} {
-				if c := e.query(t, adminOnly, q, nil).code(t); c != graph.CodeInsufficientScope {
+				if c := e.query(t, adminOnly, q, nil).code(t); c != domain.CodeInsufficientScope {
 					t.Errorf("%s with an admin-only key: code %q", q, c)
 				}
 			}
 			// The admin actions need admin alone.
-			e.fails(t, adminOnly, `mutation { adminCancelAppointment(id: "apt_01JNOPE", reason: "x") { id } }`, nil, graph.CodeAppointmentNotFound)
+			e.fails(t, adminOnly, `mutation { adminCancelAppointment(id: "apt_01JNOPE", reason: "x") { id } }`, nil, domain.CodeAppointmentNotFound)
 		})
 
 		t.Run("the account: read and renamed by admins alone, shown in GET /context", func(t *testing.T) {
@@ -539,9 +540,9 @@ func TestGraphQLAdminKeys(t *testing.T) {
 			if ctx := e.rest(t, "GET", "/context", booking, nil, 200); str(t, ctx, "account.name") != "Barbearia Nova" {
 				t.Fatalf("GET /context after the rename: %v", ctx)
 			}
-			sameFields(t, e.fails(t, admin, `mutation { updateAccount(input: {name: " "}) { id } }`, nil, graph.CodeValidationFailed), "name")
+			sameFields(t, e.fails(t, admin, `mutation { updateAccount(input: {name: " "}) { id } }`, nil, domain.CodeValidationFailed), "name")
 			for _, q := range []string{`{ account { id } }`, `mutation { updateAccount(input: {name: "x"}) { id } }`} {
-				if c := e.query(t, booking, q, nil).code(t); c != graph.CodeInsufficientScope {
+				if c := e.query(t, booking, q, nil).code(t); c != domain.CodeInsufficientScope {
 					t.Errorf("%s with a booking key: code %q", q, c)
 				}
 			}
@@ -550,7 +551,7 @@ func TestGraphQLAdminKeys(t *testing.T) {
 		t.Run("a key with an unknown scope is refused", func(t *testing.T) {
 			e := newGQLEnv(t, db)
 			admin := e.keys.AdminAPIKey
-			sameFields(t, e.fails(t, admin, `mutation { createApiKey(input: {name: "x", scopes: ["root"]}) { secret } }`, nil, graph.CodeValidationFailed), "scopes")
+			sameFields(t, e.fails(t, admin, `mutation { createApiKey(input: {name: "x", scopes: ["root"]}) { secret } }`, nil, domain.CodeValidationFailed), "scopes")
 		})
 	})
 }
@@ -571,20 +572,20 @@ func TestGraphQLAdminTenancy(t *testing.T) {
 			x := newGQLEnv(t, db) // a second account on the same database
 			other := x.keys.AdminAPIKey
 			xs := x.newShop(t, "Intruder")
-			x.fails(t, other, `mutation($id: ID!) { updateUnit(id: $id, input: {name: "Mine"}) { id } }`, map[string]any{"id": s.unit}, graph.CodeUnitNotFound)
-			x.fails(t, other, `mutation($id: ID!) { deactivateService(id: $id) { id } }`, map[string]any{"id": s.service}, graph.CodeServiceNotFound)
-			x.fails(t, other, `mutation($id: ID!) { deactivateBarber(id: $id) { id } }`, map[string]any{"id": s.barber}, graph.CodeBarberNotFound)
-			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": s.barber, "unitId": xs.unit, "days": []any{}}}, graph.CodeBarberNotFound)
-			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": xs.barber, "unitId": s.unit, "days": []any{}}}, graph.CodeUnitNotFound)
-			x.fails(t, other, createBrb, map[string]any{"in": map[string]any{"name": "Spy", "unitIds": []string{s.unit}}}, graph.CodeUnitNotFound)
-			x.fails(t, other, `mutation($id: ID!, $s: [ID!]) { updateBarber(id: $id, input: {serviceIds: $s}) { id } }`, map[string]any{"id": xs.barber, "s": []string{s.service}}, graph.CodeServiceNotFound)
-			x.fails(t, other, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber}, graph.CodeBarberNotFound)
-			x.fails(t, other, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, graph.CodeNotFound)
-			x.fails(t, other, markNoShow, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { adminRescheduleAppointment(id: $id, input: {startsAt: "2027-03-15T09:00:00"}) { id } }`, map[string]any{"id": apt}, graph.CodeAppointmentNotFound)
-			x.fails(t, other, `mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, map[string]any{"id": keyID}, graph.CodeNotFound)
-			x.fails(t, other, agendaOf, map[string]any{"unit": s.unit, "date": "2027-03-08"}, graph.CodeUnitNotFound)
+			x.fails(t, other, `mutation($id: ID!) { updateUnit(id: $id, input: {name: "Mine"}) { id } }`, map[string]any{"id": s.unit}, domain.CodeUnitNotFound)
+			x.fails(t, other, `mutation($id: ID!) { deactivateService(id: $id) { id } }`, map[string]any{"id": s.service}, domain.CodeServiceNotFound)
+			x.fails(t, other, `mutation($id: ID!) { deactivateBarber(id: $id) { id } }`, map[string]any{"id": s.barber}, domain.CodeBarberNotFound)
+			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": s.barber, "unitId": xs.unit, "days": []any{}}}, domain.CodeBarberNotFound)
+			x.fails(t, other, setHours, map[string]any{"in": map[string]any{"barberId": xs.barber, "unitId": s.unit, "days": []any{}}}, domain.CodeUnitNotFound)
+			x.fails(t, other, createBrb, map[string]any{"in": map[string]any{"name": "Spy", "unitIds": []string{s.unit}}}, domain.CodeUnitNotFound)
+			x.fails(t, other, `mutation($id: ID!, $s: [ID!]) { updateBarber(id: $id, input: {serviceIds: $s}) { id } }`, map[string]any{"id": xs.barber, "s": []string{s.service}}, domain.CodeServiceNotFound)
+			x.fails(t, other, `mutation($b: ID!) { addTimeOff(input: {barberId: $b, startsAt: "2027-04-01T00:00:00Z", endsAt: "2027-04-02T00:00:00Z"}) { id } }`, map[string]any{"b": s.barber}, domain.CodeBarberNotFound)
+			x.fails(t, other, `mutation($id: ID!) { removeTimeOff(id: $id) }`, map[string]any{"id": str(t, off, "addTimeOff.id")}, domain.CodeNotFound)
+			x.fails(t, other, markNoShow, map[string]any{"id": apt}, domain.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { adminCancelAppointment(id: $id, reason: "x") { id } }`, map[string]any{"id": apt}, domain.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { adminRescheduleAppointment(id: $id, input: {startsAt: "2027-03-15T09:00:00"}) { id } }`, map[string]any{"id": apt}, domain.CodeAppointmentNotFound)
+			x.fails(t, other, `mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, map[string]any{"id": keyID}, domain.CodeNotFound)
+			x.fails(t, other, agendaOf, map[string]any{"unit": s.unit, "date": "2027-03-08"}, domain.CodeUnitNotFound)
 			for _, id := range []string{s.unit, s.barber, apt, keyID} {
 				if n := x.must(t, other, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}); n["node"] != nil {
 					t.Errorf("node %s of another account: %v", id, n)
@@ -615,7 +616,7 @@ func TestGraphQLAdminDepthLimit(t *testing.T) {
 			const twelve = `{ appointments(first: 1) { edges { node { hold { barber { workingHours { barber { timeOff { barber { workingHours { unit { %s } } } } } } } } } } } }`
 			e.must(t, e.keys.AdminAPIKey, fmt.Sprintf(twelve, "name"), nil)
 			r := e.query(t, e.keys.AdminAPIKey, fmt.Sprintf(twelve, "services { name }"), nil)
-			if c := r.code(t); c != graph.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "13") {
+			if c := r.code(t); c != domain.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "13") {
 				t.Fatalf("code %q: %v", c, r.Errors)
 			}
 			// Introspection is bounded by the schema and does not count.

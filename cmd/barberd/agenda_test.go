@@ -15,6 +15,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/unit"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -87,7 +88,7 @@ func TestAgendaStatements(t *testing.T) {
 		if got := dig(t, page(1, nil, "name"), "agenda.edges.0.node.unit.name"); got != "Chiado" {
 			t.Fatalf("the agenda's unit after a rename: %v", got)
 		}
-		e.fails(t, e.keys.AdminAPIKey, agendaOf, map[string]any{"unit": "unt_01JNOPE", "date": "2027-03-02"}, graph.CodeUnitNotFound)
+		e.fails(t, e.keys.AdminAPIKey, agendaOf, map[string]any{"unit": "unt_01JNOPE", "date": "2027-03-02"}, domain.CodeUnitNotFound)
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/mcpserver"
@@ -42,14 +43,14 @@ func TestLargeUnitEverySurface(t *testing.T) {
 
 		r := e.query(t, e.keys.APIKey, `query($u: ID!, $s: ID!) { availabilityRange(unitId: $u, serviceId: $s, from: "`+from+`", to: "`+to+`") {
 			days { date slots { startsAt endsAt startsAtUtc endsAtUtc barberId } } } }`, map[string]any{"u": l.UnitID, "s": l.ServiceID})
-		if c := r.code(t); c != graph.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "fewer days or one barber") {
+		if c := r.code(t); c != domain.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "fewer days or one barber") {
 			t.Errorf("GraphQL 31 days: %s %q", c, r.Errors[0].Message)
 		}
 		// GraphQL answers are built whole: an operation lists at most a
 		// quarter of --max-slots (25,000), its root fields together.
 		r = e.query(t, e.keys.APIKey, `query($u: ID!, $s: ID!) { availability(unitId: $u, serviceId: $s, date: "`+from+`") { slots { startsAt } } }`,
 			map[string]any{"u": l.UnitID, "s": l.ServiceID})
-		if c := r.code(t); c != graph.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "one barber") {
+		if c := r.code(t); c != domain.CodeValidationFailed || !strings.Contains(r.Errors[0].Message, "one barber") {
 			t.Errorf("GraphQL a day of every barber: %s %q", c, r.Errors[0].Message)
 		}
 		month := func(alias string, b int) string {
@@ -57,13 +58,13 @@ func TestLargeUnitEverySurface(t *testing.T) {
 		}
 		r = e.query(t, e.keys.APIKey, `query($u: ID!, $s: ID!) { `+month("a", 0)+month("b", 1)+month("c", 2)+` }`,
 			map[string]any{"u": l.UnitID, "s": l.ServiceID})
-		if len(r.Errors) != 1 || r.code(t) != graph.CodeValidationFailed {
+		if len(r.Errors) != 1 || r.code(t) != domain.CodeValidationFailed {
 			t.Errorf("GraphQL three barbers' months (8,700 slots each) as three root fields: %d errors %+v", len(r.Errors), r.Errors)
 		}
 
 		q := url.Values{"unit_id": {l.UnitID}, "service_id": {l.ServiceID}, "from": {from}, "to": {to}}
 		rep := call(t, "GET", e.srv.URL+"/api/integrations/v1/availability/range?"+q.Encode(), e.keys.APIKey, nil, http.StatusBadRequest)
-		if rep.Code() != graph.CodeValidationFailed {
+		if rep.Code() != domain.CodeValidationFailed {
 			t.Errorf("REST 31 days: %s", rep.Code())
 		}
 		q = url.Values{"unit_id": {l.UnitID}, "service_id": {l.ServiceID}, "time_from": {"23:57"}, "time_to": {"23:58"}}
@@ -73,7 +74,7 @@ func TestLargeUnitEverySurface(t *testing.T) {
 		}
 
 		a := httpAgent(t, e.srv.URL, keyed(e.keys.APIKey, "X-Service-Api-Key", nil))
-		p := a.refused("get_availability", map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID, "from": from, "to": to}, graph.CodeValidationFailed)
+		p := a.refused("get_availability", map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID, "from": from, "to": to}, domain.CodeValidationFailed)
 		var fields []string
 		for _, f := range p.Errors {
 			fields = append(fields, f.Field)
@@ -81,7 +82,7 @@ func TestLargeUnitEverySurface(t *testing.T) {
 		if !slices.Equal(fields, []string{"to", "barber_id"}) || !strings.Contains(p.Detail, "fewer days") {
 			t.Errorf("MCP 31 days refused naming %v: %q", fields, p.Detail)
 		}
-		p = a.refused("get_availability", map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID, "date": from}, graph.CodeValidationFailed)
+		p = a.refused("get_availability", map[string]any{"unit_id": l.UnitID, "service_id": l.ServiceID, "date": from}, domain.CodeValidationFailed)
 		if len(p.Errors) != 1 || p.Errors[0].Field != "barber_id" {
 			t.Errorf("MCP one day of every barber refused naming %+v", p.Errors)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest/apitest"
@@ -202,7 +203,7 @@ func TestDeadConnections(t *testing.T) {
 		rounds, strings.Join(kinds, ", "), time.Since(began).Round(time.Millisecond), tally["ok"], tally["503"])
 
 	for line := range strings.SplitSeq(logs.String(), "\n") {
-		if strings.Contains(line, graph.CodeInternal) {
+		if strings.Contains(line, domain.CodeInternal) {
 			t.Errorf("logged as internal: %s", line)
 		}
 	}

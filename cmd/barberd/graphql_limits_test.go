@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -31,11 +31,11 @@ func TestGraphQLLimitsThroughRouter(t *testing.T) {
 			fmt.Fprintf(&doubling, "fragment F%d on Query{...F%d ...F%d}\n", i, i-1, i-1)
 		}
 		r := e.query(t, "", doubling.String(), nil)
-		if r.status != http.StatusUnprocessableEntity || r.code(t) != graph.CodeValidationFailed {
+		if r.status != http.StatusUnprocessableEntity || r.code(t) != domain.CodeValidationFailed {
 			t.Fatalf("fragment doubling: %d %q: %v", r.status, r.code(t), r.Errors)
 		}
 		r = e.query(t, e.keys.AdminAPIKey, `mutation($n: String!) { createUnit(input: {name: $n, timezone: "Europe/Lisbon"}) { id } }`, map[string]any{"n": "a\x00b"})
-		if r.code(t) != graph.CodeValidationFailed {
+		if r.code(t) != domain.CodeValidationFailed {
 			t.Fatalf("NUL in a unit's name: %q: %v", r.code(t), r.Errors)
 		}
 	})

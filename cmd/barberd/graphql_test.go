@@ -12,6 +12,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest/apitest"
@@ -114,18 +115,18 @@ func TestGraphQL(t *testing.T) {
 			}
 		})
 		t.Run("admin queries need the admin scope", func(t *testing.T) {
-			if c := e.query(t, e.keys.APIKey, `{ units(first: 1) { totalCount } }`, nil).code(t); c != graph.CodeInsufficientScope {
+			if c := e.query(t, e.keys.APIKey, `{ units(first: 1) { totalCount } }`, nil).code(t); c != domain.CodeInsufficientScope {
 				t.Fatalf("code %q", c)
 			}
 		})
 		t.Run("missing key", func(t *testing.T) {
-			if c := e.query(t, "", `{ bookableUnits { id } }`, nil).code(t); c != graph.CodeMissingAPIKey {
+			if c := e.query(t, "", `{ bookableUnits { id } }`, nil).code(t); c != domain.CodeMissingAPIKey {
 				t.Fatalf("code %q", c)
 			}
 		})
 		t.Run("invalid key", func(t *testing.T) {
 			r := e.query(t, "bk_nope", `{ bookableUnits { id } }`, nil)
-			if r.status != http.StatusUnauthorized || r.code(t) != graph.CodeInvalidAPIKey {
+			if r.status != http.StatusUnauthorized || r.code(t) != domain.CodeInvalidAPIKey {
 				t.Fatalf("status %d code %q", r.status, r.code(t))
 			}
 		})
@@ -155,14 +156,14 @@ func TestGraphQL(t *testing.T) {
 				e.query(t, e.keys.APIKey, create, map[string]any{"in": in}).ok(t)
 			}
 			r := e.query(t, e.keys.APIKey, create, map[string]any{"in": in})
-			if c := r.code(t); c != graph.CodeSlotUnavailable {
+			if c := r.code(t); c != domain.CodeSlotUnavailable {
 				t.Fatalf("third create at a time with two barbers: code %q", c)
 			}
 			if alts, _ := r.Errors[0].Extensions["alternatives"].([]any); len(alts) == 0 {
 				t.Fatal("slot_unavailable without alternatives")
 			}
 			in["client"].(map[string]any)["phone"] = "12"
-			if c := e.query(t, e.keys.APIKey, create, map[string]any{"in": in}).code(t); c != graph.CodeValidationFailed {
+			if c := e.query(t, e.keys.APIKey, create, map[string]any{"in": in}).code(t); c != domain.CodeValidationFailed {
 				t.Fatalf("bad phone: code %q", c)
 			}
 		})
@@ -184,11 +185,11 @@ func TestGraphQLBadArgument(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newGQLEnv(t, db)
 		r := e.query(t, e.keys.AdminAPIKey, `{ units(first: 1, after: "not-a-cursor") { totalCount } }`, nil)
-		if c := r.code(t); c != graph.CodeValidationFailed {
-			t.Fatalf("malformed cursor: code %q, want %s: %+v", c, graph.CodeValidationFailed, r.Errors)
+		if c := r.code(t); c != domain.CodeValidationFailed {
+			t.Fatalf("malformed cursor: code %q, want %s: %+v", c, domain.CodeValidationFailed, r.Errors)
 		}
 		r = e.query(t, e.keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil)
-		if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] == graph.CodeInternal {
+		if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] == domain.CodeInternal {
 			t.Fatalf("negative first: %+v", r.Errors)
 		}
 	})
@@ -212,8 +213,8 @@ func TestGraphQLQueryErrorsCarryCodes(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				r := e.query(t, e.keys.AdminAPIKey, q, nil)
-				if c := r.code(t); c != graph.CodeValidationFailed {
-					t.Fatalf("code %q, want %s: %+v", c, graph.CodeValidationFailed, r.Errors)
+				if c := r.code(t); c != domain.CodeValidationFailed {
+					t.Fatalf("code %q, want %s: %+v", c, domain.CodeValidationFailed, r.Errors)
 				}
 			})
 		}

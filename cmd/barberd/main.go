@@ -24,6 +24,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 	"barberd/mcpserver"
@@ -231,7 +232,7 @@ func apikeyCreateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		"Creates an API key of an account and prints its secret alone: barberd keeps only a hash, so it is shown only once.", stderr)
 	account := fs.String("account", "", "account id (required)")
 	name := fs.String("name", "", "a name telling what the key is for (required)")
-	scopes := fs.String("scopes", strings.Join(graph.BookingScopes, ","), "comma-separated scopes: "+strings.Join(graph.AllScopes, ", "))
+	scopes := fs.String("scopes", strings.Join(domain.BookingScopes, ","), "comma-separated scopes: "+strings.Join(domain.AllScopes, ", "))
 	maxHolds := fs.Int("max-holds", -1, "most holds the key may have active at once; 0: no cap; left out: the server's --max-holds-per-key")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -282,7 +283,7 @@ acting as the API key in BARBERD_API_KEY (required). Logs go to stderr.`, stderr
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
 	err = mcpserver.New(res).Stdio(ctx, t, secret, res.Settings().Log)
-	if code := graph.ErrorCode(err); code == graph.CodeInvalidAPIKey || code == graph.CodeMissingAPIKey {
+	if code := domain.ErrorCode(err); code == domain.CodeInvalidAPIKey || code == domain.CodeMissingAPIKey {
 		return fmt.Errorf("BARBERD_API_KEY: %w", describe(err))
 	}
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
@@ -297,7 +298,7 @@ func (nopWriteCloser) Close() error { return nil }
 
 // describe turns a domain error into a message for a person at a terminal.
 func describe(err error) error {
-	if e := graph.DomainError(err); e.Code != graph.CodeInternal {
+	if e := domain.DomainError(err); e.Code != domain.CodeInternal {
 		msg := e.Message
 		for _, f := range e.Fields {
 			msg += fmt.Sprintf("\n  %s: %s", f.Field, f.Message)

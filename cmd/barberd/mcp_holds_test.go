@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -17,7 +17,7 @@ func TestMCPHolds(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newMCPEnv(t, db, serverConfig{})
-		a := httpAgent(t, e.srv.URL, keyed(e.key(t, graph.BookingScopes...), "Authorization", nil))
+		a := httpAgent(t, e.srv.URL, keyed(e.key(t, domain.BookingScopes...), "Authorization", nil))
 		s := a.lisbon()
 		day := nextWeekday(time.Friday)
 		type holdJSON struct {
@@ -61,6 +61,6 @@ func TestMCPHolds(t *testing.T) {
 			t.Fatalf("release_all_holds again: %+v, want 0 released", all)
 		}
 		hold("11:00:00") // free again
-		a.refused("release_all_holds", map[string]any{"hold_id": first.HoldID}, graph.CodeValidationFailed)
+		a.refused("release_all_holds", map[string]any{"hold_id": first.HoldID}, domain.CodeValidationFailed)
 	})
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/mcpserver"
@@ -114,7 +114,7 @@ func TestMCPBatches(t *testing.T) {
 		bad := []string{"Authorization", "Bearer bk_wrong"}
 		for range 2 {
 			resp, b = mcpPost(t, e.srv.URL, "POST", "["+toolCall(1, "list_units", "{}")+strings.Repeat(","+toolCall(1, "list_units", "{}"), 4)+"]", bad...)
-			wantProblem(t, resp, b, 401, graph.CodeInvalidAPIKey)
+			wantProblem(t, resp, b, 401, domain.CodeInvalidAPIKey)
 		}
 		resp, b = mcpPost(t, e.srv.URL, "POST", toolCall(1, "list_units", "{}"), bad...)
 		wantProblem(t, resp, b, 429, rest.CodeRateLimited)
@@ -145,12 +145,12 @@ func TestMCPTransportHygiene(t *testing.T) {
 		}
 
 		resp, b := mcpPost(t, e.srv.URL, "POST", list)
-		wantProblem(t, resp, b, 401, graph.CodeMissingAPIKey)
+		wantProblem(t, resp, b, 401, domain.CodeMissingAPIKey)
 		if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer realm="barberd"` {
 			t.Errorf("401 without a key: WWW-Authenticate %q", got)
 		}
 		resp, b = mcpPost(t, e.srv.URL, "POST", list, "Authorization", "Bearer bk_wrong")
-		wantProblem(t, resp, b, 401, graph.CodeInvalidAPIKey)
+		wantProblem(t, resp, b, 401, domain.CodeInvalidAPIKey)
 		if got := resp.Header.Get("WWW-Authenticate"); !strings.Contains(got, `error="invalid_token"`) {
 			t.Errorf("401 with a wrong key: WWW-Authenticate %q", got)
 		}
@@ -208,7 +208,7 @@ func TestMCPUncleanText(t *testing.T) {
 					t.Fatalf("%d %s", resp.StatusCode, b)
 				}
 				var p problem
-				if err := json.Unmarshal([]byte(answer.Result.Content[1].Text), &p); err != nil || p.Code != graph.CodeValidationFailed ||
+				if err := json.Unmarshal([]byte(answer.Result.Content[1].Text), &p); err != nil || p.Code != domain.CodeValidationFailed ||
 					len(p.Errors) == 0 || p.Errors[0].Field != c.field {
 					t.Fatalf("want validation_failed naming %s: %s", c.field, b)
 				}

@@ -24,6 +24,7 @@ import (
 	"barberd/demo"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 	"barberd/rest"
@@ -233,7 +234,7 @@ func (a *agent) lisbon() agentShop {
 func walk(t *testing.T, a *agent, day string) {
 	var ctxv rest.Context
 	a.ok("get_context", nil, &ctxv)
-	if !slices.Equal(ctxv.APIKey.Scopes, slices.Sorted(slices.Values(graph.BookingScopes))) {
+	if !slices.Equal(ctxv.APIKey.Scopes, slices.Sorted(slices.Values(domain.BookingScopes))) {
 		t.Errorf("context scopes %v", ctxv.APIKey.Scopes)
 	}
 	s := a.lisbon()
@@ -335,7 +336,7 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 	s := a.lisbon()
 	at := day + "T10:00:00"
 	a.ok("book_appointment", s.bookingAt(at, "+351911111111", "taken-1"), nil)
-	p := a.refused("book_appointment", s.bookingAt(at, "+351922222222", "taken-2"), graph.CodeSlotUnavailable)
+	p := a.refused("book_appointment", s.bookingAt(at, "+351922222222", "taken-2"), domain.CodeSlotUnavailable)
 	if p.Status != 409 || len(p.Alternatives) == 0 || !strings.HasPrefix(p.RequestID, "req_") {
 		t.Fatalf("slot taken: %+v", p)
 	}
@@ -347,7 +348,7 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 
 	before := count()
 	bad := s.bookingAt(day+"T10:00:00Z", "12345", "bad-1")
-	p = a.refused("book_appointment", bad, graph.CodeValidationFailed)
+	p = a.refused("book_appointment", bad, domain.CodeValidationFailed)
 	fields := map[string]bool{}
 	for _, e := range p.Errors {
 		fields[e.Field] = true
@@ -371,12 +372,12 @@ func refusals(t *testing.T, a *agent, day string, count func() int) {
 		{"book_appointment", s.bookingAt(day+"T11:00:00", "+351933333333", "x\x00"), "external_reference"},
 		{"find_client_appointments", map[string]any{"client_phone": "+351\x00"}, "client_phone"},
 	} {
-		p := a.refused(c.tool, c.args, graph.CodeValidationFailed)
+		p := a.refused(c.tool, c.args, domain.CodeValidationFailed)
 		if len(p.Errors) == 0 || p.Errors[0].Field != c.field {
 			t.Errorf("%s(%v): errors %+v, want %s named", c.tool, c.args, p.Errors, c.field)
 		}
 	}
-	a.refused("get_appointment", map[string]any{"appointment_id": "apt_nope"}, graph.CodeAppointmentNotFound)
+	a.refused("get_appointment", map[string]any{"appointment_id": "apt_nope"}, domain.CodeAppointmentNotFound)
 	if after := count(); after != before {
 		t.Errorf("bad input wrote: %d appointments before, %d after", before, after)
 	}
@@ -389,8 +390,8 @@ func catalogOnly(t *testing.T, a *agent) {
 		t.Fatalf("tools %v, want %v", a.tools, want)
 	}
 	a.lisbon()
-	p := a.refused("book_appointment", map[string]any{"unit_id": "unt_x"}, graph.CodeInsufficientScope)
-	if !strings.Contains(p.Detail, graph.ScopeAppointmentsWrite) {
+	p := a.refused("book_appointment", map[string]any{"unit_id": "unt_x"}, domain.CodeInsufficientScope)
+	if !strings.Contains(p.Detail, domain.ScopeAppointmentsWrite) {
 		t.Errorf("refusal %q does not name the scope", p.Detail)
 	}
 }
@@ -452,7 +453,7 @@ func TestMCPOverHTTP(t *testing.T) {
 			refusals(t, a, nextWeekday(time.Wednesday), countAppointments(t, db))
 		})
 		t.Run("catalog only", func(t *testing.T) {
-			catalogOnly(t, httpAgent(t, e.srv.URL, keyed(e.key(t, graph.ScopeCatalogRead), "Authorization", nil)))
+			catalogOnly(t, httpAgent(t, e.srv.URL, keyed(e.key(t, domain.ScopeCatalogRead), "Authorization", nil)))
 		})
 		t.Run("concurrent bookings", func(t *testing.T) {
 			a := httpAgent(t, e.srv.URL, keyed(e.keys.APIKey, "X-Service-Api-Key", nil))
@@ -488,7 +489,7 @@ func race(t *testing.T, a *agent, s agentShop, at string) {
 			switch {
 			case !r.IsError:
 				booked.Add(1)
-			case p.Code == graph.CodeSlotUnavailable:
+			case p.Code == domain.CodeSlotUnavailable:
 				refused.Add(1)
 			default:
 				t.Errorf("contender %d: %s", i, b)
@@ -565,9 +566,9 @@ func TestMCPHTTPRefusals(t *testing.T) {
 			}
 		}
 		list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-		expect(post("", "", list), 401, graph.CodeMissingAPIKey)
-		expect(post("Authorization", "Bearer bk_wrong", list), 401, graph.CodeInvalidAPIKey)
-		expect(post("Authorization", "Basic "+e.keys.APIKey, list), 401, graph.CodeMissingAPIKey)
+		expect(post("", "", list), 401, domain.CodeMissingAPIKey)
+		expect(post("Authorization", "Bearer bk_wrong", list), 401, domain.CodeInvalidAPIKey)
+		expect(post("Authorization", "Basic "+e.keys.APIKey, list), 401, domain.CodeMissingAPIKey)
 		expect(post("X-Service-Api-Key", e.keys.APIKey, `{"pad":"`+strings.Repeat("x", 5000)+`"}`), 413, rest.CodePayloadTooLarge)
 		for i := range 2 {
 			if resp := post("Authorization", "Bearer "+e.keys.APIKey, list); resp.StatusCode != 200 {
@@ -643,7 +644,7 @@ func TestMCPStdio(t *testing.T) {
 			db := storetest.OpenURL(t, dbURL)
 			refusals(t, stdio(keys.APIKey), nextWeekday(time.Wednesday), countAppointments(t, db))
 			catalog := strings.TrimSpace(mustCLI(t, "", "apikey", "create", "--database-url", dbURL,
-				"--account", keys.AccountID, "--name", "catalog", "--scopes", graph.ScopeCatalogRead))
+				"--account", keys.AccountID, "--name", "catalog", "--scopes", domain.ScopeCatalogRead))
 			catalogOnly(t, stdio(catalog))
 
 			cmd := exec.Command(barberd(t), "mcp", "--database-url", dbURL)

@@ -9,7 +9,7 @@ import (
 
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -33,7 +33,7 @@ func TestMCPWaitlist(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newMCPEnv(t, db, serverConfig{})
-		a := httpAgent(t, e.srv.URL, keyed(e.key(t, graph.BookingScopes...), "Authorization", nil))
+		a := httpAgent(t, e.srv.URL, keyed(e.key(t, domain.BookingScopes...), "Authorization", nil))
 		if len(a.tools) != 19 {
 			t.Fatalf("a booking key sees %d tools: %v", len(a.tools), a.tools)
 		}
@@ -45,7 +45,7 @@ func TestMCPWaitlist(t *testing.T) {
 			"time_from": "17:00", "time_to": "18:00", "client": map[string]any{"name": "Ana Costa", "phone": phone},
 		}
 
-		p := a.refused("join_waitlist", join, graph.CodeSlotAvailable)
+		p := a.refused("join_waitlist", join, domain.CodeSlotAvailable)
 		if p.Status != 409 || len(p.Alternatives) == 0 || len(p.Alternatives) > 3 {
 			t.Fatalf("slot_available: %+v", p)
 		}
@@ -71,11 +71,11 @@ func TestMCPWaitlist(t *testing.T) {
 			Code            string
 			WaitlistEntryID string `json:"waitlist_entry_id"`
 		}
-		if err := json.Unmarshal(b, &again); err != nil || !r.IsError || again.Code != graph.CodeAlreadyWaiting || again.WaitlistEntryID != entry.ID {
+		if err := json.Unmarshal(b, &again); err != nil || !r.IsError || again.Code != domain.CodeAlreadyWaiting || again.WaitlistEntryID != entry.ID {
 			t.Fatalf("second join: %v %s", err, b)
 		}
 		p = a.refused("join_waitlist", map[string]any{"unit_id": s.unit, "service_id": s.haircut, "from": day, "to": day,
-			"offer_hold_seconds": 5, "client": map[string]any{"name": "Ana Costa", "phone": "+351914444445"}}, graph.CodeValidationFailed)
+			"offer_hold_seconds": 5, "client": map[string]any{"name": "Ana Costa", "phone": "+351914444445"}}, domain.CodeValidationFailed)
 		if len(p.Errors) == 0 || p.Errors[0].Field != "offer_hold_seconds" {
 			t.Errorf("offer_hold_seconds 5: %+v", p.Errors)
 		}
@@ -89,7 +89,7 @@ func TestMCPWaitlist(t *testing.T) {
 		if len(found.Data) != 0 {
 			t.Fatalf("found booked %+v", found)
 		}
-		a.refused("find_client_waitlist", map[string]any{"client_phone": phone, "status": []string{"pending"}}, graph.CodeValidationFailed)
+		a.refused("find_client_waitlist", map[string]any{"client_phone": phone, "status": []string{"pending"}}, domain.CodeValidationFailed)
 
 		a.ok("cancel_appointment", map[string]any{"appointment_id": first.ID, "reason": "The client is ill"}, nil)
 		offered := awaitOffer(t, a, phone)
@@ -123,8 +123,8 @@ func TestMCPWaitlist(t *testing.T) {
 		if err != nil || h.Status != hold.StatusReleased {
 			t.Fatalf("the left entry's hold: %+v %v, want released", h, err)
 		}
-		a.refused("leave_waitlist", map[string]any{"waitlist_entry_id": "wl_nope"}, graph.CodeWaitlistEntryNotFound)
-		p = a.refused("leave_waitlist", map[string]any{"waitlist_entry_id": " "}, graph.CodeValidationFailed)
+		a.refused("leave_waitlist", map[string]any{"waitlist_entry_id": "wl_nope"}, domain.CodeWaitlistEntryNotFound)
+		p = a.refused("leave_waitlist", map[string]any{"waitlist_entry_id": " "}, domain.CodeValidationFailed)
 		if len(p.Errors) == 0 || p.Errors[0].Field != "waitlist_entry_id" {
 			t.Errorf("blank id: %+v", p.Errors)
 		}

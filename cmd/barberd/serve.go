@@ -19,6 +19,7 @@ import (
 	"barberd/cmd/barberd/playground"
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
 	"barberd/mcpserver"
@@ -111,10 +112,10 @@ func introduceDemo(ctx context.Context, res *graph.Resolver, stdout io.Writer, a
 		}
 		accountID, key, admin = keys.AccountID, keys.APIKey, keys.AdminAPIKey
 	} else {
-		if key, _, err = res.CreateAPIKey(ctx, accountID, "Demo chatbot", graph.BookingScopes); err != nil {
+		if key, _, err = res.CreateAPIKey(ctx, accountID, "Demo chatbot", domain.BookingScopes); err != nil {
 			return err
 		}
-		if admin, _, err = res.CreateAPIKey(ctx, accountID, "Demo dashboard", graph.AllScopes); err != nil {
+		if admin, _, err = res.CreateAPIKey(ctx, accountID, "Demo dashboard", domain.AllScopes); err != nil {
 			return err
 		}
 	}
@@ -327,7 +328,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 		r.Post("/", gql.ServeHTTP)
 		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", "GET, HEAD, POST")
-			gqlError(w, r, graph.Errorf(rest.CodeMethodNotAllowed, "%s is not allowed on /graphql; send queries with POST (or GET).", r.Method))
+			gqlError(w, r, domain.Errorf(rest.CodeMethodNotAllowed, "%s is not allowed on /graphql; send queries with POST (or GET).", r.Method))
 		})
 	})
 	r.Mount("/playground", playground.Handler("/playground", "/graphql")) // GraphiQL, embedded: works offline

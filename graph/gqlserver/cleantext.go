@@ -17,7 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/text"
 )
 
@@ -58,7 +58,7 @@ func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.Operation
 	// before the arguments are known. (A block string holds no escapes;
 	// one spelling a surrogate there is refused too.)
 	if text.JSONStringProblem([]byte(oc.RawQuery)) == text.InvalidUTF8 {
-		return refuse((&graph.Problems{{Field: "query", Message: text.InvalidUTF8}}).Err())
+		return refuse((&domain.Problems{{Field: "query", Message: text.InvalidUTF8}}).Err())
 	}
 	c := textCheck{vars: oc.Variables, seen: map[string]bool{}}
 	c.directives(oc.Operation.Directives)
@@ -74,7 +74,7 @@ func (cleanText) MutateOperationContext(_ context.Context, oc *graphql.Operation
 type textCheck struct {
 	vars     map[string]any
 	seen     map[string]bool
-	problems graph.Problems
+	problems domain.Problems
 }
 
 func (c *textCheck) set(set ast.SelectionSet) {
@@ -222,7 +222,7 @@ func (t cleanGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 // refuseRequest answers 400 validation_failed naming the field whose text
 // is not valid UTF-8.
 func refuseRequest(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, field string) {
-	err := refuse((&graph.Problems{{Field: field, Message: text.InvalidUTF8}}).Err())
+	err := refuse((&domain.Problems{{Field: field, Message: text.InvalidUTF8}}).Err())
 	resp := exec.DispatchError(r.Context(), gqlerror.List{err})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -29,7 +29,7 @@ func TestCleanText(t *testing.T) {
 		const createDoc = `mutation($in: CreateAppointmentInput!) { createAppointment(input: $in) { appointment { id } } }`
 		refused := func(t *testing.T, a *gqltest.Answer, field string) {
 			t.Helper()
-			if a.Code() != graph.CodeValidationFailed || strings.Join(a.Fields(), ",") != field || a.Data != nil {
+			if a.Code() != domain.CodeValidationFailed || strings.Join(a.Fields(), ",") != field || a.Data != nil {
 				t.Fatalf("want validation_failed naming %s; got %d %q %v: %s", field, a.Status, a.Code(), a.Fields(), a.Messages())
 			}
 		}
@@ -47,7 +47,7 @@ func TestCleanText(t *testing.T) {
 		})
 		t.Run("NUL byte inside a GraphQL string", func(t *testing.T) {
 			a := s.Query(t, s.Keys.AdminAPIKey, "mutation { createUnit(input: {name: \"a\x00b\", timezone: \"Europe/Lisbon\"}) { id } }", nil)
-			if a.Code() != graph.CodeValidationFailed || a.Data != nil {
+			if a.Code() != domain.CodeValidationFailed || a.Data != nil {
 				t.Fatalf("%q: %s", a.Code(), a.Messages())
 			}
 		})
@@ -85,7 +85,7 @@ func TestCleanText(t *testing.T) {
 		})
 		t.Run("bytes that are not UTF-8 outside a string", func(t *testing.T) {
 			a := s.Post(t, s.Keys.AdminAPIKey, []byte("{\"query\": \"{ __typename }\"\xff}"))
-			if a.Code() != graph.CodeValidationFailed || a.Status != 400 {
+			if a.Code() != domain.CodeValidationFailed || a.Status != 400 {
 				t.Fatalf("%d %q: %s", a.Status, a.Code(), a.Messages())
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 )
 
 // The cost and its bounds (see the package doc, "The cost of an operation").
@@ -70,10 +71,10 @@ func (l operationLimits) MutateOperationContext(_ context.Context, oc *graphql.O
 		return refuse(err)
 	}
 	if m.depth > maxDepth {
-		return refuse(graph.Errorf(graph.CodeValidationFailed, "The operation nests fields %d levels deep; at most %d are allowed.", m.depth, maxDepth))
+		return refuse(domain.Errorf(domain.CodeValidationFailed, "The operation nests fields %d levels deep; at most %d are allowed.", m.depth, maxDepth))
 	}
 	if m.cost > MaxCost {
-		return refuse(graph.Errorf(graph.CodeValidationFailed, "The operation's cost is %s; at most %d is allowed. Ask for smaller pages (first, last), fewer nested lists or fewer root fields.", costString(m.cost), MaxCost))
+		return refuse(domain.Errorf(domain.CodeValidationFailed, "The operation's cost is %s; at most %d is allowed. Ask for smaller pages (first, last), fewer nested lists or fewer root fields.", costString(m.cost), MaxCost))
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ func (l operationLimits) MutateOperationContext(_ context.Context, oc *graphql.O
 // it ran: gqlgen answers it like a document that failed validation.
 func refuse(err error) *gqlerror.Error {
 	e := &gqlerror.Error{Message: err.Error(), Err: err}
-	if de, ok := graph.AsError(err); ok {
+	if de, ok := domain.AsError(err); ok {
 		e.Message = de.Message
 	}
 	errcode.Set(e, errcode.ValidationFailed)
@@ -144,7 +145,7 @@ type costWalk struct {
 	vars     map[string]any
 	memo     map[memoKey]measure
 	active   map[string]bool // fragments being measured; validation refuses cycles
-	problems graph.Problems
+	problems domain.Problems
 }
 
 type memoKey struct {

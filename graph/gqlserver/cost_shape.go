@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"barberd/graph/domain"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/lexer"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
-
-	"barberd/graph"
 )
 
 // Bounds of a document before it is parsed and validated (see the package
@@ -45,10 +45,10 @@ func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 func (documentLimits) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
 	// gqlparser's coercion of variables is superlinear in their nesting too.
 	if nestsDeeper(params.Variables, maxNesting) {
-		return refuse(graph.Errorf(graph.CodeValidationFailed, "The variables nest lists and objects more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
+		return refuse(domain.Errorf(domain.CodeValidationFailed, "The variables nest lists and objects more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
 	}
 	if n := len(params.Query); n > maxDocumentBytes {
-		return refuse(graph.Errorf(graph.CodeValidationFailed, "The document has %d bytes; at most %d are allowed. Send large inputs as variables.", n, maxDocumentBytes))
+		return refuse(domain.Errorf(domain.CodeValidationFailed, "The document has %d bytes; at most %d are allowed. Send large inputs as variables.", n, maxDocumentBytes))
 	}
 	lex := lexer.New(&ast.Source{Input: params.Query})
 	for tokens, depth := 0, 0; ; tokens++ {
@@ -57,12 +57,12 @@ func (documentLimits) MutateOperationParameters(_ context.Context, params *graph
 			return nil // the parser reports a lexical error
 		}
 		if tokens == maxTokens {
-			return refuse(graph.Errorf(graph.CodeValidationFailed, "The document has more than %d tokens; at most %d are allowed.", maxTokens, maxTokens))
+			return refuse(domain.Errorf(domain.CodeValidationFailed, "The document has more than %d tokens; at most %d are allowed.", maxTokens, maxTokens))
 		}
 		switch tok.Kind {
 		case lexer.BraceL, lexer.BracketL:
 			if depth++; depth > maxNesting {
-				return refuse(graph.Errorf(graph.CodeValidationFailed, "The document nests selections and values more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
+				return refuse(domain.Errorf(domain.CodeValidationFailed, "The document nests selections and values more than %d levels deep; at most %d are allowed.", maxNesting, maxNesting))
 			}
 		case lexer.BraceR, lexer.BracketR:
 			depth--

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
@@ -188,7 +189,7 @@ func TestHostileDocuments(t *testing.T) {
 						t.Errorf("took %v", took)
 					}
 					for _, e := range a.Errors {
-						if e.Extensions["code"] == graph.CodeInternal {
+						if e.Extensions["code"] == domain.CodeInternal {
 							t.Fatalf("internal_error: %s", a.Messages())
 						}
 					}
@@ -197,13 +198,13 @@ func TestHostileDocuments(t *testing.T) {
 					}
 					if d.refusal == "" {
 						for _, e := range a.Errors {
-							if c := e.Extensions["code"]; key.secret != "" || c != graph.CodeMissingAPIKey {
+							if c := e.Extensions["code"]; key.secret != "" || c != domain.CodeMissingAPIKey {
 								t.Fatalf("not answered: %s", a.Messages())
 							}
 						}
 						return
 					}
-					if a.Code() != graph.CodeValidationFailed || a.Data != nil || !strings.Contains(a.Messages()+strings.Join(a.Fields(), " "), d.refusal) {
+					if a.Code() != domain.CodeValidationFailed || a.Data != nil || !strings.Contains(a.Messages()+strings.Join(a.Fields(), " "), d.refusal) {
 						t.Fatalf("want refused with validation_failed naming %q; got %d %q: %s %v", d.refusal, a.Status, a.Code(), a.Messages(), a.Fields())
 					}
 				})
@@ -416,11 +417,11 @@ func TestPageSizes(t *testing.T) {
 			{`query($n: Int) { activeHolds(first: $n) { id } }`, "first"},
 		} {
 			a := s.Query(t, s.Keys.AdminAPIKey, c.query, map[string]any{"n": 501})
-			if a.Code() != graph.CodeValidationFailed || strings.Join(a.Fields(), ",") != c.field {
+			if a.Code() != domain.CodeValidationFailed || strings.Join(a.Fields(), ",") != c.field {
 				t.Errorf("%s: %q %v: %s", c.query, a.Code(), a.Fields(), a.Messages())
 			}
 		}
-		if a := s.Query(t, s.Keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil); a.Code() != graph.CodeValidationFailed {
+		if a := s.Query(t, s.Keys.AdminAPIKey, `{ units(first: -1) { totalCount } }`, nil); a.Code() != domain.CodeValidationFailed {
 			t.Errorf("first: -1: %q %s", a.Code(), a.Messages())
 		}
 
@@ -429,19 +430,19 @@ func TestPageSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := graph.WithViewer(context.Background(), v)
+		ctx := domain.WithViewer(context.Background(), v)
 		conn, err := s.Res.Query().Units(ctx, nil, nil, nil, nil, nil, nil)
 		if err != nil || len(conn.Edges) != graph.DefaultPageSize {
 			t.Errorf("Units without first or last: %v edges, %v", conn, err)
 		}
 		big := graph.MaxPageSize + 1
-		if _, err := s.Res.Query().Appointments(ctx, nil, &big, nil, nil, nil, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Appointments(ctx, nil, &big, nil, nil, nil, nil); domain.ErrorCode(err) != domain.CodeValidationFailed {
 			t.Errorf("Appointments(first: 501): %v", err)
 		}
-		if _, err := s.Res.Query().Agenda(ctx, "unt_x", "2027-03-01", nil, nil, nil, &big, nil); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Agenda(ctx, "unt_x", "2027-03-01", nil, nil, nil, &big, nil); domain.ErrorCode(err) != domain.CodeValidationFailed {
 			t.Errorf("Agenda(last: 501): %v", err)
 		}
-		if _, err := s.Res.Query().Nodes(ctx, make([]string, big)); graph.ErrorCode(err) != graph.CodeValidationFailed {
+		if _, err := s.Res.Query().Nodes(ctx, make([]string, big)); domain.ErrorCode(err) != domain.CodeValidationFailed {
 			t.Errorf("Nodes(501 ids): %v", err)
 		}
 		neg := -1
@@ -453,7 +454,7 @@ func TestPageSizes(t *testing.T) {
 			"ActiveHolds":      func(n *int) error { _, err := s.Res.Query().ActiveHolds(ctx, nil, nil, n); return err },
 		} {
 			for _, n := range []*int{&big, &neg} {
-				if err := call(n); graph.ErrorCode(err) != graph.CodeValidationFailed {
+				if err := call(n); domain.ErrorCode(err) != domain.CodeValidationFailed {
 					t.Errorf("%s(first: %d): %v", name, *n, err)
 				}
 			}
@@ -486,7 +487,7 @@ func TestIntrospectionHidesGeneratorDirectives(t *testing.T) {
 			t.Errorf("introspection lacks @%s: %s", kept, got)
 		}
 	}
-	if a := s.Query(t, "", `{ __typename @goField(name: "x") }`, nil); a.Code() != graph.CodeValidationFailed {
+	if a := s.Query(t, "", `{ __typename @goField(name: "x") }`, nil); a.Code() != domain.CodeValidationFailed {
 		t.Errorf("@goField in a query: %q %s", a.Code(), a.Messages())
 	}
 	s.Query(t, s.Keys.AdminAPIKey, `{ units(first: 1) { edges { node { id barbers { name } } } } }`, nil).OK(t)

@@ -11,7 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/slots"
 	"barberd/rest"
 )
@@ -21,7 +21,7 @@ import (
 // internal or unavailable to log, and renders the domain error.
 func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-	e, ok := graph.AsError(err)
+	e, ok := domain.AsError(err)
 	if !ok {
 		var ge *gqlerror.Error
 		switch {
@@ -34,18 +34,18 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = map[string]any{}
 			}
-			gqlErr.Extensions["code"] = graph.CodeValidationFailed
+			gqlErr.Extensions["code"] = domain.CodeValidationFailed
 			return gqlErr
 		case badArgument(ctx):
 			// The client's argument could not be read (a malformed cursor, say).
-			e = &graph.Error{Code: graph.CodeValidationFailed, Message: gqlErr.Message}
+			e = &domain.Error{Code: domain.CodeValidationFailed, Message: gqlErr.Message}
 		default:
 			// ent's generated resolvers (pages, edges) return store errors
 			// as they come: classified here as everywhere else.
-			e = graph.DomainError(err)
+			e = domain.DomainError(err)
 		}
 	}
-	if e.Code == graph.CodeInternal || e.Code == graph.CodeUnavailable {
+	if e.Code == domain.CodeInternal || e.Code == domain.CodeUnavailable {
 		log.ErrorContext(ctx, "graphql operation failed", "code", e.Code, "err", e.Err)
 	}
 	return render(gqlErr, e)
@@ -54,10 +54,10 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 // render is the one GraphQL form of a domain error: gqlErr (which keeps its
 // path and locations) with e's safe message, and e's code (and bad fields,
 // alternatives, hold cap) in extensions.
-func render(gqlErr *gqlerror.Error, e *graph.Error) *gqlerror.Error {
+func render(gqlErr *gqlerror.Error, e *domain.Error) *gqlerror.Error {
 	gqlErr.Message = e.Message
-	if e.Code == graph.CodeInternal {
-		gqlErr.Message = graph.MessageInternal
+	if e.Code == domain.CodeInternal {
+		gqlErr.Message = domain.MessageInternal
 	}
 	gqlErr.Extensions = map[string]any{"code": e.Code}
 	if len(e.Fields) > 0 {
@@ -96,7 +96,7 @@ func badArgument(ctx context.Context) bool {
 // rate limit, a body too large) in GraphQL's response form, with the HTTP
 // status REST gives its code (rest.WriteStatus).
 func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
-	e := graph.DomainError(err)
+	e := domain.DomainError(err)
 	rest.WriteStatus(w, rest.Status(e.Code), "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{render(&gqlerror.Error{}, e)}})
 }

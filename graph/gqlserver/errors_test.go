@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 )
 
@@ -20,9 +20,9 @@ func TestWriteError(t *testing.T) {
 		retryAfter string
 		body       string
 	}{
-		{graph.Errorf(graph.CodeInvalidAPIKey, "The API key is not valid."), http.StatusUnauthorized, "",
+		{domain.Errorf(domain.CodeInvalidAPIKey, "The API key is not valid."), http.StatusUnauthorized, "",
 			`{"errors":[{"message":"The API key is not valid.","extensions":{"code":"invalid_api_key"}}]}`},
-		{graph.Errorf(graph.CodeUnavailable, "The booking database is busy; try again shortly."), http.StatusServiceUnavailable, "2",
+		{domain.Errorf(domain.CodeUnavailable, "The booking database is busy; try again shortly."), http.StatusServiceUnavailable, "2",
 			`{"errors":[{"message":"The booking database is busy; try again shortly.","extensions":{"code":"unavailable"}}]}`},
 		{errors.New("a secret cause"), http.StatusInternalServerError, "",
 			`{"errors":[{"message":"Something went wrong on our side.","extensions":{"code":"internal_error"}}]}`},

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/storetest"
@@ -52,7 +52,7 @@ func FuzzGraphQLDocument(f *testing.F) {
 				t.Errorf("took %v", took)
 			}
 			for _, e := range a.Errors {
-				if e.Extensions["code"] == graph.CodeInternal {
+				if e.Extensions["code"] == domain.CodeInternal {
 					t.Fatalf("internal_error: %s", a.Messages())
 				}
 			}

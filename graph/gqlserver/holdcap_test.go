@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -39,7 +40,7 @@ func TestKeyHoldCap(t *testing.T) {
 			t.Fatalf("context limits %v, want 2 of 2", l)
 		}
 		a := hold("11:00")
-		if a.Code() != graph.CodeTooManyHolds {
+		if a.Code() != domain.CodeTooManyHolds {
 			t.Fatalf("a third hold: %q %s", a.Code(), a.Messages())
 		}
 		ext := a.Errors[0].Extensions
@@ -60,14 +61,14 @@ func TestKeyHoldCap(t *testing.T) {
 			{`{name: " "}`, "name"},
 		} {
 			a := s.Query(t, admin, `mutation($id: ID!) { updateApiKey(id: $id, input: `+c.input+`) { id } }`, map[string]any{"id": k["id"]})
-			if a.Code() != graph.CodeValidationFailed || strings.Join(a.Fields(), ",") != c.field {
+			if a.Code() != domain.CodeValidationFailed || strings.Join(a.Fields(), ",") != c.field {
 				t.Errorf("updateApiKey %s: %q %v", c.input, a.Code(), a.Fields())
 			}
 		}
-		if a := s.Query(t, admin, `mutation { updateApiKey(id: "key_nope", input: {maxActiveHolds: 3}) { id } }`, nil); a.Code() != graph.CodeNotFound {
+		if a := s.Query(t, admin, `mutation { updateApiKey(id: "key_nope", input: {maxActiveHolds: 3}) { id } }`, nil); a.Code() != domain.CodeNotFound {
 			t.Errorf("updateApiKey of an unknown key: %q", a.Code())
 		}
-		if a := s.Query(t, key, `mutation($id: ID!) { updateApiKey(id: $id, input: {maxActiveHolds: 0}) { id } }`, map[string]any{"id": k["id"]}); a.Code() != graph.CodeInsufficientScope {
+		if a := s.Query(t, key, `mutation($id: ID!) { updateApiKey(id: $id, input: {maxActiveHolds: 0}) { id } }`, map[string]any{"id": k["id"]}); a.Code() != domain.CodeInsufficientScope {
 			t.Errorf("a key lifting its own cap: %q", a.Code())
 		}
 		u := s.Query(t, admin, `mutation($id: ID!) { updateApiKey(id: $id, input: {clearMaxActiveHolds: true, name: "chain bot"}) { name maxActiveHolds } }`,

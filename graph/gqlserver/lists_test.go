@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -103,12 +104,12 @@ func TestListsTellMoreExist(t *testing.T) {
 		keyCursor := s.Query(t, admin, `{ apiKeysConnection(first: 1) { edges { cursor } pageInfo { endCursor } } }`, nil).OK(t)["apiKeysConnection"].(map[string]any)["pageInfo"].(map[string]any)["endCursor"]
 		for _, after := range []any{keyCursor, "nonsense"} {
 			a := s.Query(t, s.Keys.APIKey, `query($a: Cursor) { bookableBarbersConnection(after: $a) { totalCount } }`, map[string]any{"a": after})
-			if a.Code() != graph.CodeValidationFailed {
+			if a.Code() != domain.CodeValidationFailed {
 				t.Errorf("bookableBarbersConnection(after: %v): %q %s", after, a.Code(), a.Messages())
 			}
 		}
 		// Pages are bounded and priced as every connection's.
-		if a := s.Query(t, s.Keys.APIKey, `{ bookableBarbersConnection(first: 501) { totalCount } }`, nil); a.Code() != graph.CodeValidationFailed {
+		if a := s.Query(t, s.Keys.APIKey, `{ bookableBarbersConnection(first: 501) { totalCount } }`, nil); a.Code() != domain.CodeValidationFailed {
 			t.Errorf("first: 501: %q %s", a.Code(), a.Messages())
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -56,7 +57,7 @@ func TestRangeAndNextOverGraphQL(t *testing.T) {
 		} {
 			a := s.Query(t, s.Keys.APIKey, c.doc, vars)
 			got := slices.Sorted(slices.Values(a.Fields()))
-			if a.Code() != graph.CodeValidationFailed || !slices.Equal(got, c.fields) {
+			if a.Code() != domain.CodeValidationFailed || !slices.Equal(got, c.fields) {
 				t.Errorf("%s: %q naming %v, want validation_failed naming %v", c.doc, a.Code(), got, c.fields)
 			}
 		}

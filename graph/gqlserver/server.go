@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/quota"
 )
@@ -44,7 +45,7 @@ func NewHandler(r *graph.Resolver) *handler.Server {
 	})
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		settings.Log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		return graph.Internal(fmt.Errorf("panic: %v", v))
+		return domain.Internal(fmt.Errorf("panic: %v", v))
 	})
 	return srv
 }

@@ -14,7 +14,7 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/schema/tenant"
-	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -64,7 +64,7 @@ func fillShop(t *testing.T, db *store.DB) shop {
 	s := db.Service.Create().SetAccountID(acc.ID).SetName("Cut").SetDurationMinutes(30).
 		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(ctx)
 	k := db.APIKey.Create().SetAccountID(acc.ID).SetName("bot").SetPrefix("p").SetSecretHash("h").
-		SetScopes(graph.BookingScopes).SaveX(ctx)
+		SetScopes(domain.BookingScopes).SaveX(ctx)
 	c := db.Customer.Create().SetAccountID(acc.ID).SetName("Ana").SetPhone("+351912345678").SaveX(ctx)
 	at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
 	a := db.Appointment.Create().SetAccountID(acc.ID).SetUnitID(u.ID).SetServiceID(s.ID).SetBarberID(b.ID).

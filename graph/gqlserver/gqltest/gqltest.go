@@ -14,6 +14,7 @@ import (
 
 	"barberd/demo"
 	"barberd/graph"
+	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 	"barberd/graph/store"
 	"barberd/rest/apitest"
@@ -51,7 +52,7 @@ func NewServer(t testing.TB, db *store.DB) *Server {
 				gqlserver.WriteError(w, r, err)
 				return
 			}
-			r = r.WithContext(graph.WithViewer(r.Context(), v))
+			r = r.WithContext(domain.WithViewer(r.Context(), v))
 		}
 		gql.ServeHTTP(w, r)
 	})
@@ -94,7 +95,7 @@ func Client(t testing.TB, res *graph.Resolver, key string) func(query string, va
 	}
 	h := gqlserver.NewHandler(res)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(graph.WithViewer(r.Context(), viewer)))
+		h.ServeHTTP(w, r.WithContext(domain.WithViewer(r.Context(), viewer)))
 	}))
 	t.Cleanup(srv.Close)
 	return func(query string, vars map[string]any) *Answer {

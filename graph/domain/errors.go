@@ -1,4 +1,4 @@
-package graph
+package domain
 
 import (
 	"context"
@@ -178,9 +178,9 @@ func (p Problems) Err() error {
 	}
 }
 
-// notFound turns ent's not-found error into the domain error code with the
+// NotFound turns ent's not-found error into the domain error code with the
 // message "No <what> "<id>"."; any other error (or nil) comes back as it is.
-func notFound(err error, code, what, id string) error {
+func NotFound(err error, code, what, id string) error {
 	if ent.IsNotFound(err) {
 		return &Error{Code: code, Message: fmt.Sprintf("No %s %q.", what, id), Err: err}
 	}

@@ -1,4 +1,4 @@
-package graph
+package domain
 
 import (
 	"context"
@@ -39,11 +39,11 @@ type Viewer struct {
 	// KeyCreatedAt bounds which notifications the key receives.
 	KeyCreatedAt time.Time
 
-	// configVersion is the account's config version read for this request
-	// (at or after its arrival), when versioned; caches of the account's
+	// ConfigVersion is the account's config version read for this request
+	// (at or after its arrival), when Versioned; caches of the account's
 	// configuration are valid for the request when stored under it.
-	configVersion int64
-	versioned     bool
+	ConfigVersion int64
+	Versioned     bool
 }
 
 type viewerKey struct{}
@@ -63,9 +63,9 @@ func ViewerFrom(ctx context.Context) (*Viewer, bool) {
 // HasScope reports whether the viewer holds scope.
 func (v *Viewer) HasScope(scope string) bool { return slices.Contains(v.Scopes, scope) }
 
-// require returns the viewer of ctx when it holds scope; otherwise
+// Require returns the viewer of ctx when it holds scope; otherwise
 // missing_api_key (no viewer) or insufficient_scope.
-func require(ctx context.Context, scope string) (*Viewer, error) {
+func Require(ctx context.Context, scope string) (*Viewer, error) {
 	v, ok := ViewerFrom(ctx)
 	if !ok {
 		return nil, Errorf(CodeMissingAPIKey, "This operation needs an API key in header X-Service-Api-Key.")
