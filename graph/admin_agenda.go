@@ -4,13 +4,13 @@ import (
 	"context"
 	"time"
 
-	"barberd/graph/domain"
-
 	"entgo.io/contrib/entgql"
 
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
+	"barberd/graph/domain"
+	"barberd/graph/paging"
 	"barberd/graph/slots"
 )
 
@@ -24,7 +24,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 		return nil, err
 	}
 	var p domain.Problems
-	checkPage(&p, first, last)
+	paging.CheckPage(&p, first, last)
 	day, err := slots.ParseDate(date)
 	if err != nil {
 		p.Add("date", "must be a day in the form YYYY-MM-DD")
@@ -32,7 +32,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	first = defaultPage(first, last)
+	first = paging.DefaultFirst(first, last)
 	u, err := r.agendaUnit(ctx, v, unitID)
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (r *Resolver) agendaUnit(ctx context.Context, v *domain.Viewer, id string) 
 	if hit {
 		return e.unit, nil
 	}
-	u, err := anyUnit(ctx, r.cfg.DB.Client, id)
+	u, err := domain.FindUnit(ctx, r.cfg.DB.Client, id)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	n, err := listPage(first)
+	n, err := paging.ListPage(first)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (r *Resolver) activeHoldsQuery(unitID, barberID *string) *ent.HoldQuery {
 
 // activeHoldsConnection pages activeHolds. Errors: validation_failed.
 func (r *Resolver) activeHoldsConnection(ctx context.Context, unitID, barberID *string, first *int, after *ent.Cursor) (*ent.HoldConnection, error) {
-	first, err := adminPage(ctx, first, nil)
+	first, err := paging.AdminPage(ctx, first, nil)
 	if err != nil {
 		return nil, err
 	}

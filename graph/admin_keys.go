@@ -4,14 +4,14 @@ import (
 	"context"
 	"strings"
 
-	"barberd/graph/domain"
-
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
 	"barberd/ent/apikey"
+	"barberd/graph/domain"
 	"barberd/graph/model"
+	"barberd/graph/paging"
 )
 
 // issueAPIKey makes a key of the caller's account and returns its secret,
@@ -34,7 +34,7 @@ func (r *Resolver) apiKeys(ctx context.Context, first *int) ([]*ent.APIKey, erro
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	n, err := listPage(first)
+	n, err := paging.ListPage(first)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (r *Resolver) changeAPIKey(ctx context.Context, id string, change func(*ent
 // apiKeysConnection pages the account's keys as apiKeys lists them.
 // Errors: validation_failed.
 func (r *Resolver) apiKeysConnection(ctx context.Context, first *int, after *ent.Cursor) (*ent.APIKeyConnection, error) {
-	first, err := adminPage(ctx, first, nil)
+	first, err := paging.AdminPage(ctx, first, nil)
 	if err != nil {
 		return nil, err
 	}

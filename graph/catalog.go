@@ -3,12 +3,12 @@ package graph
 import (
 	"context"
 
-	"barberd/graph/domain"
-
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/domain"
+	"barberd/graph/paging"
 )
 
 // The catalog lists: units, services and barbers a chatbot may book (the
@@ -37,7 +37,7 @@ func (r *Resolver) bookableUnitsQuery(ctx context.Context, first *int) (*ent.Uni
 	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
 		return nil, 0, err
 	}
-	n, err := listPage(first)
+	n, err := paging.ListPage(first)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -64,7 +64,7 @@ func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, fi
 	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
 		return nil, 0, err
 	}
-	n, err := listPage(first)
+	n, err := paging.ListPage(first)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -99,7 +99,7 @@ func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *
 	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
 		return nil, 0, err
 	}
-	n, err := listPage(first)
+	n, err := paging.ListPage(first)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -111,7 +111,7 @@ func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
 	}
 	if serviceID != nil {
-		if _, err := findService(ctx, r.cfg.DB.Client, *serviceID); err != nil {
+		if _, err := domain.FindService(ctx, r.cfg.DB.Client, *serviceID); err != nil {
 			return nil, 0, err
 		}
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))

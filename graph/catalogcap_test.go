@@ -10,7 +10,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/schema/tenant"
-	"barberd/graph"
+	"barberd/graph/admin"
 	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
 	"barberd/graph/store"
@@ -39,17 +39,17 @@ func TestCatalogCap(t *testing.T) {
 			barbers  []*ent.BarberCreate
 			timeOff  []*ent.TimeOffCreate
 		)
-		for i := db.Unit.Query().CountX(ctx); i < graph.MaxCatalog-free; i++ {
+		for i := db.Unit.Query().CountX(ctx); i < admin.MaxCatalog-free; i++ {
 			units = append(units, db.Unit.Create().SetAccountID(acc).SetName(fmt.Sprintf("Old unit %d", i)).SetTimezone("Europe/Lisbon").SetActive(false))
 		}
-		for i := db.Service.Query().CountX(ctx); i < graph.MaxCatalog-free; i++ {
+		for i := db.Service.Query().CountX(ctx); i < admin.MaxCatalog-free; i++ {
 			services = append(services, db.Service.Create().SetAccountID(acc).SetName(fmt.Sprintf("Old service %d", i)).
 				SetDurationMinutes(30).SetPriceAmount(1000).SetPriceCurrency("EUR").SetActive(false))
 		}
-		for i := db.Barber.Query().CountX(ctx); i < graph.MaxCatalog-free; i++ {
+		for i := db.Barber.Query().CountX(ctx); i < admin.MaxCatalog-free; i++ {
 			barbers = append(barbers, db.Barber.Create().SetAccountID(acc).SetName(fmt.Sprintf("Old barber %d", i)).SetActive(false))
 		}
-		for i := anyBarber.QueryTimeOff().CountX(ctx); i < graph.MaxCatalog-free; i++ {
+		for i := anyBarber.QueryTimeOff().CountX(ctx); i < admin.MaxCatalog-free; i++ {
 			at := day.AddDate(0, 0, i)
 			timeOff = append(timeOff, db.TimeOff.Create().SetAccountID(acc).SetBarberID(anyBarber.ID).SetStartsAt(at).SetEndsAt(at.Add(time.Hour)))
 		}
@@ -80,8 +80,8 @@ func TestCatalogCap(t *testing.T) {
 				func() int { return anyBarber.QueryTimeOff().CountX(ctx) }},
 		}
 		for _, k := range kinds {
-			if n := k.count(); n != graph.MaxCatalog-free {
-				t.Fatalf("%s: filled to %d, want %d", k.name, n, graph.MaxCatalog-free)
+			if n := k.count(); n != admin.MaxCatalog-free {
+				t.Fatalf("%s: filled to %d, want %d", k.name, n, admin.MaxCatalog-free)
 			}
 			var (
 				wg            sync.WaitGroup
@@ -107,14 +107,14 @@ func TestCatalogCap(t *testing.T) {
 			if made != free || refused != racers-free {
 				t.Errorf("%s: %d racers made %d and were refused %d times, want %d and %d", k.name, racers, made, refused, free, racers-free)
 			}
-			if n := k.count(); n != graph.MaxCatalog {
-				t.Errorf("%s: %d after the race, want %d", k.name, n, graph.MaxCatalog)
+			if n := k.count(); n != admin.MaxCatalog {
+				t.Errorf("%s: %d after the race, want %d", k.name, n, admin.MaxCatalog)
 			}
 		}
 
 		// A page of MaxCatalog holds the whole catalog.
 		all := s.Query(t, s.Keys.AdminAPIKey, `{ barbers(first: 500) { totalCount edges { node { id } } } }`, nil).OK(t)["barbers"].(map[string]any)
-		if n := len(all["edges"].([]any)); n != graph.MaxCatalog || all["totalCount"] != float64(graph.MaxCatalog) {
+		if n := len(all["edges"].([]any)); n != admin.MaxCatalog || all["totalCount"] != float64(admin.MaxCatalog) {
 			t.Errorf("barbers(first: 500): %d of %v", n, all["totalCount"])
 		}
 	})

@@ -57,7 +57,7 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *offer) 
 		return nil, err
 	}
 	for _, h := range rows {
-		work, b, err := spansOf(h)
+		work, b, err := domain.SpansOf(h)
 		if err != nil {
 			return nil, err
 		}

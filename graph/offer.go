@@ -6,13 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"barberd/graph/domain"
-
 	"barberd/ent"
 	"barberd/ent/barber"
 	"barberd/ent/predicate"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/domain"
 	"barberd/graph/free"
 	"barberd/graph/fresh"
 	"barberd/graph/slots"
@@ -112,7 +111,7 @@ func lookupCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string,
 	// fit costs another, only then.
 	s, err := c.Service.Query().Where(service.ID(serviceID), service.HasUnitsWith(unit.ID(u.ID))).Only(ctx)
 	if ent.IsNotFound(err) {
-		if s, err = findService(ctx, c, serviceID); err == nil {
+		if s, err = domain.FindService(ctx, c, serviceID); err == nil {
 			err = domain.Errorf(domain.CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
 		}
 	}
@@ -139,7 +138,7 @@ func lookupCatalog(ctx context.Context, c *ent.Client, unitID, serviceID string,
 // ineligible is why a barber is not among the offer's eligible ones.
 // Errors: barber_not_found, barber_not_eligible.
 func ineligible(ctx context.Context, c *ent.Client, o *offer, barberID string) error {
-	b, err := findBarber(ctx, c, barberID)
+	b, err := domain.FindBarber(ctx, c, barberID)
 	if err != nil {
 		return err
 	}
@@ -293,20 +292,6 @@ func (c *caches) cachedCatalog(v *domain.Viewer, k catalogKey, shared bool) (*of
 func activeUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
 	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
 	return u, domain.NotFound(err, domain.CodeUnitNotFound, "unit", id)
-}
-
-// findService returns the service with the given id, bookable or not.
-// Errors: service_not_found.
-func findService(ctx context.Context, c *ent.Client, id string) (*ent.Service, error) {
-	s, err := c.Service.Get(ctx, id)
-	return s, domain.NotFound(err, domain.CodeServiceNotFound, "service", id)
-}
-
-// findBarber returns the barber with the given id, active or not.
-// Errors: barber_not_found.
-func findBarber(ctx context.Context, c *ent.Client, id string) (*ent.Barber, error) {
-	b, err := c.Barber.Get(ctx, id)
-	return b, domain.NotFound(err, domain.CodeBarberNotFound, "barber", id)
 }
 
 // mustZone returns a stored unit's zone; it was validated when the unit was

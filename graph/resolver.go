@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"barberd/ent"
 	"barberd/ent/schema"
+	"barberd/graph/admin"
 	"barberd/graph/quota"
 	"barberd/graph/store"
 	"barberd/graph/wake"
@@ -21,6 +24,8 @@ type Resolver struct {
 	webhooks *wake.Set
 	// offers makes the waitlist's offers after commits (RunOffers).
 	offers offerWorkers
+	// admin administers the catalog and schedules (package admin).
+	admin *admin.Admin
 }
 
 // Settings are what New makes a Resolver of.
@@ -66,7 +71,21 @@ func New(c Settings) *Resolver {
 	}
 	r := &Resolver{cfg: c, webhooks: wake.New(), offers: offerWorkers{due: wake.New()}}
 	r.cache = newCaches(r)
+	r.admin = admin.New(c.DB, booking{r})
 	return r
+}
+
+// booking is what package admin needs of the resolver (admin.Booking).
+type booking struct{ r *Resolver }
+
+func (b booking) InTx(ctx context.Context, fn func(*ent.Tx) error) error { return b.r.inTx(ctx, fn) }
+
+func (b booking) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
+	return b.r.opened(ctx, tx, accountID, barberID, start, end)
+}
+
+func (b booking) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
+	return b.r.openedHorizon(ctx, tx, accountID, barberID)
 }
 
 // Settings returns what the resolver is made of, defaults filled in.

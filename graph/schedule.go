@@ -2,12 +2,11 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"barberd/ent"
+	"barberd/graph/domain"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 )
@@ -77,7 +76,7 @@ func (o *offer) days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 		b := index[row.BarberID]
 		switch row.Kind {
 		case store.RowHours:
-			work, breaks, err := spansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
+			work, breaks, err := domain.SpansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
 			if err != nil {
 				return nil, err
 			}
@@ -112,24 +111,6 @@ func (o *offer) days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 		}
 	}
 	return out, nil
-}
-
-// spansOf reads a working-hours row into wall-clock spans.
-func spansOf(h *ent.WorkingHours) (slots.Span, []slots.Span, error) {
-	work, err := slots.ParseSpan(h.OpensAt, h.ClosesAt)
-	if err != nil {
-		return work, nil, fmt.Errorf("working hours %s: %w", h.ID, err)
-	}
-	breaks := make([]slots.Span, 0, len(h.Breaks))
-	for _, b := range h.Breaks {
-		from, to, _ := strings.Cut(b, "-")
-		s, err := slots.ParseSpan(from, to)
-		if err != nil {
-			return work, nil, fmt.Errorf("working hours %s: break: %w", h.ID, err)
-		}
-		breaks = append(breaks, s)
-	}
-	return work, breaks, nil
 }
 
 // lockBarber serialises writers of one barber's time until the transaction

@@ -5,14 +5,14 @@ import (
 	"slices"
 	"time"
 
-	"barberd/graph/domain"
-
 	"entgo.io/contrib/entgql"
 
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/waitlistentry"
+	"barberd/graph/domain"
 	"barberd/graph/model"
+	"barberd/graph/paging"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 )
@@ -386,12 +386,12 @@ func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *wait
 		return nil, err
 	}
 	var p domain.Problems
-	checkPage(&p, first, nil)
+	paging.CheckPage(&p, first, nil)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	first = defaultPage(first, nil)
-	if _, err := anyUnit(ctx, r.cfg.DB.Client, unitID); err != nil {
+	first = paging.DefaultFirst(first, nil)
+	if _, err := domain.FindUnit(ctx, r.cfg.DB.Client, unitID); err != nil {
 		return nil, err
 	}
 	q := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.UnitID(unitID))

@@ -12,6 +12,7 @@ import (
 	"barberd/ent"
 	"barberd/ent/opening"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/admin"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
@@ -116,7 +117,7 @@ func (r *Resolver) RunOffers(ctx context.Context) {
 // horizon may have become free (its hours or its services changed).
 func (r *Resolver) openedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
 	now := r.now()
-	return r.opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, maxHorizonDays+2))
+	return r.opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, admin.MaxHorizonDays+2))
 }
 
 // reopen offers free starts the caller found after the fact (a join that

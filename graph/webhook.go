@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"barberd/graph/domain"
-
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
@@ -19,8 +17,10 @@ import (
 	"barberd/ent/webhookattempt"
 	"barberd/ent/webhookdelivery"
 	"barberd/ent/webhookendpoint"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/netsafe"
+	"barberd/graph/paging"
 	"barberd/graph/store"
 )
 
@@ -235,7 +235,7 @@ func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string
 // attempts of the page's deliveries read in one more query.
 // Errors: not_found, validation_failed.
 func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error) {
-	first, err := adminPage(ctx, first, nil)
+	first, err := paging.AdminPage(ctx, first, nil)
 	if err != nil {
 		return nil, err
 	}

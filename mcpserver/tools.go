@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"barberd/graph"
+	"barberd/graph/admin"
 	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/rest/view"
@@ -154,7 +155,7 @@ type acknowledged struct {
 }
 
 // wholeCatalog is the page of the catalog lists, as REST's: all of it.
-var wholeCatalog = graph.MaxCatalog
+var wholeCatalog = admin.MaxCatalog
 
 var (
 	no       = false

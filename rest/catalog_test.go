@@ -16,8 +16,8 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/service"
 	"barberd/ent/unit"
-	"barberd/graph"
 	"barberd/graph/domain"
+	"barberd/graph/paging"
 )
 
 // Helpers shared by catalog_test.go, availability_test.go, hold_test.go and
@@ -494,7 +494,7 @@ func TestScopes(t *testing.T) {
 func TestCatalogListsAreWhole(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		extra := graph.DefaultPageSize + 10
+		extra := paging.DefaultPageSize + 10
 		units := make([]*ent.UnitCreate, extra)
 		services := make([]*ent.ServiceCreate, extra)
 		barbers := make([]*ent.BarberCreate, extra)
@@ -512,7 +512,7 @@ func TestCatalogListsAreWhole(t *testing.T) {
 			"/services": {len(listServices(t, e, "/services")), e.db.Service.Query().Where(service.Active(true), service.BookableOnline(true)).CountX(e.ctx)},
 			"/barbers":  {len(listBarbers(t, e, "/barbers")), e.db.Barber.Query().Where(barber.Active(true)).CountX(e.ctx)},
 		} {
-			if c[0] != c[1] || c[0] <= graph.DefaultPageSize {
+			if c[0] != c[1] || c[0] <= paging.DefaultPageSize {
 				t.Errorf("GET %s: %d entries, want all %d", path, c[0], c[1])
 			}
 		}

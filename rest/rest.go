@@ -26,6 +26,7 @@ import (
 
 	"barberd/ent"
 	"barberd/graph"
+	"barberd/graph/admin"
 	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/model"
@@ -161,7 +162,7 @@ func (a *api) context(w http.ResponseWriter, r *http.Request) {
 
 // wholeCatalog is the page of the catalog lists: v1 lists all of it, and an
 // account has at most graph.MaxCatalog units, services and barbers.
-var wholeCatalog = graph.MaxCatalog
+var wholeCatalog = admin.MaxCatalog
 
 func (a *api) units(w http.ResponseWriter, r *http.Request) {
 	us, err := a.q.BookableUnits(r.Context(), &wholeCatalog)

@@ -14,6 +14,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/domain"
+	"barberd/graph/paging"
 )
 
 // The cost and its bounds (see the package doc, "The cost of an operation").
@@ -243,13 +244,13 @@ func (w *costWalk) page(f *ast.Field) int {
 			continue
 		}
 		given = true
-		if v > graph.MaxPageSize {
-			w.problem(name, fmt.Sprintf("must be at most %d", graph.MaxPageSize))
+		if v > paging.MaxPageSize {
+			w.problem(name, fmt.Sprintf("must be at most %d", paging.MaxPageSize))
 		}
-		n = max(n, int(min(max(v, 0), graph.MaxPageSize)))
+		n = max(n, int(min(max(v, 0), paging.MaxPageSize)))
 	}
 	if !given {
-		return graph.DefaultPageSize
+		return paging.DefaultPageSize
 	}
 	return n
 }
@@ -285,8 +286,8 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 				}
 			}
 		}
-		if ids > graph.MaxPageSize {
-			w.problem("ids", fmt.Sprintf("must be at most %d ids", graph.MaxPageSize))
+		if ids > paging.MaxPageSize {
+			w.problem("ids", fmt.Sprintf("must be at most %d ids", paging.MaxPageSize))
 		}
 		return ids, queryCost
 	}

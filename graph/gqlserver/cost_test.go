@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/graph/gqlserver"
 	"barberd/graph/gqlserver/gqltest"
+	"barberd/graph/paging"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -384,8 +384,8 @@ func TestPageSizes(t *testing.T) {
 		edges := func(a *gqltest.Answer) int {
 			return len(a.OK(t)["units"].(map[string]any)["edges"].([]any))
 		}
-		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units { edges { node { id } } } }`, nil)); n != graph.DefaultPageSize {
-			t.Errorf("without first or last: %d units, want %d", n, graph.DefaultPageSize)
+		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units { edges { node { id } } } }`, nil)); n != paging.DefaultPageSize {
+			t.Errorf("without first or last: %d units, want %d", n, paging.DefaultPageSize)
 		}
 		if n := edges(s.Query(t, s.Keys.AdminAPIKey, `{ units(first: 500) { edges { node { id } } } }`, nil)); n != 62 {
 			t.Errorf("first: 500: %d units, want all 62", n)
@@ -395,8 +395,8 @@ func TestPageSizes(t *testing.T) {
 		}
 		// The lists take first the same way.
 		list := func(a *gqltest.Answer) int { return len(a.OK(t)["bookableUnits"].([]any)) }
-		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits { id } }`, nil)); n != graph.DefaultPageSize {
-			t.Errorf("bookableUnits without first: %d units, want %d", n, graph.DefaultPageSize)
+		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits { id } }`, nil)); n != paging.DefaultPageSize {
+			t.Errorf("bookableUnits without first: %d units, want %d", n, paging.DefaultPageSize)
 		}
 		if n := list(s.Query(t, s.Keys.APIKey, `{ bookableUnits(first: 500) { id } }`, nil)); n != 62 {
 			t.Errorf("bookableUnits(first: 500): %d units, want all 62", n)
@@ -432,10 +432,10 @@ func TestPageSizes(t *testing.T) {
 		}
 		ctx := domain.WithViewer(context.Background(), v)
 		conn, err := s.Res.Query().Units(ctx, nil, nil, nil, nil, nil, nil)
-		if err != nil || len(conn.Edges) != graph.DefaultPageSize {
+		if err != nil || len(conn.Edges) != paging.DefaultPageSize {
 			t.Errorf("Units without first or last: %v edges, %v", conn, err)
 		}
-		big := graph.MaxPageSize + 1
+		big := paging.MaxPageSize + 1
 		if _, err := s.Res.Query().Appointments(ctx, nil, &big, nil, nil, nil, nil); domain.ErrorCode(err) != domain.CodeValidationFailed {
 			t.Errorf("Appointments(first: 501): %v", err)
 		}
@@ -460,7 +460,7 @@ func TestPageSizes(t *testing.T) {
 			}
 		}
 		us, err := s.Res.Query().BookableUnits(ctx, nil)
-		if err != nil || len(us) != graph.DefaultPageSize {
+		if err != nil || len(us) != paging.DefaultPageSize {
 			t.Errorf("BookableUnits without first: %d units, %v", len(us), err)
 		}
 	})

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/graph/gqlserver/gqltest"
+	"barberd/graph/paging"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -62,14 +62,14 @@ func TestListsTellMoreExist(t *testing.T) {
 			s.Query(t, admin, `mutation($n: String!) { createBarber(input: {name: $n}) { id } }`, map[string]any{"n": fmt.Sprintf("Barber %02d", i)}).OK(t)
 			all = s.Query(t, s.Keys.APIKey, `{ bookableBarbers(first: 500) { `+fields+` } }`, nil).OK(t)["bookableBarbers"].([]any)
 		}
-		if got := s.Query(t, s.Keys.APIKey, `{ bookableBarbers { id } }`, nil).OK(t)["bookableBarbers"].([]any); len(got) != graph.DefaultPageSize {
-			t.Fatalf("bookableBarbers without first: %d, want the documented %d", len(got), graph.DefaultPageSize)
+		if got := s.Query(t, s.Keys.APIKey, `{ bookableBarbers { id } }`, nil).OK(t)["bookableBarbers"].([]any); len(got) != paging.DefaultPageSize {
+			t.Fatalf("bookableBarbers without first: %d, want the documented %d", len(got), paging.DefaultPageSize)
 		}
 		c := s.Query(t, s.Keys.APIKey, `{ bookableBarbersConnection { totalCount pageInfo { hasNextPage } edges { node { `+fields+` } } } }`, nil).
 			OK(t)["bookableBarbersConnection"].(map[string]any)
-		if c["totalCount"] != 60.0 || c["pageInfo"].(map[string]any)["hasNextPage"] != true || len(c["edges"].([]any)) != graph.DefaultPageSize {
+		if c["totalCount"] != 60.0 || c["pageInfo"].(map[string]any)["hasNextPage"] != true || len(c["edges"].([]any)) != paging.DefaultPageSize {
 			t.Fatalf("bookableBarbersConnection without first: totalCount %v, pageInfo %v, %d edges; want 60, more, %d",
-				c["totalCount"], c["pageInfo"], len(c["edges"].([]any)), graph.DefaultPageSize)
+				c["totalCount"], c["pageInfo"], len(c["edges"].([]any)), paging.DefaultPageSize)
 		}
 		for _, n := range []int{50, 7, 60, 500} {
 			nodes, total := pages(t, s, s.Keys.APIKey, "bookableBarbersConnection", "", fields, n)

@@ -1,4 +1,4 @@
-package graph
+package admin
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"barberd/ent/account"
 	"barberd/ent/barber"
 	"barberd/graph/domain"
+	"barberd/graph/paging"
 	"barberd/graph/store"
 )
 
@@ -15,13 +16,13 @@ import (
 // MaxPageSize, so one page always holds a whole list of them, and no list or
 // edge of the catalog (a unit's barbers, a barber's services) grows without
 // bound.
-const MaxCatalog = MaxPageSize
+const MaxCatalog = paging.MaxPageSize
 
 // checkCatalogRoom refuses another unit, service or barber (kind, and the
 // mutation that changes one, update) when the account has MaxCatalog of
 // them. Errors: catalog_full.
-func (r *Resolver) checkCatalogRoom(ctx context.Context, tx *ent.Tx, accountID, kind, update string, count func(context.Context) (int, error)) error {
-	return r.cfg.DB.Capped(func() error {
+func (a *Admin) checkCatalogRoom(ctx context.Context, tx *ent.Tx, accountID, kind, update string, count func(context.Context) (int, error)) error {
+	return a.db.Capped(func() error {
 		_, err := tx.Account.Query().Where(account.ID(accountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 		return err
 	}, func() (int, error) { return count(ctx) }, MaxCatalog, func() error {
@@ -31,8 +32,8 @@ func (r *Resolver) checkCatalogRoom(ctx context.Context, tx *ent.Tx, accountID, 
 
 // checkTimeOffRoom refuses another time off entry when the barber has
 // MaxCatalog of them. Errors: catalog_full.
-func (r *Resolver) checkTimeOffRoom(ctx context.Context, tx *ent.Tx, b *ent.Barber) error {
-	return r.cfg.DB.Capped(func() error {
+func (a *Admin) checkTimeOffRoom(ctx context.Context, tx *ent.Tx, b *ent.Barber) error {
+	return a.db.Capped(func() error {
 		_, err := tx.Barber.Query().Where(barber.ID(b.ID)).Unique(false).Select(barber.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 		return err
 	}, func() (int, error) { return b.QueryTimeOff().Count(ctx) }, MaxCatalog, func() error {

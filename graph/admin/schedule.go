@@ -1,4 +1,4 @@
-package graph
+package admin
 
 import (
 	"context"
@@ -8,12 +8,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"barberd/graph/domain"
-
 	"barberd/ent"
 	"barberd/ent/timeoff"
 	"barberd/ent/unit"
 	"barberd/ent/workinghours"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 )
@@ -105,13 +104,13 @@ func parseWeek(days []*model.WorkingDayInput) ([]workingDay, domain.Problems) {
 	return week, p
 }
 
-// setWorkingHours replaces a barber's week at a unit: weekdays not given
+// SetWorkingHours replaces a barber's week at a unit: weekdays not given
 // become days off there. The barber must work at the unit, and their hours
 // there must not overlap their hours at another unit on the same weekday
 // (compared as wall-clock times: a barber's units share a city).
 // Appointments already booked are kept.
 // Errors: validation_failed, barber_not_found, unit_not_found.
-func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHoursInput) ([]*ent.WorkingHours, error) {
+func (a *Admin) SetWorkingHours(ctx context.Context, in model.SetWorkingHoursInput) ([]*ent.WorkingHours, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -120,16 +119,16 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		b, err := findBarber(ctx, tx.Client(), in.BarberID)
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		b, err := domain.FindBarber(ctx, tx.Client(), in.BarberID)
 		if err != nil {
 			return err
 		}
 		// Two weeks of one barber set at once, at two units, must see each other.
-		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
+		if err := a.db.LockBarber(ctx, tx, b.ID); err != nil {
 			return err
 		}
-		u, err := anyUnit(ctx, tx.Client(), in.UnitID)
+		u, err := domain.FindUnit(ctx, tx.Client(), in.UnitID)
 		if err != nil {
 			return err
 		}
@@ -163,12 +162,12 @@ func (r *Resolver) setWorkingHours(ctx context.Context, in model.SetWorkingHours
 			return err
 		}
 		// Hours widened free time the waitlist may want.
-		return r.openedHorizon(ctx, tx, v.AccountID, b.ID)
+		return a.booking.OpenedHorizon(ctx, tx, v.AccountID, b.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	hours, err := r.cfg.DB.WorkingHours.Query().
+	hours, err := a.db.WorkingHours.Query().
 		Where(workinghours.BarberID(in.BarberID), workinghours.UnitID(in.UnitID)).
 		Order(workinghours.ByWeekday()).All(ctx)
 	return hours, err
@@ -183,7 +182,7 @@ func clashes(week []workingDay, elsewhere []*ent.WorkingHours) domain.Problems {
 			if h.Weekday != d.weekday {
 				continue
 			}
-			other, _, err := spansOf(h)
+			other, _, err := domain.SpansOf(h)
 			if err == nil && d.hours.Overlaps(other) {
 				p.Add(d.field, "overlaps the barber's hours %s at %s on %s", other.String(), h.Edges.Unit.Name, time.Weekday(d.weekday))
 			}
@@ -192,10 +191,10 @@ func clashes(week []workingDay, elsewhere []*ent.WorkingHours) domain.Problems {
 	return p
 }
 
-// addTimeOff records a span in which a barber takes no clients.
+// AddTimeOff records a span in which a barber takes no clients.
 // Appointments already booked in it are kept.
 // Errors: validation_failed, barber_not_found, catalog_full.
-func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*ent.TimeOff, error) {
+func (a *Admin) AddTimeOff(ctx context.Context, in model.AddTimeOffInput) (*ent.TimeOff, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -216,12 +215,12 @@ func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*e
 		return nil, err
 	}
 	var t *ent.TimeOff
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		b, err := findBarber(ctx, tx.Client(), in.BarberID)
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		b, err := domain.FindBarber(ctx, tx.Client(), in.BarberID)
 		if err != nil {
 			return err
 		}
-		if err := r.checkTimeOffRoom(ctx, tx, b); err != nil {
+		if err := a.checkTimeOffRoom(ctx, tx, b); err != nil {
 			return err
 		}
 		t, err = tx.TimeOff.Create().SetAccountID(v.AccountID).SetBarberID(b.ID).
@@ -234,13 +233,13 @@ func (r *Resolver) addTimeOff(ctx context.Context, in model.AddTimeOffInput) (*e
 	return t.Unwrap(), nil
 }
 
-// removeTimeOff deletes a time off and returns its id.
+// RemoveTimeOff deletes a time off and returns its id.
 // Errors: not_found.
-func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error) {
+func (a *Admin) RemoveTimeOff(ctx context.Context, id string) (string, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return "", err
 	}
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
 		// Read through the tenant filter first: deletes do not pass it.
 		t, err := tx.TimeOff.Query().Where(timeoff.ID(id)).Only(ctx)
 		if err != nil {
@@ -249,7 +248,7 @@ func (r *Resolver) removeTimeOff(ctx context.Context, id string) (string, error)
 		if err := tx.TimeOff.DeleteOne(t).Exec(ctx); err != nil {
 			return err
 		}
-		return r.opened(ctx, tx, t.AccountID, t.BarberID, t.StartsAt, t.EndsAt)
+		return a.booking.Opened(ctx, tx, t.AccountID, t.BarberID, t.StartsAt, t.EndsAt)
 	})
 	if err != nil {
 		return "", err

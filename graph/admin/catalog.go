@@ -1,4 +1,4 @@
-package graph
+package admin
 
 import (
 	"context"
@@ -7,25 +7,18 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"barberd/graph/domain"
-
 	"barberd/ent"
 	"barberd/ent/service"
 	"barberd/ent/unit"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 )
-
-// Catalog administration (scope admin): units, services and barbers. Every
-// lookup goes through the tenant-filtered client, so another account's id
-// is "not found"; rows are always read before they are changed, because
-// ent's update and delete builders do not pass the tenant filter.
-// Field names in validation errors are the GraphQL input names.
 
 // Policy bounds of a unit.
 const (
 	minSlotStep, maxSlotStep = 5, 240
 	maxMinLeadMinutes        = 30 * 24 * 60
-	maxHorizonDays           = 730
+	MaxHorizonDays           = 730
 	maxServiceMinutes        = 24 * 60
 	maxBufferMinutes         = 240
 )
@@ -69,7 +62,7 @@ func (f unitFields) check() domain.Problems {
 		p.Add("slotStepMinutes", "must be a multiple of 5 between %d and %d", minSlotStep, maxSlotStep)
 	}
 	checkRange(&p, "minLeadMinutes", f.lead, 0, maxMinLeadMinutes)
-	checkRange(&p, "horizonDays", f.horizon, 0, maxHorizonDays)
+	checkRange(&p, "horizonDays", f.horizon, 0, MaxHorizonDays)
 	return p
 }
 
@@ -100,9 +93,9 @@ func (f unitFields) apply(m *ent.UnitMutation) {
 	}
 }
 
-// createUnit adds a unit to the caller's account.
+// CreateUnit adds a unit to the caller's account.
 // Errors: validation_failed, catalog_full.
-func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*ent.Unit, error) {
+func (a *Admin) CreateUnit(ctx context.Context, in model.CreateUnitInput) (*ent.Unit, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -113,8 +106,8 @@ func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*e
 		return nil, err
 	}
 	var u *ent.Unit
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "units", "updateUnit", tx.Unit.Query().Count); err != nil {
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		if err := a.checkCatalogRoom(ctx, tx, v.AccountID, "units", "updateUnit", tx.Unit.Query().Count); err != nil {
 			return err
 		}
 		c := tx.Unit.Create().SetAccountID(v.AccountID)
@@ -128,9 +121,9 @@ func (r *Resolver) createUnit(ctx context.Context, in model.CreateUnitInput) (*e
 	return u.Unwrap(), nil
 }
 
-// updateUnit changes the given fields of a unit, active or not.
+// UpdateUnit changes the given fields of a unit, active or not.
 // Errors: validation_failed, unit_not_found.
-func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUnitInput) (*ent.Unit, error) {
+func (a *Admin) UpdateUnit(ctx context.Context, id string, in model.UpdateUnitInput) (*ent.Unit, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -140,8 +133,8 @@ func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUni
 		return nil, err
 	}
 	var u *ent.Unit
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		old, err := anyUnit(ctx, tx.Client(), id)
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		old, err := domain.FindUnit(ctx, tx.Client(), id)
 		if err != nil {
 			return err
 		}
@@ -154,13 +147,6 @@ func (r *Resolver) updateUnit(ctx context.Context, id string, in model.UpdateUni
 		return nil, err
 	}
 	return u.Unwrap(), nil
-}
-
-// anyUnit returns the unit with the given id, active or not.
-// Errors: unit_not_found.
-func anyUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
-	u, err := c.Unit.Get(ctx, id)
-	return u, domain.NotFound(err, domain.CodeUnitNotFound, "unit", id)
 }
 
 // unitIDs checks that every id names a unit of the account (active or not)
@@ -251,9 +237,9 @@ func (f serviceFields) apply(m *ent.ServiceMutation, units []string) {
 	}
 }
 
-// createService adds a service, offered at the given units.
+// CreateService adds a service, offered at the given units.
 // Errors: validation_failed, unit_not_found, catalog_full.
-func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInput) (*ent.Service, error) {
+func (a *Admin) CreateService(ctx context.Context, in model.CreateServiceInput) (*ent.Service, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -265,8 +251,8 @@ func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInpu
 		return nil, err
 	}
 	var s *ent.Service
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "services", "updateService", tx.Service.Query().Count); err != nil {
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		if err := a.checkCatalogRoom(ctx, tx, v.AccountID, "services", "updateService", tx.Service.Query().Count); err != nil {
 			return err
 		}
 		ids, err := unitIDs(ctx, tx.Client(), f.unitIDs)
@@ -284,10 +270,10 @@ func (r *Resolver) createService(ctx context.Context, in model.CreateServiceInpu
 	return s.Unwrap(), nil
 }
 
-// updateService changes the given fields of a service; unitIds, when
+// UpdateService changes the given fields of a service; unitIds, when
 // given, replaces the units offering it.
 // Errors: validation_failed, service_not_found, unit_not_found.
-func (r *Resolver) updateService(ctx context.Context, id string, in model.UpdateServiceInput) (*ent.Service, error) {
+func (a *Admin) UpdateService(ctx context.Context, id string, in model.UpdateServiceInput) (*ent.Service, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -298,8 +284,8 @@ func (r *Resolver) updateService(ctx context.Context, id string, in model.Update
 		return nil, err
 	}
 	var s *ent.Service
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		old, err := findService(ctx, tx.Client(), id)
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		old, err := domain.FindService(ctx, tx.Client(), id)
 		if err != nil {
 			return err
 		}
@@ -361,10 +347,10 @@ func (f barberFields) apply(ctx context.Context, c *ent.Client, m *ent.BarberMut
 	return nil
 }
 
-// createBarber adds a barber working at the given units and performing the
+// CreateBarber adds a barber working at the given units and performing the
 // given services.
 // Errors: validation_failed, unit_not_found, service_not_found, catalog_full.
-func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput) (*ent.Barber, error) {
+func (a *Admin) CreateBarber(ctx context.Context, in model.CreateBarberInput) (*ent.Barber, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -374,8 +360,8 @@ func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput)
 		return nil, err
 	}
 	var b *ent.Barber
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if err := r.checkCatalogRoom(ctx, tx, v.AccountID, "barbers", "updateBarber", tx.Barber.Query().Count); err != nil {
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		if err := a.checkCatalogRoom(ctx, tx, v.AccountID, "barbers", "updateBarber", tx.Barber.Query().Count); err != nil {
 			return err
 		}
 		c := tx.Barber.Create().SetAccountID(v.AccountID)
@@ -391,10 +377,10 @@ func (r *Resolver) createBarber(ctx context.Context, in model.CreateBarberInput)
 	return b.Unwrap(), nil
 }
 
-// updateBarber changes the given fields of a barber; unitIds and
+// UpdateBarber changes the given fields of a barber; unitIds and
 // serviceIds, when given, replace the sets.
 // Errors: validation_failed, barber_not_found, unit_not_found, service_not_found.
-func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateBarberInput) (*ent.Barber, error) {
+func (a *Admin) UpdateBarber(ctx context.Context, id string, in model.UpdateBarberInput) (*ent.Barber, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -403,8 +389,8 @@ func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateB
 		return nil, err
 	}
 	var b *ent.Barber
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		old, err := findBarber(ctx, tx.Client(), id)
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		old, err := domain.FindBarber(ctx, tx.Client(), id)
 		if err != nil {
 			return err
 		}
@@ -417,7 +403,7 @@ func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateB
 		}
 		// Assigned to units or services, or back at work: time the
 		// waitlist may want.
-		return r.openedHorizon(ctx, tx, b.AccountID, b.ID)
+		return a.booking.OpenedHorizon(ctx, tx, b.AccountID, b.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -425,5 +411,5 @@ func (r *Resolver) updateBarber(ctx context.Context, id string, in model.UpdateB
 	return b.Unwrap(), nil
 }
 
-// inactive is the Active of an update that deactivates.
-func inactive() *bool { f := false; return &f }
+// Inactive is the Active of an update that deactivates.
+func Inactive() *bool { f := false; return &f }

@@ -1,4 +1,4 @@
-package graph
+package paging
 
 import (
 	"context"
@@ -19,9 +19,9 @@ const (
 	MaxPageSize = 500
 )
 
-// checkPage reports a first or last over MaxPageSize. Negative ones are
+// CheckPage reports a first or last over MaxPageSize. Negative ones are
 // left to ent's paginator, which refuses them.
-func checkPage(p *domain.Problems, first, last *int) {
+func CheckPage(p *domain.Problems, first, last *int) {
 	for _, a := range []struct {
 		name string
 		v    *int
@@ -32,31 +32,31 @@ func checkPage(p *domain.Problems, first, last *int) {
 	}
 }
 
-// page bounds a connection's page: without first or last it is the first
+// Page bounds a connection's page: without first or last it is the first
 // DefaultPageSize items. Errors: validation_failed (first or last over
 // MaxPageSize).
-func page(first, last *int) (*int, error) {
+func Page(first, last *int) (*int, error) {
 	var p domain.Problems
-	checkPage(&p, first, last)
+	CheckPage(&p, first, last)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	return defaultPage(first, last), nil
+	return DefaultFirst(first, last), nil
 }
 
-// adminPage is page for the connections only admin keys may read.
+// AdminPage is Page for the connections only admin keys may read.
 // Errors: missing_api_key, insufficient_scope, validation_failed.
-func adminPage(ctx context.Context, first, last *int) (*int, error) {
+func AdminPage(ctx context.Context, first, last *int) (*int, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	return page(first, last)
+	return Page(first, last)
 }
 
-// listPage is how many items one page of a list field (bookableBarbers,
+// ListPage is how many items one page of a list field (bookableBarbers,
 // apiKeys, activeHolds, ...) holds: first, or DefaultPageSize without it.
 // Errors: validation_failed (first negative or over MaxPageSize).
-func listPage(first *int) (int, error) {
+func ListPage(first *int) (int, error) {
 	if first == nil {
 		return DefaultPageSize, nil
 	}
@@ -67,9 +67,9 @@ func listPage(first *int) (int, error) {
 	return *first, p.Err()
 }
 
-// defaultPage is first, or DefaultPageSize when neither first nor last is
+// DefaultFirst is first, or DefaultPageSize when neither first nor last is
 // given.
-func defaultPage(first, last *int) *int {
+func DefaultFirst(first, last *int) *int {
 	if first == nil && last == nil {
 		n := DefaultPageSize
 		return &n
@@ -77,9 +77,9 @@ func defaultPage(first, last *int) *int {
 	return first
 }
 
-// checkNodeIDs bounds one nodes(ids:) lookup: each id is a query of its
+// CheckNodeIDs bounds one nodes(ids:) lookup: each id is a query of its
 // own. Errors: validation_failed (more than MaxPageSize ids).
-func checkNodeIDs(ids []string) error {
+func CheckNodeIDs(ids []string) error {
 	var p domain.Problems
 	if len(ids) > MaxPageSize {
 		p.Add("ids", "must be at most %d ids", MaxPageSize)
