@@ -61,7 +61,10 @@ func FreeSlots(d Day) []Slot {
 	beyond := d.Policy.lastDay(d.Now, d.Location).AddDays(1).Start(d.Location)
 
 	var out []Slot
-	for _, b := range d.Barbers {
+	for i, b := range d.Barbers {
+		if i == 1 { // barbers of a unit mostly work alike: room for as many as the first
+			out = slices.Grow(out, len(out)*(len(d.Barbers)-1))
+		}
 		timeOff, busy := newBlockers(b.TimeOff), newBlockers(b.Busy)
 		for _, span := range workingSpans(b.Hours, b.Breaks) {
 			resolved := grid.resolve(span)
@@ -83,7 +86,7 @@ func FreeSlots(d Day) []Slot {
 }
 
 // sortSlots sorts slots by start, then barber id, as compareSlots does:
-// by small keys (a start, a barber's rank) rather than moving whole slots.
+// by small keys (a start, a barber's rank), then moves each slot once.
 func sortSlots(ss []Slot) []Slot {
 	if len(ss) < 2 {
 		return ss
@@ -111,11 +114,23 @@ func sortSlots(ss []Slot) []Slot {
 		}
 		return cmp.Compare(a.rank, b.rank)
 	})
-	out := make([]Slot, len(ss))
-	for i, k := range keys {
-		out[i] = ss[k.slot]
+	// ss[i] is to become ss[keys[i].slot]: follow each cycle of moves.
+	for i := range keys {
+		if int(keys[i].slot) == i {
+			continue
+		}
+		held, j := ss[i], i
+		for {
+			k := int(keys[j].slot)
+			keys[j].slot = int32(j)
+			if k == i {
+				ss[j] = held
+				break
+			}
+			ss[j], j = ss[k], k
+		}
 	}
-	return out
+	return ss
 }
 
 // withinWindow is a shortcut for whole days the policy rules out: every
