@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/graph/fresh"
-	"barberd/graph/model"
+	"barberd/graph/slots"
 )
 
 // GET /availability is the endpoint chatbots call most, so it has a path of
@@ -123,12 +124,12 @@ func newEncodedDays(res *graph.Resolver) *fresh.Memo[dayKey, taggedDay] {
 // made now.
 func (a *api) encoded(k dayKey, day *graph.Day) *encodedDay {
 	if day.Tag == 0 {
-		return prepareDay(day.Availability(nil))
+		return prepareDay(day)
 	}
 	if d, ok := a.days.Get(k); ok && d.tag == day.Tag {
 		return d.day
 	}
-	d := prepareDay(day.Availability(nil))
+	d := prepareDay(day)
 	a.days.Put(k, taggedDay{day.Tag, d})
 	return d
 }
@@ -153,56 +154,102 @@ type encodedDay struct {
 
 type daySlot struct{ time, barber uint16 }
 
-// prepareDay encodes a day for every barber. Every part is cut from what
-// encodeJSON makes of the same values, so an answer is byte for byte what
-// encodeJSON(AvailabilityOf(a)) would be.
-func prepareDay(a *model.Availability) *encodedDay {
-	v := AvailabilityOf(a)
-	v.BarberID, v.Slots, v.Reason = nil, []Slot{}, nil
-	empty := encodeJSON(v) // {…,"barber_id":null,…,"slots":[],"reason":null}\n
+// prepareDay encodes a day for every barber. The answer's frame is cut
+// from what encodeJSON makes of the same values, and each slot is written
+// in the layout slotJSON cut from it, so an answer is byte for byte what
+// encodeJSON(AvailabilityOf(day.Availability(barberID))) would be. Each
+// distinct time is formatted once (slots are sorted by time), and no slot
+// is made a value of its own.
+func prepareDay(day *graph.Day) *encodedDay {
+	of := day.Of()
+	empty := encodeJSON(Availability{UnitID: of.UnitID, ServiceID: of.ServiceID, Date: day.Date(), Timezone: of.Timezone, Slots: []Slot{}})
+	// {…,"barber_id":null,…,"slots":[],"reason":null}\n
 	const null = `"barber_id":null`
 	i := bytes.Index(empty, []byte(null)) + len(null)
 	j := bytes.LastIndexByte(empty, '[') + 1
 	k := bytes.LastIndexByte(empty, ':') + 1
+	barbers := day.Barbers()
 	d := &encodedDay{
-		head: empty[:i-len("null")],
-		body: empty[i:j],
-		tail: empty[j:k],
-		end:  empty[k+len("null"):],
+		head:    empty[:i-len("null")],
+		body:    empty[i:j],
+		tail:    empty[j:k],
+		end:     empty[k+len("null"):],
+		barbers: barbers,
+		encoded: make([][]byte, len(barbers)),
+		times1:  make([][]uint16, len(barbers)),
 	}
-	type slotTimes struct {
-		startsAt, endsAt string
-		start, end       int64
+	for bi, b := range barbers {
+		id, _ := json.Marshal(b) // strings always marshal
+		d.encoded[bi] = append(id, '}')
 	}
-	times := map[slotTimes]uint16{}
-	barbers := map[string]uint16{}
-	for _, s := range a.Slots {
-		k := slotTimes{s.StartsAt, s.EndsAt, s.StartsAtUtc.UnixNano(), s.EndsAtUtc.UnixNano()}
-		ti, ok := times[k]
-		if !ok {
-			sv := SlotOf(s)
-			sv.BarberID = ""
-			t := encodeJSON(sv)            // {…,"barber_id":""}\n
-			t = t[:len(t)-len(`""}`+"\n")] // {…,"barber_id":
-			ti = uint16(len(d.times))
-			times[k] = ti
-			d.times = append(d.times, t)
+	// Sized first: a day's slots run to hundreds, its distinct times to dozens.
+	n, distinct := 0, 0
+	perBarber := make([]int, len(barbers))
+	last := int64(-1)
+	for start, bi := range day.Slots() {
+		if start != last || n == 0 {
+			last, distinct = start, distinct+1
 		}
-		bi, ok := barbers[s.BarberID]
-		if !ok {
-			bi = uint16(len(d.barbers))
-			barbers[s.BarberID] = bi
-			id, _ := json.Marshal(s.BarberID) // strings always marshal
-			d.barbers = append(d.barbers, s.BarberID)
-			d.encoded = append(d.encoded, append(id, '}'))
-			d.times1 = append(d.times1, nil)
+		n++
+		perBarber[bi]++
+	}
+	d.slots = make([]daySlot, 0, n)
+	each := make([]uint16, n) // the barbers' times1, one after another
+	for bi, c := range perBarber {
+		d.times1[bi], each = each[:0:c], each[c:]
+	}
+	buf := make([]byte, 0, distinct*slotTimesSize) // every time's encoding, one after another
+	d.times = make([][]byte, 0, distinct)
+	for start, bi := range day.Slots() {
+		if len(d.times) == 0 || start != last {
+			last = start
+			at := time.Unix(0, start)
+			from := len(buf)
+			buf = appendSlotTimes(buf, at, at.Add(of.Duration), of.Location)
+			d.times = append(d.times, buf[from:len(buf):len(buf)])
 		}
-		d.slots = append(d.slots, daySlot{ti, bi})
+		ti := uint16(len(d.times) - 1)
+		d.slots = append(d.slots, daySlot{ti, uint16(bi)})
 		d.times1[bi] = append(d.times1[bi], ti)
-		d.fullSize += len(d.times[ti]) + len(d.encoded[bi]) + 1
+	}
+	for _, s := range d.slots {
+		d.fullSize += len(d.times[s.time]) + len(d.encoded[s.barber]) + 1
 	}
 	d.fullSize += len(d.head) + len("null") + len(d.body) + len(d.tail) + len(`"fully_booked"`) + len(d.end)
 	return d
+}
+
+// slotJSON is the layout of a slot as encodeJSON writes it: the parts
+// before each of its five fields' values, in order (starts_at, ends_at,
+// starts_at_utc, ends_at_utc, barber_id), cut from an empty slot.
+var slotJSON = func() [5][]byte {
+	parts := bytes.Split(encodeJSON(Slot{}), []byte(`""`))
+	return [5][]byte(parts[:5])
+}()
+
+// slotTimesSize is about what appendSlotTimes appends.
+var slotTimesSize = func() int {
+	n := 2*len("2006-01-02T15:04:05") + 2*len("2006-01-02T15:04:05Z") + 4*len(`""`)
+	for _, p := range slotJSON {
+		n += len(p)
+	}
+	return n
+}()
+
+// appendSlotTimes appends a slot's encoding up to its barber:
+// `{"starts_at":"…","ends_at":"…","starts_at_utc":"…","ends_at_utc":"…","barber_id":`,
+// the times formatted as slots.Local and slots.UTC format them.
+func appendSlotTimes(dst []byte, start, end time.Time, loc *time.Location) []byte {
+	for i, t := range [4]time.Time{start, end, start, end} {
+		dst = append(append(dst, slotJSON[i]...), '"')
+		if i < 2 {
+			dst = slots.AppendLocal(dst, t, loc)
+		} else {
+			dst = slots.AppendUTC(dst, t)
+		}
+		dst = append(dst, '"')
+	}
+	return append(dst, slotJSON[4]...)
 }
 
 // Size is about what d costs to keep, in bytes.

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"barberd/graph"
+	"barberd/graph/free"
 	"barberd/graph/model"
+	"barberd/graph/slots"
 )
 
 // dayOf is an availability answer with barbers' slots every step minutes
@@ -46,6 +48,38 @@ func dayOf(t testing.TB, zone, date string, barbers []string, slots int, step ti
 
 func ptr(s string) *string { return &s }
 
+// dayFrom is a's slots as graph keeps them, for every one of barbers: those
+// without a slot have time off (are fully booked when a says so).
+func dayFrom(tb testing.TB, a *model.Availability, barbers []string) *graph.Day {
+	tb.Helper()
+	loc, err := time.LoadLocation(a.Timezone)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	date, err := slots.ParseDate(a.Date)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var open []slots.Slot
+	has := map[string]bool{}
+	for _, s := range a.Slots {
+		open = append(open, slots.Slot{Start: s.StartsAtUtc, End: s.EndsAtUtc, BarberID: s.BarberID})
+		has[s.BarberID] = true
+	}
+	var empty []slots.BarberStage
+	stage := slots.StageTimeOff
+	if a.Reason != nil && *a.Reason == graph.ReasonFullyBooked {
+		stage = slots.StageBooked
+	}
+	for _, b := range barbers {
+		if !has[b] {
+			empty = append(empty, slots.BarberStage{ID: b, Stage: stage})
+		}
+	}
+	of := free.Of{UnitID: a.UnitID, ServiceID: a.ServiceID, Timezone: a.Timezone, Location: loc, Duration: 30 * time.Minute}
+	return free.NewDay(of, date, barbers, open, true, empty)
+}
+
 // only is a's answer for one barber.
 func only(a *model.Availability, barber string) *model.Availability {
 	b := *a
@@ -77,23 +111,25 @@ func TestEncodedDayAnswers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := dayOf(t, c.zone, c.date, barbers, c.slots, 15*time.Minute)
-			d := prepareDay(a)
+			day := dayFrom(t, a, barbers)
+			d := prepareDay(day)
 			check := func(want *model.Availability, barber *string) {
 				t.Helper()
 				wantBody := encodeJSON(AvailabilityOf(want))
-				var reason string
-				if want.Reason != nil {
-					reason = *want.Reason
+				if kept := encodeJSON(AvailabilityOf(day.Availability(barber))); !bytes.Equal(kept, wantBody) {
+					t.Fatalf("barber %v: the day as graph keeps it:\n got %s\nwant %s", barber, kept, wantBody)
 				}
-				got := d.answer([]byte("stale bytes"[:0]), barber, reason)
+				got := d.answer([]byte("stale bytes"[:0]), barber, day.Reason(barber))
 				if !bytes.Equal(got, wantBody) {
 					t.Fatalf("barber %v:\n got %s\nwant %s", barber, got, wantBody)
 				}
 			}
 			check(a, nil)
-			for _, b := range append(barbers, "brb_without_slots") {
+			for _, b := range barbers {
 				check(only(a, b), &b)
 			}
+			none := "brb_without_slots"
+			check(day.Availability(&none), &none)
 		})
 	}
 }
@@ -102,7 +138,7 @@ func TestEncodedDayAnswers(t *testing.T) {
 // of its every-barber answer in the cache.
 func TestEncodedDaySize(t *testing.T) {
 	a, barbers := twelveBarberDay(t)
-	d := prepareDay(a)
+	d := prepareDay(dayFrom(t, a, barbers))
 	full := len(encodeJSON(AvailabilityOf(a)))
 	if d.Size() <= 0 || d.Size()*4 > full {
 		t.Fatalf("a prepared day takes %d bytes, its every-barber answer %d: want under a quarter", d.Size(), full)
@@ -121,16 +157,17 @@ func twelveBarberDay(tb testing.TB) (*model.Availability, []string) {
 
 // Preparing a 12-barber day, as a cache miss does.
 func BenchmarkPrepareDay(b *testing.B) {
-	a, _ := twelveBarberDay(b)
+	a, barbers := twelveBarberDay(b)
+	day := dayFrom(b, a, barbers)
 	for b.Loop() {
-		prepareDay(a)
+		prepareDay(day)
 	}
 }
 
 // Putting answers together from a prepared day, as a cache hit does.
 func BenchmarkEncodedDayAnswer(b *testing.B) {
 	a, barbers := twelveBarberDay(b)
-	d := prepareDay(a)
+	d := prepareDay(dayFrom(b, a, barbers))
 	var buf []byte
 	b.Run("every barber", func(b *testing.B) {
 		for b.Loop() {

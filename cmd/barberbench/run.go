@@ -42,7 +42,7 @@ type runConfig struct {
 	waitlist      int    // waitlist scenario: entries waiting in its second phase
 }
 
-var scenarios = []string{"flow", "availability", "range", "next", "create", "hotslot", "waitlist"}
+var scenarios = []string{"flow", "availability", "cold", "range", "next", "create", "hotslot", "waitlist"}
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -55,7 +55,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "length of the scenario phase")
 	fs.DurationVar(&c.floorDuration, "floor-duration", 10*time.Second, "length of each floor phase (at most --duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
-	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
+	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), cold (one day, every day in turn: misses; see --database-url), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
@@ -158,6 +158,7 @@ type bench struct {
 	receiver *webhookReceiver // --webhook
 	released atomic.Int64     // holds of cut-off conversations released
 	wl       *waitlistRun     // the waitlist scenario
+	cold     *coldRun         // the cold scenario
 	logOut   io.Writer
 }
 
@@ -240,6 +241,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		err = b.noteNextAhead(ctx, rep)
 	case "waitlist":
 		err = b.prepareWaitlist(ctx)
+	case "cold":
+		err = b.prepareCold(ctx)
+		defer b.cold.close()
 	}
 	if err != nil {
 		return nil, err
@@ -305,6 +309,8 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		}
 	}
 
+	b.coldFloor(ctx, rep)
+
 	var receiver *webhookReceiver
 	if c.webhook && c.receiverURL != "" {
 		receiver = remoteReceiver(c.receiverURL)
@@ -327,6 +333,8 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	b.pace, b.receiver = newPacer(c.rate), receiver
 	fmt.Fprintf(log, "barberbench: scenario %s %s\n", c.scenario, c.duration)
 	stopRSS := b.watchRSS(rep)
+	var lookups [2][2]int64
+	lookups[0][0], lookups[0][1], _ = b.availabilityLookups(ctx)
 	if b.feed != nil {
 		b.feed.resume(true)
 	}
@@ -339,6 +347,10 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		rec, wall = b.runPhase(ctx, c.concurrency, c.duration, scenario)
 	}
 	stopRSS()
+	if h, m, ok := b.availabilityLookups(ctx); ok {
+		lookups[1] = [2]int64{h, m}
+		noteLookups(rep, lookups[0], lookups[1])
+	}
 	if err != nil {
 		return nil, err
 	}

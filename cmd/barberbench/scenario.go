@@ -16,6 +16,8 @@ func (b *bench) scenarioFunc() func(*worker, context.Context) error {
 	switch b.c.scenario {
 	case "availability":
 		return (*worker).availabilityOnly
+	case "cold":
+		return (*worker).coldOnly
 	case "range":
 		return (*worker).rangeOnly
 	case "next":

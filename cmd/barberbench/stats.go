@@ -100,6 +100,8 @@ type EndpointStats struct {
 	// latency). Comparable across scenarios.
 	LatencyRatio float64 `json:"latency_ratio,omitempty"`
 	P50Ratio     float64 `json:"p50_ratio,omitempty"` // p50 / floor p50
+	// ReadRatio (cold scenario) is req/s over the day-read floor's.
+	ReadRatio float64 `json:"throughput_ratio_day_read,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
@@ -152,9 +154,12 @@ type Report struct {
 	HTTPFloor   *EndpointStats `json:"http_floor,omitempty"`
 	// StaticFloor serves a large static body (the OpenAPI document, about
 	// 100 kB) through the same server: the floor for big answers.
-	StaticFloor *EndpointStats  `json:"static_floor,omitempty"`
-	DBFloor     *EndpointStats  `json:"db_write_floor,omitempty"`
-	Endpoints   []EndpointStats `json:"endpoints"`
+	StaticFloor *EndpointStats `json:"static_floor,omitempty"`
+	DBFloor     *EndpointStats `json:"db_write_floor,omitempty"`
+	// ReadFloor (cold scenario) is a day's essential statement run on the
+	// database plus an answer of the same bytes written from memory.
+	ReadFloor *EndpointStats  `json:"day_read_floor,omitempty"`
+	Endpoints []EndpointStats `json:"endpoints"`
 	// Total is every request of the scenario phase together.
 	Total        EndpointStats `json:"total"`
 	ServerErrors int           `json:"5xx"`
@@ -192,6 +197,9 @@ func (rep *Report) compare(e *EndpointStats, alone bool) {
 	}
 	if alone && e.Floor == "http" && rep.StaticFloor != nil && rep.StaticFloor.PerSec > 0 {
 		e.StaticRatio = round2(e.PerSec / rep.StaticFloor.PerSec)
+	}
+	if alone && e.Floor == "http" && rep.ReadFloor != nil && rep.ReadFloor.PerSec > 0 {
+		e.ReadRatio = round2(e.PerSec / rep.ReadFloor.PerSec)
 	}
 	e.LatencyRatio = round2(floor.MeanMs / e.MeanMs)
 	if floor.P50Ms > 0 {
@@ -237,6 +245,9 @@ func writeTable(w io.Writer, rep *Report) {
 	if rep.DBFloor != nil {
 		row(rep.DBFloor, "floor: db write (a create's SQL, 1 tx)")
 	}
+	if rep.ReadFloor != nil {
+		row(rep.ReadFloor, "floor: a day's read + its bytes")
+	}
 	for i := range rep.Endpoints {
 		row(&rep.Endpoints[i], rep.Endpoints[i].Name)
 	}
@@ -273,6 +284,9 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	if rep.Waitlist != nil {
 		rep.Waitlist.write(w)
+	}
+	if rep.ReadFloor != nil {
+		fmt.Fprintf(w, "read× = req/s ÷ the day-read floor's (a day's statement on the database, then its answer's bytes from memory): %s\n", ratio(rep.Total.ReadRatio))
 	}
 	fmt.Fprintf(w, "5xx in the scenario: %d\n", rep.ServerErrors)
 	for _, n := range rep.Notes {

@@ -5,6 +5,7 @@
 package free
 
 import (
+	"iter"
 	"slices"
 	"time"
 
@@ -93,6 +94,27 @@ func NewDay(of Of, date slots.Date, order []string, free []slots.Slot, inWindow 
 		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
 	}
 	return d
+}
+
+// Of is what the day is of.
+func (d *Day) Of() Of {
+	return Of{UnitID: d.unitID, ServiceID: d.serviceID, Timezone: d.timezone, Location: d.loc, Duration: d.duration}
+}
+
+// Barbers are the barbers with free slots, as Slots numbers them.
+func (d *Day) Barbers() []string { return d.barbers }
+
+// Slots are the day's free slots, sorted by time, then barber: each slot's
+// start (Unix nanoseconds) and its barber's index in Barbers. For adapters
+// that encode the day themselves, without a model.Slot per slot.
+func (d *Day) Slots() iter.Seq2[int64, int] {
+	return func(yield func(int64, int) bool) {
+		for _, s := range d.free {
+			if !yield(s.start, int(s.barber)) {
+				return
+			}
+		}
+	}
 }
 
 // Date is the day, YYYY-MM-DD in the unit's zone.

@@ -51,26 +51,86 @@ func FreeSlots(d Day) []Slot {
 	}
 	buffer := max(d.Buffer, 0)
 	grid := newGrid(d.Date, d.Location, step)
+	// Policy.Admits, once for the day: a start is neither past nor sooner
+	// than the lead, and its local date (d.Date's, as every grid time's)
+	// is within the horizon: it starts before the day after the last.
+	earliest := d.Now
+	if lead := d.Now.Add(d.Policy.MinLead); lead.After(earliest) {
+		earliest = lead
+	}
+	beyond := d.Policy.lastDay(d.Now, d.Location).AddDays(1).Start(d.Location)
 
 	var out []Slot
-	for _, b := range d.Barbers {
+	for i, b := range d.Barbers {
+		if i == 1 { // barbers of a unit mostly work alike: room for as many as the first
+			out = slices.Grow(out, len(out)*(len(d.Barbers)-1))
+		}
 		timeOff, busy := newBlockers(b.TimeOff), newBlockers(b.Busy)
 		for _, span := range workingSpans(b.Hours, b.Breaks) {
 			resolved := grid.resolve(span)
 			for _, start := range resolved.starts {
+				if start.Before(earliest) || !start.Before(beyond) {
+					continue
+				}
 				s := Slot{Start: start, End: start.Add(d.Duration), BarberID: b.ID}
 				if s.End.After(resolved.end) ||
 					timeOff.hit(Interval{Start: s.Start, End: s.End}) ||
-					busy.hit(s.Block(buffer)) ||
-					d.Policy.Admits(d.Now, s.Start, d.Location) != nil {
+					busy.hit(s.Block(buffer)) {
 					continue
 				}
 				out = append(out, s)
 			}
 		}
 	}
-	slices.SortFunc(out, compareSlots)
-	return out
+	return sortSlots(out)
+}
+
+// sortSlots sorts slots by start, then barber id, as compareSlots does:
+// by small keys (a start, a barber's rank), then moves each slot once.
+func sortSlots(ss []Slot) []Slot {
+	if len(ss) < 2 {
+		return ss
+	}
+	ids := make([]string, 0, 16)
+	for _, s := range ss {
+		if len(ids) == 0 || ids[len(ids)-1] != s.BarberID { // a barber's slots are together
+			ids = append(ids, s.BarberID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	type key struct {
+		start      int64
+		rank, slot int32
+	}
+	keys := make([]key, len(ss))
+	for i, s := range ss {
+		r, _ := slices.BinarySearch(ids, s.BarberID)
+		keys[i] = key{s.Start.UnixNano(), int32(r), int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
+	// ss[i] is to become ss[keys[i].slot]: follow each cycle of moves.
+	for i := range keys {
+		if int(keys[i].slot) == i {
+			continue
+		}
+		held, j := ss[i], i
+		for {
+			k := int(keys[j].slot)
+			keys[j].slot = int32(j)
+			if k == i {
+				ss[j] = held
+				break
+			}
+			ss[j], j = ss[k], k
+		}
+	}
+	return ss
 }
 
 // withinWindow is a shortcut for whole days the policy rules out: every

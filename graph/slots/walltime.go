@@ -52,6 +52,24 @@ func Local(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(wallLayout)
 }
 
+// AppendLocal appends Local(t, loc) to dst. Availability answers format
+// thousands of times, so the digits are written without reading a layout.
+func AppendLocal(dst []byte, t time.Time, loc *time.Location) []byte {
+	return appendWall(dst, t.In(loc))
+}
+
+// appendWall appends t's wall clock as wallLayout formats it.
+func appendWall(dst []byte, t time.Time) []byte {
+	y, m, d := t.Date()
+	if y < 1000 || y > 9999 {
+		return t.AppendFormat(dst, wallLayout)
+	}
+	hh, mm, ss := t.Clock()
+	return append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+hh/10), byte('0'+hh%10), ':', byte('0'+mm/10), byte('0'+mm%10), ':', byte('0'+ss/10), byte('0'+ss%10))
+}
+
 // In resolves w in loc. A wall time inside a spring-forward gap returns
 // ErrNonexistentTime; one inside a fall-back overlap resolves to its first
 // (earlier) occurrence, so that "01:30" on a fall-back night means the same

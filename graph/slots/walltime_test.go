@@ -2,6 +2,7 @@ package slots_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,31 @@ func TestLocal(t *testing.T) {
 				t.Errorf("Local = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// AppendLocal and AppendUTC write what Local and UTC return, in any zone,
+// on any second, across the years their fast path covers and past them.
+func TestAppendLocalUTC(t *testing.T) {
+	zones := []string{"UTC", "Europe/Lisbon", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "America/St_Johns"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, z := range zones {
+		loc, err := time.LoadLocation(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2000 {
+			sec := rng.Int64N(400 * 365 * 86400) // 1800 to 2200
+			if i%100 == 0 {
+				sec = rng.Int64N(1<<40) - 1<<39 // far outside
+			}
+			at := time.Unix(sec-170*365*86400, rng.Int64N(1e9))
+			if got, want := string(slots.AppendLocal([]byte("x"), at, loc)), "x"+slots.Local(at, loc); got != want {
+				t.Fatalf("AppendLocal(%v, %s) = %q, want %q", at, z, got, want)
+			}
+			if got, want := string(slots.AppendUTC(nil, at.In(loc))), slots.UTC(at); got != want {
+				t.Fatalf("AppendUTC(%v) = %q, want %q", at, got, want)
+			}
+		}
 	}
 }

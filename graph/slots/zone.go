@@ -30,3 +30,11 @@ func Zone(name string) (*time.Location, error) {
 // UTC formats an instant as RFC 3339 in UTC, the form of every instant
 // barberd shows (Local is the form of wall times).
 func UTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// AppendUTC appends UTC(t) to dst, as AppendLocal does.
+func AppendUTC(dst []byte, t time.Time) []byte {
+	if y := t.UTC().Year(); y < 1000 || y > 9999 {
+		return t.UTC().AppendFormat(dst, time.RFC3339)
+	}
+	return append(appendWall(dst, t.UTC()), 'Z')
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/tenant"
+	"barberd/graph/store"
+)
+
+// The cold scenario asks GET /availability for days in a cycle over every
+// unit, service and date of --days, shuffled once: a day comes back only
+// after every other has been asked, so with more days than the server's
+// availability cache keeps (seed --units 20, serve with
+// --availability-cache-mb 1) every request is a miss. The report gives the
+// server's own count of hits and misses during the phase.
+//
+// Its floor is what a miss cannot do without: the day's one essential
+// statement (store.ScheduleRows, the hours, time off and reservations of
+// the day's eligible barbers, with the tenant filter) run directly on the
+// database, then an answer of the same bytes written over HTTP from memory
+// (real answers of the scenario, fetched before the floors, served by a
+// bare net/http server in barberbench), at the same concurrency.
+
+// coldDay is one day the cold scenario asks for.
+type coldDay struct {
+	unitID, serviceID string
+	day               int // days after today
+}
+
+// coldRun is the cold scenario's cycle and its floor's state.
+type coldRun struct {
+	days      []coldDay
+	next      atomic.Int64
+	accountID string
+	answers   [][]byte // sample answers the floor writes
+	srv       *http.Server
+	cl        *apiClient
+}
+
+// coldSamples is how many real answers the floor writes in turn.
+const coldSamples = 64
+
+// take is the next day of the cycle.
+func (c *coldRun) take() coldDay {
+	return c.days[int(c.next.Add(1)-1)%len(c.days)]
+}
+
+// prepareCold lays out the cycle and, with --database-url, the floor.
+func (b *bench) prepareCold(ctx context.Context) error {
+	c := &coldRun{}
+	for _, u := range b.cat.units {
+		for _, s := range b.cat.services[u.ID] {
+			for d := 1; d <= b.c.days; d++ {
+				c.days = append(c.days, coldDay{u.ID, s.ID, d})
+			}
+		}
+	}
+	rng := mrand.New(mrand.NewPCG(b.c.seed, 0))
+	rng.Shuffle(len(c.days), func(i, j int) { c.days[i], c.days[j] = c.days[j], c.days[i] })
+	b.cold = c
+	if b.floor == nil {
+		return nil
+	}
+	db := b.floor.db
+	q := "SELECT account_id FROM units WHERE id = $1"
+	if db.Dialect == dialect.SQLite {
+		q = "SELECT account_id FROM units WHERE id = ?"
+	}
+	if err := db.SQL.QueryRowContext(ctx, q, b.cat.units[0].ID).Scan(&c.accountID); err != nil {
+		return fmt.Errorf("cold floor: the account: %w", err)
+	}
+	// Sample answers from the end of the cycle, which the measured phases
+	// reach last, if at all.
+	w := &worker{b: b, rec: newRecorder(), rng: rng, ph: &phase{deadline: time.Now().Add(time.Hour)}}
+	w.ph.budget.Store(coldSamples)
+	for i := range min(coldSamples, len(c.days)) {
+		var body json.RawMessage
+		ex, err := w.do(ctx, "sample", http.MethodGet, w.coldQuery(c.days[len(c.days)-1-i]), nil, &body)
+		if err != nil || ex.status != http.StatusOK {
+			return fmt.Errorf("cold floor: a sample answer: status %d: %v", ex.status, err)
+		}
+		c.answers = append(c.answers, body)
+	}
+	return c.serveAnswers(b.c.concurrency)
+}
+
+// serveAnswers starts the floor's HTTP server on loopback: GET /N writes
+// sample answer N, as barberd writes an encoded answer.
+func (c *coldRun) serveAnswers(conns int) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	c.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil || i < 0 || i >= len(c.answers) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(c.answers[i])))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(c.answers[i])
+	})}
+	go func() { _ = c.srv.Serve(ln) }()
+	c.cl = newAPIClient(&url.URL{Scheme: "http", Host: ln.Addr().String()}, "", conns+4)
+	return nil
+}
+
+func (c *coldRun) close() {
+	if c != nil && c.srv != nil {
+		_ = c.srv.Close()
+	}
+}
+
+// coldQuery is the GET /availability of day d (with --one-barber, for one
+// of its barbers).
+func (w *worker) coldQuery(d coldDay) string {
+	q := "/availability?unit_id=" + d.unitID + "&service_id=" + d.serviceID
+	if barbers := w.b.cat.barbers[d.unitID+"/"+d.serviceID]; w.b.c.oneBarber && len(barbers) > 0 {
+		q += "&barber_id=" + pick(w.rng, barbers).ID
+	}
+	return q + "&date=" + w.b.date(d.unitID, d.day)
+}
+
+// coldOnly asks for the next day of the cycle.
+func (w *worker) coldOnly(ctx context.Context) error {
+	_, err := w.do(ctx, "GET /availability", http.MethodGet, w.coldQuery(w.b.cold.take()), nil, nil)
+	return stopOr(err)
+}
+
+// coldFloor measures the day-read floor, once the scenario is cold and the
+// database known.
+func (b *bench) coldFloor(ctx context.Context, rep *Report) {
+	if b.cold == nil || b.floor == nil {
+		return
+	}
+	fmt.Fprintf(b.logOut, "barberbench: day-read floor (a day's statement and its answer's bytes) %s\n", b.c.floorDuration)
+	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.floorDuration, func(w *worker, ctx context.Context) error {
+		if !w.ph.admit() {
+			return errStop
+		}
+		start := time.Now()
+		i := int(w.b.cold.next.Add(1) - 1)
+		err := b.readDay(ctx, b.cold.days[i%len(b.cold.days)])
+		if err == nil {
+			var ex exchange
+			ex, err = b.cold.cl.send(ctx, newRecorder(), "answer", http.MethodGet, "//"+strconv.Itoa(i%len(b.cold.answers)), nil, nil)
+			if err == nil && ex.status != http.StatusOK {
+				err = fmt.Errorf("status %d", ex.status)
+			}
+		}
+		switch {
+		case err == nil:
+			w.rec.record("day read", time.Since(start), 200, "")
+		case ctx.Err() == nil:
+			w.rec.record("day read", time.Since(start), 500, "error")
+			fmt.Fprintf(b.logOut, "barberbench: day-read floor: %v\n", err)
+			time.Sleep(10 * time.Millisecond)
+		}
+		return nil
+	})
+	if s := rec.series["day read"]; s != nil {
+		st := s.stats("day read", "day_read_floor", wall)
+		rep.ReadFloor = &st
+	}
+}
+
+// readDay runs the one statement barberd sends to read day d of its
+// unit's eligible barbers, on the span and weekday barberd asks for.
+func (b *bench) readDay(ctx context.Context, d coldDay) error {
+	loc := b.cat.locs[d.unitID]
+	local := time.Now().In(loc).AddDate(0, 0, d.day)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc).UTC()
+	barbers := b.cat.barbers[d.unitID+"/"+d.serviceID]
+	ids := make([]string, len(barbers))
+	for i, br := range barbers {
+		ids[i] = br.ID
+	}
+	ctx = tenant.WithAccount(ctx, b.cold.accountID)
+	_, err := store.ScheduleRows(ctx, b.floor.db.SQL, b.floor.db.Dialect, d.unitID, ids, []int{int(local.Weekday())},
+		midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour), time.Now())
+	return err
+}
+
+// availabilityLookups reads the server's count of availability cache hits
+// and misses from its /metrics (false when it serves none there).
+func (b *bench) availabilityLookups(ctx context.Context) (hits, misses int64, ok bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.cl.root+"/metrics", nil)
+	if err != nil {
+		return 0, 0, false
+	}
+	resp, err := b.cl.http.Do(req)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return 0, 0, false
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "barberd_cache_lookups_total{") || !strings.Contains(line, `cache="availability"`) {
+			continue
+		}
+		n, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			continue
+		}
+		ok = true
+		if strings.Contains(line, `result="hit"`) {
+			hits += int64(n)
+		} else {
+			misses += int64(n)
+		}
+	}
+	return hits, misses, ok
+}
+
+// noteLookups notes the availability cache's hits and misses between two
+// readings.
+func noteLookups(rep *Report, before, after [2]int64) {
+	h, m := after[0]-before[0], after[1]-before[1]
+	if h+m > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("availability cache during the scenario (server's /metrics): %d hits, %d misses (%.1f%% misses)", h, m, 100*float64(m)/float64(h+m)))
+	}
+}
