@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/ent/account"
 	"barberd/ent/apikey"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
@@ -28,8 +29,8 @@ const candidatePage = 100
 // offered without a hold is not offered again in the same pass. The
 // barber is locked once an entry may want the time, and the barber's
 // expired holds freed before the first hold is written.
-func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, freed []slots.Interval, now time.Time) (int, error) {
-	p := &offerPass{r: r, tx: tx, barberID: barberID, freed: freed,
+func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, freed []slots.Interval, now time.Time) (int, error) {
+	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, freed: freed,
 		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{}}
 	first, last := freed[0], freed[0]
 	for _, f := range freed {
@@ -43,7 +44,7 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, 
 	var prev *ent.WaitlistEntry
 	for !p.taken() {
 		q := tx.WaitlistEntry.Query().Where(
-			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
+			waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
 			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
 			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
@@ -73,13 +74,17 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, 
 
 // offerPass is the offering of a barber's freed time.
 type offerPass struct {
-	r        *Resolver
-	tx       *ent.Tx
-	barberID string
-	freed    []slots.Interval
-	now      time.Time
-	told     map[time.Time]bool   // starts offered without a hold
-	offers   map[[2]string]*offer // by unit and service; nil: not bookable
+	r                   *Resolver
+	tx                  *ent.Tx
+	accountID, barberID string
+	freed               []slots.Interval
+	now                 time.Time
+	told                map[time.Time]bool   // starts offered without a hold
+	offers              map[[2]string]*offer // by unit and service; nil: not bookable
+	// config is the account's config version, read once a catalog is
+	// needed (configRead).
+	config     int64
+	configRead bool
 	// days are the barber's days read in the pass, by unit and date (for
 	// any service: each takes its own length), until an offer's hold
 	// changes them.
@@ -175,13 +180,13 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 }
 
 // offerOf is the unit and service of e with the pass's barber, or nil
-// when they cannot be booked together (read once per pass).
+// when they cannot be booked together (looked up once per pass).
 func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, error) {
 	k := [2]string{e.UnitID, e.ServiceID}
 	if o, seen := p.offers[k]; seen {
 		return o, nil
 	}
-	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barberID)
+	o, err := p.catalog(ctx, e.UnitID, e.ServiceID)
 	if _, domain := AsError(err); domain {
 		o, err = nil, nil // no longer offered, bookable or eligible
 	}
@@ -189,6 +194,34 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 		return nil, err
 	}
 	p.offers[k] = o
+	return o, nil
+}
+
+// catalog is the unit and service with the pass's barber from the
+// process's catalog cache, current as of the account's config version read
+// in the pass's transaction (one statement a pass, not three for each unit
+// and service); read from the transaction and kept when not cached.
+func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*offer, error) {
+	if !p.configRead {
+		a, err := p.tx.Account.Query().Where(account.ID(p.accountID)).Select(account.FieldConfigVersion).Only(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.config, p.configRead = a.ConfigVersion, true
+	}
+	v := &Viewer{AccountID: p.accountID, configVersion: p.config, versioned: true}
+	key := newCatalogKey(p.accountID, unitID, serviceID, &p.barberID)
+	if o, hit := p.r.cache.cachedCatalog(v, key, true); hit {
+		c := *o // the pass reads the cache's unit, service and barber, never writes them
+		return &c, nil
+	}
+	// The version was read before the catalog, so the catalog is at least
+	// as new as the version it is kept under.
+	o, err := lookupCatalog(ctx, p.tx.Client(), unitID, serviceID, &p.barberID)
+	if err != nil {
+		return nil, err
+	}
+	p.r.cache.catalogs.Put(key, &catalogEntry{config: p.config, offer: *o})
 	return o, nil
 }
 
