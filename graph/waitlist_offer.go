@@ -27,7 +27,7 @@ const candidatePage = 100
 // offerFreed offers the barber's freed time to the waiting entries that
 // want it, oldest first, each the earliest free start it matches; a start
 // offered without a hold is not offered again in the same pass. The
-// barber is locked once an entry may want the time, and the barber's
+// barber is locked once a start is free for an entry, and the barber's
 // expired holds freed before the first hold is written.
 func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, freed []slots.Interval, now time.Time) (int, error) {
 	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, freed: freed,
@@ -145,11 +145,20 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		return nil
 	}
 	if !p.locked {
-		// Reads of the barber's time from here on hold until the commit.
+		// Read unlocked, the barber's time can only tell that nothing is
+		// free for e: time freed since has an opening of its own, whose
+		// pass reads it. Cancels wait for a barber's lock, so a pass locks
+		// it (and reads again: reads from then on hold until the commit)
+		// only once a start is free.
+		_, ok, err := p.freeStart(ctx, o, w, dates)
+		if err != nil || !ok {
+			return err
+		}
 		if err := p.r.lockBarber(ctx, p.tx, p.barberID); err != nil {
 			return err
 		}
 		p.locked = true
+		clear(p.days)
 	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {

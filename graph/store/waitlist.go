@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/lib/pq"
 )
 
 // openingReach is how far before a freed span a waiting entry's window may
@@ -16,46 +19,68 @@ const openingReach = 33 * 24 * time.Hour
 // InsertOpening records that a barber's time from start to end became free,
 // with the given id, if a waiting entry of the account may want it: one
 // waiting for that barber or any, whose times reach the span. Why not ent:
-// the check and the insert are one round trip, and one walk of the index
+// the check and the insert are one statement, and one walk of the index
 // of waiting entries by earliest start (bounded by openingReach), however
 // many entries wait. It reports whether it wrote the row.
 func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	var a sqlArgs
-	text, instant := "", "" // PostgreSQL types a SELECT list's parameters by their first use
+	param := a.add
 	if dia == dialect.Postgres {
-		text, instant = "::text", "::timestamptz"
+		param = literal
 	}
-	account, barber := a.add(accountID)+text, a.add(barberID)+text
-	from, to := a.add(start)+instant, a.add(end)+instant
-	// On PostgreSQL the probe holds the account's waitlist fence, shared,
-	// until the commit (LockWaitlist), taken in a statement of its own: a
-	// statement reads what was committed when it began, so the probe must
-	// begin once the fence is held.
-	if dia == dialect.Postgres {
-		rows, err := c.QueryContext(ctx, `SELECT pg_advisory_xact_lock_shared(`+waitlistFence+`, hashtext($1))`, accountID)
-		if err != nil {
-			return false, err
-		}
-		if err := rows.Close(); err != nil {
-			return false, err
-		}
-	}
+	account, barber := param(accountID), param(barberID)
+	from, to := param(start), param(end)
 	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + `
-WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + a.add(true) + `
-AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + a.add(start.Add(-openingReach)) + `
+SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + param(now) + `
+WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
+AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
 AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `))
 RETURNING id`
+	// On PostgreSQL the probe holds the account's waitlist fence, shared,
+	// until the commit (LockWaitlist), taken by a statement of its own
+	// before it: a statement reads what was committed when it began, so the
+	// probe must begin once the fence is held. Both statements go in one
+	// round trip (a simple query, its values as literals), each with its
+	// own snapshot.
+	if dia == dialect.Postgres {
+		q = `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + account + `));
+` + q
+	}
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
+	if dia == dialect.Postgres {
+		for rows.Next() { // the fence's row
+		}
+		if !rows.NextResultSet() {
+			return false, errors.Join(rows.Err(), errors.New("waitlist probe: no result"))
+		}
+	}
 	wrote := rows.Next()
 	if err := rows.Err(); err != nil {
 		return false, err
 	}
 	return wrote, rows.Close()
+}
+
+// literal is v as a PostgreSQL literal, for the text of a simple query
+// (which takes no parameters): strings quoted, instants as lib/pq sends
+// them.
+func literal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return pq.QuoteLiteral(v) + "::text"
+	case time.Time:
+		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + "::timestamptz"
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	panic(fmt.Sprintf("literal of %T", v))
 }
 
 // waitlistFence is the first key of the PostgreSQL advisory locks that
