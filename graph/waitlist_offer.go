@@ -31,7 +31,8 @@ const candidatePage = 100
 // expired holds freed before the first hold is written.
 func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, freed []slots.Interval, now time.Time) (int, error) {
 	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, freed: freed,
-		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{}}
+		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{},
+		free: map[freeKey][]slots.Slot{}}
 	first, last := freed[0], freed[0]
 	for _, f := range freed {
 		if f.Start.Before(first.Start) {
@@ -89,6 +90,9 @@ type offerPass struct {
 	// any service: each takes its own length), until an offer's hold
 	// changes them.
 	days map[dayKey]slots.Day
+	// free are the free starts of those days for a service's length and
+	// buffer, computed once for all the entries that want them.
+	free map[freeKey][]slots.Slot
 	// held are the blocks of the pass's offers' holds: once they cover
 	// the freed time, the pass ends.
 	held []slots.Interval
@@ -100,6 +104,11 @@ type offerPass struct {
 type dayKey struct {
 	unit string
 	date slots.Date
+}
+
+type freeKey struct {
+	dayKey
+	duration, buffer time.Duration
 }
 
 // taken reports whether the pass's holds cover all the freed time. It was
@@ -159,6 +168,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		}
 		p.locked = true
 		clear(p.days)
+		clear(p.free)
 	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
@@ -184,6 +194,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	} else {
 		p.held = append(p.held, s.Block(o.buffer()))
 		clear(p.days) // the hold is busy time now
+		clear(p.free)
 	}
 	return nil
 }
@@ -289,9 +300,15 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 		}
 	}
 	for _, d := range dates {
-		day := p.days[dayKey{o.unit.ID, d}]
-		day.Duration, day.Buffer = o.duration(), o.buffer()
-		for _, s := range slots.FreeSlots(day) {
+		k := freeKey{dayKey{o.unit.ID, d}, o.duration(), o.buffer()}
+		free, ok := p.free[k]
+		if !ok {
+			day := p.days[k.dayKey]
+			day.Duration, day.Buffer = k.duration, k.buffer
+			free = slots.FreeSlots(day)
+			p.free[k] = free
+		}
+		for _, s := range free {
 			if p.touches(s.Block(o.buffer())) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
 				return s, true, nil
 			}

@@ -187,8 +187,12 @@ func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
 		for i, o := range ops {
 			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
 		}
-		made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, freed, r.now())
-		return err
+		if made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, freed, r.now()); err != nil || made > 0 {
+			return err
+		}
+		// Nothing offered: losing this commit to a crash of the database
+		// only brings the openings back, for the job.
+		return r.cfg.DB.CommitLazily(ctx, tx)
 	})
 	if err != nil {
 		return made, err

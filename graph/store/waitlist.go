@@ -8,6 +8,8 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
+
+	"barberd/ent"
 )
 
 // openingReach is how far before a freed span a waiting entry's window may
@@ -152,4 +154,11 @@ RETURNING id, account_id, barber_id, starts_at, ends_at`
 		return nil, err
 	}
 	return out, rows.Close()
+}
+
+// CommitLazily makes tx commit without waiting for the disk (asyncCommit):
+// for an offer pass that took openings and offered nothing, whose loss in
+// a crash of the database only brings the openings back.
+func (db *DB) CommitLazily(ctx context.Context, tx *ent.Tx) error {
+	return db.asyncCommit(ctx, tx)
 }
