@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"barberd/ent"
-	"barberd/ent/account"
 	"barberd/ent/apikey"
+	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
+	"barberd/ent/service"
+	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
 	"barberd/graph/slots"
 	"barberd/rest/view"
@@ -29,8 +31,8 @@ const candidatePage = 100
 // offered without a hold is not offered again in the same pass. The
 // barber is locked once a start is free for an entry, and the barber's
 // expired holds freed before the first hold is written.
-func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, freed []slots.Interval, now time.Time) (int, error) {
-	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, freed: freed,
+func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
+	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
 		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{},
 		free: map[freeKey][]slots.Slot{}}
 	first, last := freed[0], freed[0]
@@ -48,6 +50,10 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barber
 			waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
 			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
+			// Of the barber's units and services: the others' catalog
+			// lookups would only find the barber not eligible.
+			waitlistentry.HasUnitWith(unit.HasBarbersWith(barber.ID(barberID))),
+			waitlistentry.HasServiceWith(service.HasBarbersWith(barber.ID(barberID))),
 			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
 		if prev != nil {
 			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
@@ -82,10 +88,9 @@ type offerPass struct {
 	now                 time.Time
 	told                map[time.Time]bool   // starts offered without a hold
 	offers              map[[2]string]*offer // by unit and service; nil: not bookable
-	// config is the account's config version, read once a catalog is
-	// needed (configRead).
-	config     int64
-	configRead bool
+	// config is the account's config version, read in the pass's
+	// transaction before any catalog.
+	config int64
 	// days are the barber's days read in the pass, by unit and date (for
 	// any service: each takes its own length), until an offer's hold
 	// changes them.
@@ -219,16 +224,10 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 
 // catalog is the unit and service with the pass's barber from the
 // process's catalog cache, current as of the account's config version read
-// in the pass's transaction (one statement a pass, not three for each unit
-// and service); read from the transaction and kept when not cached.
+// in the pass's transaction (no statement, where lookupCatalog takes three
+// for each unit and service); read from the transaction and kept when not
+// cached.
 func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*offer, error) {
-	if !p.configRead {
-		a, err := p.tx.Account.Query().Where(account.ID(p.accountID)).Select(account.FieldConfigVersion).Only(ctx)
-		if err != nil {
-			return nil, err
-		}
-		p.config, p.configRead = a.ConfigVersion, true
-	}
 	v := &Viewer{AccountID: p.accountID, configVersion: p.config, versioned: true}
 	key := newCatalogKey(p.accountID, unitID, serviceID, &p.barberID)
 	if o, hit := p.r.cache.cachedCatalog(v, key, true); hit {

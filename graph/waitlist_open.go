@@ -187,7 +187,7 @@ func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
 		for i, o := range ops {
 			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
 		}
-		if made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, freed, r.now()); err != nil || made > 0 {
+		if made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, r.now()); err != nil || made > 0 {
 			return err
 		}
 		// Nothing offered: losing this commit to a crash of the database

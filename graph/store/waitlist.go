@@ -106,15 +106,17 @@ func LockWaitlist(ctx context.Context, c Queryer, dia, accountID string) error {
 	return rows.Close()
 }
 
-// Opening is a freed span of a barber's time taken by TakeOpenings.
+// Opening is a freed span of a barber's time taken by TakeOpenings, with
+// its account's config version read by the same statement.
 type Opening struct {
 	ID, AccountID, BarberID string
 	StartsAt, EndsAt        time.Time
+	ConfigVersion           int64
 }
 
 // TakeOpenings deletes the opening id and up to most-1 other openings of
 // its barber, oldest first, and returns them (id first): one statement
-// where ent takes three. On PostgreSQL it passes over openings another
+// where ent takes four. On PostgreSQL it passes over openings another
 // transaction holds (FOR UPDATE SKIP LOCKED), and takes none when that is
 // id (or id is gone); SQLite's write transactions are serial.
 func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int) ([]Opening, error) {
@@ -131,7 +133,8 @@ func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int) ([]O
 	q := `WITH op AS (SELECT barber_id FROM openings WHERE id = ` + p + acct + lock + `)
 DELETE FROM openings WHERE id IN (SELECT o.id FROM openings o JOIN op ON o.barber_id = op.barber_id
 ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + a.add(most) + lockOf + `)
-RETURNING id, account_id, barber_id, starts_at, ends_at`
+RETURNING id, account_id, barber_id, starts_at, ends_at,
+(SELECT config_version FROM accounts WHERE accounts.id = openings.account_id)`
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return nil, err
@@ -140,7 +143,7 @@ RETURNING id, account_id, barber_id, starts_at, ends_at`
 	var out []Opening
 	for rows.Next() {
 		var o Opening
-		if err := rows.Scan(&o.ID, &o.AccountID, &o.BarberID, &o.StartsAt, &o.EndsAt); err != nil {
+		if err := rows.Scan(&o.ID, &o.AccountID, &o.BarberID, &o.StartsAt, &o.EndsAt, &o.ConfigVersion); err != nil {
 			return nil, err
 		}
 		o.StartsAt, o.EndsAt = o.StartsAt.UTC(), o.EndsAt.UTC()
