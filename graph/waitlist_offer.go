@@ -63,18 +63,27 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barber
 		if err != nil {
 			return p.made, err
 		}
+		relocked := false
 		for _, e := range es {
 			if p.taken() {
 				break
 			}
-			if err := p.consider(ctx, e); err != nil {
+			err := p.consider(ctx, e)
+			if relocked = errors.Is(err, errLocked); relocked {
+				break
+			}
+			if err != nil {
 				return p.made, err
 			}
 		}
-		if len(es) < candidatePage {
-			break
+		switch {
+		case relocked:
+			prev = nil // again from the oldest, reading under the lock
+		case len(es) < candidatePage:
+			return p.made, nil
+		default:
+			prev = es[len(es)-1]
 		}
-		prev = es[len(es)-1]
 	}
 	return p.made, nil
 }
@@ -162,8 +171,9 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		// Read unlocked, the barber's time can only tell that nothing is
 		// free for e: time freed since has an opening of its own, whose
 		// pass reads it. Cancels wait for a barber's lock, so a pass locks
-		// it (and reads again: reads from then on hold until the commit)
-		// only once a start is free.
+		// it only once a start is free, and then considers the entries
+		// again from the oldest, reading under the lock (which holds until
+		// the commit).
 		_, ok, err := p.freeStart(ctx, o, w, dates)
 		if err != nil || !ok {
 			return err
@@ -174,6 +184,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		p.locked = true
 		clear(p.days)
 		clear(p.free)
+		return errLocked
 	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
@@ -315,6 +326,10 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 	}
 	return slots.Slot{}, false, nil
 }
+
+// errLocked sends an offer pass back to its oldest entry once it has
+// locked the barber.
+var errLocked = errors.New("barber locked: consider the entries again")
 
 // errNotWaiting ends the offer to an entry another writer offered or ended
 // first.
