@@ -64,14 +64,32 @@ func (w want) dates() []slots.Date {
 	return out
 }
 
-// wantOf is the window of a stored entry.
+// wantOf is the window of a stored entry, read from its columns alone
+// (they were checked when it joined): the offer pass reads it for every
+// candidate.
 func wantOf(e *ent.WaitlistEntry) want {
-	s, _ := checkJoin(model.JoinWaitlistInput{
-		UnitID: e.UnitID, ServiceID: e.ServiceID, From: e.FromDate, To: e.ToDate,
-		TimeFrom: e.TimeFrom, TimeTo: e.TimeTo, Weekdays: e.Weekdays,
-		Client: &model.ClientInput{Name: e.ClientName, Phone: e.ClientPhone},
-	})
-	return s
+	w := want{end: int(slots.EndOfDay) * 60}
+	w.from, _ = slots.ParseDate(e.FromDate)
+	w.to, _ = slots.ParseDate(e.ToDate)
+	if e.TimeFrom != nil {
+		c, _ := slots.ParseClock(*e.TimeFrom)
+		w.start = int(c) * 60
+	}
+	if e.TimeTo != nil {
+		c, _ := slots.ParseClock(*e.TimeTo)
+		w.end = int(c) * 60
+	}
+	for _, d := range e.Weekdays {
+		if d >= 1 && d <= 7 {
+			w.weekdays[d] = true
+		}
+	}
+	if len(e.Weekdays) == 0 {
+		for d := range w.weekdays {
+			w.weekdays[d] = true
+		}
+	}
+	return w
 }
 
 // CheckJoinWaitlist checks a join's shape; the dates against the unit's

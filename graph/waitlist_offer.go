@@ -8,9 +8,12 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/apikey"
+	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/schema/tenant"
+	"barberd/ent/service"
+	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
 	"barberd/graph/domain"
 	"barberd/graph/slots"
@@ -27,11 +30,12 @@ const candidatePage = 100
 // offerFreed offers the barber's freed time to the waiting entries that
 // want it, oldest first, each the earliest free start it matches; a start
 // offered without a hold is not offered again in the same pass. The
-// barber is locked once an entry may want the time, and the barber's
+// barber is locked once a start is free for an entry, and the barber's
 // expired holds freed before the first hold is written.
-func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, freed []slots.Interval, now time.Time) (int, error) {
-	p := &offerPass{r: r, tx: tx, barberID: barberID, freed: freed,
-		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{}}
+func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
+	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
+		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{},
+		free: map[freeKey][]slots.Slot{}}
 	first, last := freed[0], freed[0]
 	for _, f := range freed {
 		if f.Start.Before(first.Start) {
@@ -44,9 +48,13 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, 
 	var prev *ent.WaitlistEntry
 	for !p.taken() {
 		q := tx.WaitlistEntry.Query().Where(
-			waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
+			waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
 			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
+			// Of the barber's units and services: the others' catalog
+			// lookups would only find the barber not eligible.
+			waitlistentry.HasUnitWith(unit.HasBarbersWith(barber.ID(barberID))),
+			waitlistentry.HasServiceWith(service.HasBarbersWith(barber.ID(barberID))),
 			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
 		if prev != nil {
 			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
@@ -56,35 +64,50 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, barberID string, 
 		if err != nil {
 			return p.made, err
 		}
+		relocked := false
 		for _, e := range es {
 			if p.taken() {
 				break
 			}
-			if err := p.consider(ctx, e); err != nil {
+			err := p.consider(ctx, e)
+			if relocked = errors.Is(err, errLocked); relocked {
+				break
+			}
+			if err != nil {
 				return p.made, err
 			}
 		}
-		if len(es) < candidatePage {
-			break
+		switch {
+		case relocked:
+			prev = nil // again from the oldest, reading under the lock
+		case len(es) < candidatePage:
+			return p.made, nil
+		default:
+			prev = es[len(es)-1]
 		}
-		prev = es[len(es)-1]
 	}
 	return p.made, nil
 }
 
 // offerPass is the offering of a barber's freed time.
 type offerPass struct {
-	r        *Resolver
-	tx       *ent.Tx
-	barberID string
-	freed    []slots.Interval
-	now      time.Time
-	told     map[time.Time]bool   // starts offered without a hold
-	offers   map[[2]string]*offer // by unit and service; nil: not bookable
+	r                   *Resolver
+	tx                  *ent.Tx
+	accountID, barberID string
+	freed               []slots.Interval
+	now                 time.Time
+	told                map[time.Time]bool   // starts offered without a hold
+	offers              map[[2]string]*offer // by unit and service; nil: not bookable
+	// config is the account's config version, read in the pass's
+	// transaction before any catalog.
+	config int64
 	// days are the barber's days read in the pass, by unit and date (for
 	// any service: each takes its own length), until an offer's hold
 	// changes them.
 	days map[dayKey]slots.Day
+	// free are the free starts of those days for a service's length and
+	// buffer, computed once for all the entries that want them.
+	free map[freeKey][]slots.Slot
 	// held are the blocks of the pass's offers' holds: once they cover
 	// the freed time, the pass ends.
 	held []slots.Interval
@@ -96,6 +119,11 @@ type offerPass struct {
 type dayKey struct {
 	unit string
 	date slots.Date
+}
+
+type freeKey struct {
+	dayKey
+	duration, buffer time.Duration
 }
 
 // taken reports whether the pass's holds cover all the freed time. It was
@@ -141,11 +169,23 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		return nil
 	}
 	if !p.locked {
-		// Reads of the barber's time from here on hold until the commit.
+		// Read unlocked, the barber's time can only tell that nothing is
+		// free for e: time freed since has an opening of its own, whose
+		// pass reads it. Cancels wait for a barber's lock, so a pass locks
+		// it only once a start is free, and then considers the entries
+		// again from the oldest, reading under the lock (which holds until
+		// the commit).
+		_, ok, err := p.freeStart(ctx, o, w, dates)
+		if err != nil || !ok {
+			return err
+		}
 		if err := p.r.lockBarber(ctx, p.tx, p.barberID); err != nil {
 			return err
 		}
 		p.locked = true
+		clear(p.days)
+		clear(p.free)
+		return errLocked
 	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
@@ -171,25 +211,48 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	} else {
 		p.held = append(p.held, s.Block(o.buffer()))
 		clear(p.days) // the hold is busy time now
+		clear(p.free)
 	}
 	return nil
 }
 
 // offerOf is the unit and service of e with the pass's barber, or nil
-// when they cannot be booked together (read once per pass).
+// when they cannot be booked together (looked up once per pass).
 func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, error) {
 	k := [2]string{e.UnitID, e.ServiceID}
 	if o, seen := p.offers[k]; seen {
 		return o, nil
 	}
-	o, err := lookupCatalog(ctx, p.tx.Client(), e.UnitID, e.ServiceID, &p.barberID)
-	if _, domain := domain.AsError(err); domain {
+	o, err := p.catalog(ctx, e.UnitID, e.ServiceID)
+	if _, known := domain.AsError(err); known {
 		o, err = nil, nil // no longer offered, bookable or eligible
 	}
 	if err != nil {
 		return nil, err
 	}
 	p.offers[k] = o
+	return o, nil
+}
+
+// catalog is the unit and service with the pass's barber from the
+// process's catalog cache, current as of the account's config version read
+// in the pass's transaction (no statement, where lookupCatalog takes three
+// for each unit and service); read from the transaction and kept when not
+// cached.
+func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*offer, error) {
+	v := &domain.Viewer{AccountID: p.accountID, ConfigVersion: p.config, Versioned: true}
+	key := newCatalogKey(p.accountID, unitID, serviceID, &p.barberID)
+	if o, hit := p.r.cache.cachedCatalog(v, key, true); hit {
+		c := *o // the pass reads the cache's unit, service and barber, never writes them
+		return &c, nil
+	}
+	// The version was read before the catalog, so the catalog is at least
+	// as new as the version it is kept under.
+	o, err := lookupCatalog(ctx, p.tx.Client(), unitID, serviceID, &p.barberID)
+	if err != nil {
+		return nil, err
+	}
+	p.r.cache.catalogs.Put(key, &catalogEntry{config: p.config, offer: *o})
 	return o, nil
 }
 
@@ -248,9 +311,15 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 		}
 	}
 	for _, d := range dates {
-		day := p.days[dayKey{o.unit.ID, d}]
-		day.Duration, day.Buffer = o.duration(), o.buffer()
-		for _, s := range slots.FreeSlots(day) {
+		k := freeKey{dayKey{o.unit.ID, d}, o.duration(), o.buffer()}
+		free, ok := p.free[k]
+		if !ok {
+			day := p.days[k.dayKey]
+			day.Duration, day.Buffer = k.duration, k.buffer
+			free = slots.FreeSlots(day)
+			p.free[k] = free
+		}
+		for _, s := range free {
 			if p.touches(s.Block(o.buffer())) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
 				return s, true, nil
 			}
@@ -258,6 +327,10 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 	}
 	return slots.Slot{}, false, nil
 }
+
+// errLocked sends an offer pass back to its oldest entry once it has
+// locked the barber.
+var errLocked = errors.New("barber locked: consider the entries again")
 
 // errNotWaiting ends the offer to an entry another writer offered or ended
 // first.

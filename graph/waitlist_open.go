@@ -48,6 +48,7 @@ func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID s
 	}
 	onCommit(tx, func() {
 		if r.offers.running.Load() > 0 {
+			r.offers.pending.Store(id, struct{}{})
 			r.offers.due.Wake(id)
 			return
 		}
@@ -70,7 +71,11 @@ func (r *Resolver) offerNow(ctx context.Context, id string) {
 // while RunOffers runs; without them, the committing request makes its
 // offers itself before it answers.
 type offerWorkers struct {
-	due     *wake.Set // openings committed, by id
+	due *wake.Set // openings committed, by id
+	// pending are the openings woken and not yet taken by a pass of this
+	// process: a pass takes its barber's other openings too, and their
+	// turn then costs no transaction.
+	pending sync.Map
 	running atomic.Int32
 }
 
@@ -89,7 +94,9 @@ func (r *Resolver) RunOffers(ctx context.Context) {
 	for range offerWorkerCount {
 		workers.Go(func() {
 			for id := range ids {
-				r.offerNow(ctx, id)
+				if _, due := r.offers.pending.LoadAndDelete(id); due {
+					r.offerNow(ctx, id)
+				}
 			}
 		})
 	}
@@ -164,39 +171,37 @@ func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
 // under load they queue, and one pass, one lock, serves them all.
 const openingBatch = 50
 
-// offerOpening makes the offers of an opening, with the other openings of
-// its barber not taken by another transaction, and deletes them, in one
+// offerOpening takes an opening, with the other openings of its barber not
+// taken by another transaction, and makes their offers, in one
 // transaction; an opening another transaction holds or has done is passed
 // over. It says how many offers it made.
 func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
-	made := 0
+	made, ids := 0, []string(nil)
 	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		made = 0
-		op, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Opening.Query().Where(opening.ID(id))).Only(ctx)
-		if ent.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
+		made, ids = 0, nil
+		ops, err := store.TakeOpenings(ctx, tx, r.cfg.DB.Dialect, id, openingBatch)
+		if err != nil || len(ops) == 0 {
 			return err
 		}
-		more, err := store.SkipLocked(r.cfg.DB.Dialect, tx.Opening.Query().
-			Where(opening.BarberID(op.BarberID), opening.IDNEQ(op.ID)).
-			Order(opening.ByCreatedAt(), opening.ByID()).Limit(openingBatch-1)).All(ctx)
-		if err != nil {
-			return err
-		}
-		ops := append([]*ent.Opening{op}, more...)
-		freed, ids := make([]slots.Interval, len(ops)), make([]string, len(ops))
+		freed := make([]slots.Interval, len(ops))
+		ids = make([]string, len(ops))
 		for i, o := range ops {
 			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
 		}
-		if made, err = r.offerFreed(ctx, tx, op.BarberID, freed, r.now()); err != nil {
+		if made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, r.now()); err != nil || made > 0 {
 			return err
 		}
-		_, err = tx.Opening.Delete().Where(opening.IDIn(ids...)).Exec(ctx)
-		return err
+		// Nothing offered: losing this commit to a crash of the database
+		// only brings the openings back, for the job.
+		return r.cfg.DB.CommitLazily(ctx, tx)
 	})
-	if err == nil && made > 0 {
+	if err != nil {
+		return made, err
+	}
+	for _, id := range ids {
+		r.offers.pending.Delete(id)
+	}
+	if made > 0 {
 		r.metrics().WaitlistOffered(made)
 	}
 	return made, err

@@ -2,9 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/lib/pq"
+
+	"barberd/ent"
 )
 
 // openingReach is how far before a freed span a waiting entry's window may
@@ -16,46 +21,68 @@ const openingReach = 33 * 24 * time.Hour
 // InsertOpening records that a barber's time from start to end became free,
 // with the given id, if a waiting entry of the account may want it: one
 // waiting for that barber or any, whose times reach the span. Why not ent:
-// the check and the insert are one round trip, and one walk of the index
+// the check and the insert are one statement, and one walk of the index
 // of waiting entries by earliest start (bounded by openingReach), however
 // many entries wait. It reports whether it wrote the row.
 func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	var a sqlArgs
-	text, instant := "", "" // PostgreSQL types a SELECT list's parameters by their first use
+	param := a.add
 	if dia == dialect.Postgres {
-		text, instant = "::text", "::timestamptz"
+		param = literal
 	}
-	account, barber := a.add(accountID)+text, a.add(barberID)+text
-	from, to := a.add(start)+instant, a.add(end)+instant
-	// On PostgreSQL the probe holds the account's waitlist fence, shared,
-	// until the commit (LockWaitlist), taken in a statement of its own: a
-	// statement reads what was committed when it began, so the probe must
-	// begin once the fence is held.
-	if dia == dialect.Postgres {
-		rows, err := c.QueryContext(ctx, `SELECT pg_advisory_xact_lock_shared(`+waitlistFence+`, hashtext($1))`, accountID)
-		if err != nil {
-			return false, err
-		}
-		if err := rows.Close(); err != nil {
-			return false, err
-		}
-	}
+	account, barber := param(accountID), param(barberID)
+	from, to := param(start), param(end)
 	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + a.add(id) + text + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + a.add(now) + instant + `
-WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + a.add(true) + `
-AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + a.add(start.Add(-openingReach)) + `
+SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + param(now) + `
+WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
+AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
 AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `))
 RETURNING id`
+	// On PostgreSQL the probe holds the account's waitlist fence, shared,
+	// until the commit (LockWaitlist), taken by a statement of its own
+	// before it: a statement reads what was committed when it began, so the
+	// probe must begin once the fence is held. Both statements go in one
+	// round trip (a simple query, its values as literals), each with its
+	// own snapshot.
+	if dia == dialect.Postgres {
+		q = `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + account + `));
+` + q
+	}
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
+	if dia == dialect.Postgres {
+		for rows.Next() { // the fence's row
+		}
+		if !rows.NextResultSet() {
+			return false, errors.Join(rows.Err(), errors.New("waitlist probe: no result"))
+		}
+	}
 	wrote := rows.Next()
 	if err := rows.Err(); err != nil {
 		return false, err
 	}
 	return wrote, rows.Close()
+}
+
+// literal is v as a PostgreSQL literal, for the text of a simple query
+// (which takes no parameters): strings quoted, instants as lib/pq sends
+// them.
+func literal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return pq.QuoteLiteral(v) + "::text"
+	case time.Time:
+		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + "::timestamptz"
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	panic(fmt.Sprintf("literal of %T", v))
 }
 
 // waitlistFence is the first key of the PostgreSQL advisory locks that
@@ -77,4 +104,64 @@ func LockWaitlist(ctx context.Context, c Queryer, dia, accountID string) error {
 		return err
 	}
 	return rows.Close()
+}
+
+// Opening is a freed span of a barber's time taken by TakeOpenings, with
+// its account's config version read by the same statement.
+type Opening struct {
+	ID, AccountID, BarberID string
+	StartsAt, EndsAt        time.Time
+	ConfigVersion           int64
+}
+
+// TakeOpenings deletes the opening id and up to most-1 other openings of
+// its barber, oldest first, and returns them (id first): one statement
+// where ent takes four. On PostgreSQL it passes over openings another
+// transaction holds (FOR UPDATE SKIP LOCKED), and takes none when that is
+// id (or id is gone); SQLite's write transactions are serial.
+func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int) ([]Opening, error) {
+	var a sqlArgs
+	acct, err := tenantFilter(ctx, &a, "")
+	if err != nil {
+		return nil, err
+	}
+	p := a.add(id)
+	lock, lockOf := "", ""
+	if dia == dialect.Postgres {
+		lock, lockOf = " FOR UPDATE SKIP LOCKED", " FOR UPDATE OF o SKIP LOCKED"
+	}
+	q := `WITH op AS (SELECT barber_id FROM openings WHERE id = ` + p + acct + lock + `)
+DELETE FROM openings WHERE id IN (SELECT o.id FROM openings o JOIN op ON o.barber_id = op.barber_id
+ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + a.add(most) + lockOf + `)
+RETURNING id, account_id, barber_id, starts_at, ends_at,
+(SELECT config_version FROM accounts WHERE accounts.id = openings.account_id)`
+	rows, err := c.QueryContext(ctx, q, a...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Opening
+	for rows.Next() {
+		var o Opening
+		if err := rows.Scan(&o.ID, &o.AccountID, &o.BarberID, &o.StartsAt, &o.EndsAt, &o.ConfigVersion); err != nil {
+			return nil, err
+		}
+		o.StartsAt, o.EndsAt = o.StartsAt.UTC(), o.EndsAt.UTC()
+		if o.ID == id {
+			out = append([]Opening{o}, out...)
+		} else {
+			out = append(out, o)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}
+
+// CommitLazily makes tx commit without waiting for the disk (asyncCommit):
+// for an offer pass that took openings and offered nothing, whose loss in
+// a crash of the database only brings the openings back.
+func (db *DB) CommitLazily(ctx context.Context, tx *ent.Tx) error {
+	return db.asyncCommit(ctx, tx)
 }
