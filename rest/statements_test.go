@@ -70,7 +70,7 @@ func TestStatementsPerRequest(t *testing.T) {
 			}
 			measured[name] = true
 			want, ok := statementsMeasured[name][db0.db.Dialect]
-			t.Logf("%-36s %2d (measured %d)", name, len(lines), want)
+			t.Logf("%-36s %2d (measured %d)\n\t%s", name, len(lines), want, strings.Join(lines, "\n\t"))
 			if limit := want + statementsRoom(name); !ok || len(lines) > limit {
 				t.Errorf("%s sent %d statements, want at most %d (measured %d + room %d):\n\t%s",
 					name, len(lines), limit, want, statementsRoom(name), strings.Join(lines, "\n\t"))

@@ -56,7 +56,7 @@ func TestQueriesMatchSchema(t *testing.T) {
 					return err
 				},
 				"InsertNotification": func(q store.Queryer) error {
-					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read", []string{"whd_1"})
+					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read", store.DeliveryIDs{Keys: []string{"dlv_1"}, Webhooks: []string{"whd_1"}})
 					return err
 				},
 			}
