@@ -152,9 +152,11 @@ type Report struct {
 	HTTPFloor   *EndpointStats `json:"http_floor,omitempty"`
 	// StaticFloor serves a large static body (the OpenAPI document, about
 	// 100 kB) through the same server: the floor for big answers.
-	StaticFloor *EndpointStats  `json:"static_floor,omitempty"`
-	DBFloor     *EndpointStats  `json:"db_write_floor,omitempty"`
-	Endpoints   []EndpointStats `json:"endpoints"`
+	StaticFloor *EndpointStats `json:"static_floor,omitempty"`
+	DBFloor     *EndpointStats `json:"db_write_floor,omitempty"`
+	// DBFloorOf is the write DBFloor is of: create, hold, cancel or reschedule.
+	DBFloorOf string          `json:"db_write_floor_of,omitempty"`
+	Endpoints []EndpointStats `json:"endpoints"`
 	// Total is every request of the scenario phase together.
 	Total        EndpointStats `json:"total"`
 	ServerErrors int           `json:"5xx"`
@@ -235,7 +237,7 @@ func writeTable(w io.Writer, rep *Report) {
 		row(rep.StaticFloor, "floor: GET openapi.json (static)")
 	}
 	if rep.DBFloor != nil {
-		row(rep.DBFloor, "floor: db write (a create's SQL, 1 tx)")
+		row(rep.DBFloor, floorLabel(rep.DBFloorOf))
 	}
 	for i := range rep.Endpoints {
 		row(&rep.Endpoints[i], rep.Endpoints[i].Name)
@@ -243,7 +245,7 @@ func writeTable(w io.Writer, rep *Report) {
 	row(&rep.Total, "total ("+rep.Scenario+")")
 	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency;")
 	fmt.Fprintln(w, "static× = req/s ÷ the static-body floor's (reads alone): the OpenAPI document, ~100 kB, served from memory")
-	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of a create, in one transaction")
+	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of the write, in one transaction")
 	var errs []string
 	for _, e := range rep.Endpoints {
 		for code, n := range e.Errors {
