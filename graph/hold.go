@@ -133,7 +133,7 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 	}
 	var most, n int
 	if !written {
-		kh, err := store.CountKeyHolds(ctx, tx, keyID, now)
+		kh, err := store.CountKeyHolds(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
 		if err != nil {
 			return false, err
 		}
