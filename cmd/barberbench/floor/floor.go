@@ -159,9 +159,9 @@ type Floor struct {
 	w       writeQueries
 	barber  map[string]int // index in t.BarberIDs, by id
 	moves   []atomic.Int64 // Reschedule's slots taken, by barber index
-	run     string       // tells this floor's external references apart
-	next    atomic.Int64 // creates started
-	scratch bool         // the target is a scratch account Close removes
+	run     string         // tells this floor's external references apart
+	next    atomic.Int64   // creates started
+	scratch bool           // the target is a scratch account Close removes
 }
 
 // New returns a floor creating on t through db, a database of the given
