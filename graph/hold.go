@@ -120,13 +120,12 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 
 // checkHoldCap refuses another hold when the key has the most active holds
 // it may, and says whether it has a cap: before the hold is written
-// (written false), unlocked, in one statement, so a key at its cap is
-// refused at once; on PostgreSQL again once it is written, if the key had a
-// cap then, under the lock of the key's row, where the count (a statement of
-// its own, which in READ COMMITTED sees what was committed while it waited)
-// includes it. Locking last keeps the key's holds from queueing behind one
-// another's barber work. SQLite writes one transaction at a time: the first
-// check is exact there. Errors: too_many_holds.
+// (written false), unlocked, in one statement (a key at its cap is refused
+// at once); on PostgreSQL, for a key that had a cap, again once it is
+// written, under the key's row lock, where the count (a statement of its
+// own, which sees what committed while it waited) includes it. Locking last
+// keeps the key's holds from queueing behind one another's barber work.
+// SQLite writes serially: the first check is exact. Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
 	if written && store.SerialWrites(r.cfg.DB.Dialect) {
 		return true, nil
