@@ -178,6 +178,13 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				return errReplay
 			}
 		}
+		// The customer first: it needs no barber's lock, so that lock is
+		// held for one round trip fewer.
+		given := recordOf(in.Client)
+		customerID, err := upsertCustomer(ctx, tx, v.AccountID, given)
+		if err != nil {
+			return err
+		}
 		var b *ent.Barber
 		var inTx bool
 		var held *ent.Hold
@@ -198,11 +205,6 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			if b, inTx, err = r.pickBarber(ctx, tx, o, now); err != nil {
 				return err
 			}
-		}
-		given := recordOf(in.Client)
-		customerID, err := upsertCustomer(ctx, tx, v.AccountID, given)
-		if err != nil {
-			return err
 		}
 		create := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
@@ -364,7 +366,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 		return nil, err
 	}
 	if done != nil {
-		return detachAppointment(done), nil
+		return done.Unwrap(), nil // its edges are not the transaction's
 	}
 	a, err := loadAppointment(ctx, r.cfg.DB.Client, id) // cancelled before
 	return a, err
@@ -411,22 +413,23 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		if !a.StartsAt.After(now) {
 			return domain.Errorf(domain.CodeNotReschedulable, "The appointment has already started.")
 		}
-		var barber string
+		var b *ent.Barber
 		var held *ent.Hold
 		if in.HoldID != nil {
 			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
-				barber = held.BarberID
+				b, err = r.heldBarber(ctx, tx, o, held)
 			}
 		} else if err = r.inWindow(o, now); err == nil {
-			var b *ent.Barber
-			if b, _, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil {
-				barber = b.ID
+			var inTx bool
+			if b, inTx, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil && inTx {
+				b = b.Unwrap()
 			}
 		}
 		if err != nil {
 			return err
 		}
-		done, err = r.moveAppointment(ctx, tx, a, barber, o.start, o.start.Add(o.duration()), o.buffer(), in.HoldID, source)
+		edges := ent.AppointmentEdges{Unit: o.unit, Service: o.service, Barber: b}
+		done, err = r.moveAppointment(ctx, tx, a, edges, o.start, o.start.Add(o.duration()), o.buffer(), in.HoldID, source)
 		if err != nil || held == nil {
 			return err
 		}
@@ -438,5 +441,18 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	if err != nil {
 		return nil, err
 	}
-	return detachAppointment(done), nil
+	return done.Unwrap(), nil // its edges are not the transaction's
+}
+
+// heldBarber returns the barber of a hold taken for the offer, read
+// outside tx: the offer's when it names that barber.
+func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *offer, held *ent.Hold) (*ent.Barber, error) {
+	if o.barber != nil && o.barber.ID == held.BarberID {
+		return o.barber, nil
+	}
+	b, err := tx.Barber.Get(ctx, held.BarberID)
+	if err != nil {
+		return nil, err
+	}
+	return b.Unwrap(), nil
 }

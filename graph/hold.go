@@ -66,7 +66,8 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
-		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+		capped, err := r.checkHoldCap(ctx, tx, v.KeyID, now, false)
+		if err != nil {
 			return err
 		}
 		b, _, err := r.pickBarber(ctx, tx, o, now)
@@ -79,8 +80,10 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		if err != nil {
 			return err
 		}
-		if err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
-			return err
+		if capped {
+			if _, err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
+				return err
+			}
 		}
 		h = created
 		return nil
@@ -102,9 +105,12 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 
 // holdCap is the most active holds key may have: its own cap, or the
 // server's default without one; 0: no cap.
-func (r *Resolver) holdCap(k *ent.APIKey) int {
-	if k.MaxActiveHolds != nil {
-		return *k.MaxActiveHolds
+func (r *Resolver) holdCap(k *ent.APIKey) int { return r.capOf(k.MaxActiveHolds) }
+
+// capOf is holdCap of a key whose own cap is keyCap (nil: none).
+func (r *Resolver) capOf(keyCap *int) int {
+	if keyCap != nil {
+		return *keyCap
 	}
 	return r.cfg.Limits.ActiveHoldsPerKey
 }
@@ -115,44 +121,52 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 }
 
 // checkHoldCap refuses another hold when the key has the most active holds
-// it may: before the hold is written (written false), unlocked, so a key at
-// its cap is refused at once; on PostgreSQL again once it is written, under
-// the lock of the key's row, where the count (a statement of its own, which
-// in READ COMMITTED sees what was committed while it waited) includes it.
-// Locking last keeps the key's holds from queueing behind one another's
-// barber work. SQLite writes one transaction at a time: the first check is
-// exact there. Errors: too_many_holds.
-func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) error {
+// it may, and says whether it has a cap: before the hold is written
+// (written false), unlocked, in one statement (a key at its cap is refused
+// at once); on PostgreSQL, for a key that had a cap, again once it is
+// written, under the key's row lock, where the count (a statement of its
+// own, which sees what committed while it waited) includes it. Locking last
+// keeps the key's holds from queueing behind one another's barber work.
+// SQLite writes serially: the first check is exact. Errors: too_many_holds.
+func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
 	if written && store.SerialWrites(r.cfg.DB.Dialect) {
-		return nil
+		return true, nil
 	}
-	q := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).Select(apikey.FieldID, apikey.FieldMaxActiveHolds)
-	if written {
-		q.Modify(store.NoKeyUpdate)
-	}
-	k, err := q.Only(ctx)
-	if err != nil {
-		return err
-	}
-	most := r.holdCap(k)
-	if most <= 0 {
-		return nil
-	}
-	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
-	if written {
+	var most, n int
+	if !written {
+		kh, err := store.CountKeyHolds(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
+		if err != nil {
+			return false, err
+		}
+		most, n = r.capOf(kh.Cap), kh.Active
+	} else {
+		k, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).
+			Select(apikey.FieldID, apikey.FieldMaxActiveHolds).Modify(store.NoKeyUpdate).Only(ctx)
+		if err != nil {
+			return true, err
+		}
+		if most = r.holdCap(k); most <= 0 {
+			return false, nil
+		}
+		if n, err = activeHoldsOf(tx.Hold, keyID, now).Count(ctx); err != nil {
+			return true, err
+		}
 		n-- // this hold
 	}
-	if err != nil || n < most {
-		return err
+	if most <= 0 {
+		return false, nil
+	}
+	if n < most {
+		return true, nil
 	}
 	oldest, err := activeHoldsOf(tx.Hold, keyID, now).Order(hold.ByCreatedAt(), hold.ByID()).First(ctx)
 	if err != nil {
-		return err
+		return true, err
 	}
 	e := domain.Errorf(domain.CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
 		n, oldest.ID, slots.UTC(oldest.ExpiresAt))
 	e.HoldCap = &domain.HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
-	return e
+	return true, e
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again

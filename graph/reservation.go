@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"barberd/ent"
@@ -9,6 +10,8 @@ import (
 	"barberd/ent/hold"
 	"barberd/ent/notification"
 	"barberd/ent/predicate"
+	"barberd/ent/schema"
+	"barberd/graph/domain"
 	"barberd/graph/store"
 )
 
@@ -95,24 +98,28 @@ func holdTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer ti
 	return h, err
 }
 
-// moveAppointment moves a confirmed appointment to start (ending at end,
-// plus buffer) with a barber, reminds it again before its new time, frees
-// its old time and writes its appointment.rescheduled event; holdID, when
-// given, is the hold its new time was taken from. It returns the
-// appointment as the event recorded it.
-func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, barberID string, start, end time.Time, buffer time.Duration, holdID *string, source appointment.Source) (*ent.Appointment, error) {
+// moveAppointment moves a confirmed appointment, read under its row lock,
+// to start (ending at end, plus buffer) with edges.Barber, reminds it again
+// before its new time, frees its old time and writes its
+// appointment.rescheduled event; holdID, when given, is the hold its new
+// time was taken from. It returns the appointment as the event recorded
+// it: a, changed as the update changed its row, with edges (the unit,
+// service and barber after the move).
+func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, edges ent.AppointmentEdges, start, end time.Time, buffer time.Duration, holdID *string, source appointment.Source) (*ent.Appointment, error) {
 	old, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
 	if err != nil {
 		return nil, err
 	}
+	barberID := edges.Barber.ID
 	err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(barberID).
 		SetStartsAt(start).SetEndsAt(end.Add(buffer)).SetAppointmentID(a.ID).Exec(ctx)
 	if err != nil {
 		return nil, err
 	}
+	at := schema.Now()
 	err = tx.Appointment.Update().Where(appointment.ID(a.ID)).SetBarberID(barberID).
 		SetStartsAt(start).SetEndsAt(end).ClearRemindedAt().AddVersion(1).
-		SetNillableHoldID(holdID).Exec(ctx)
+		SetNillableHoldID(holdID).SetUpdatedAt(at).Exec(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,14 +127,23 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 		return nil, err
 	}
 	previous := a.StartsAt
-	return r.notifyLoaded(ctx, tx, a.ID, EventRescheduled, notification.Source(source), &previous)
+	a.BarberID, a.StartsAt, a.EndsAt, a.RemindedAt, a.UpdatedAt = barberID, start, end, nil, at
+	a.Version++
+	if holdID != nil {
+		a.HoldID = holdID
+	}
+	a.Edges.Unit, a.Edges.Service, a.Edges.Barber = edges.Unit, edges.Service, edges.Barber
+	return a, r.record(ctx, tx, a, EventRescheduled, notification.Source(source), &previous)
 }
 
-// endAppointment records a confirmed appointment as cancelled (with the
-// reason), completed or no_show, frees its time (what is left of it) and
-// writes its event. It returns the appointment as the event recorded it.
+// endAppointment records a confirmed appointment, read under its row lock,
+// as cancelled (with the reason), completed or no_show, frees its time
+// (what is left of it) and writes its event. It returns the appointment as
+// the event recorded it: a, changed as the update changed its row, with its
+// unit, service and barber.
 func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, status appointment.Status, reason string, now time.Time, source notification.Source) (*ent.Appointment, error) {
-	upd := tx.Appointment.Update().Where(appointment.ID(a.ID)).SetStatus(status).AddVersion(1)
+	at := schema.Now()
+	upd := tx.Appointment.Update().Where(appointment.ID(a.ID)).SetStatus(status).AddVersion(1).SetUpdatedAt(at)
 	event, cause := EventCancelled, FreedCancelled
 	switch status {
 	case appointment.StatusCancelled:
@@ -147,7 +163,57 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := r.free(ctx, tx, rs, cause); err != nil {
 		return nil, err
 	}
-	return r.notifyLoaded(ctx, tx, a.ID, event, source, nil)
+	a.Status, a.UpdatedAt = status, at
+	a.Version++
+	if status == appointment.StatusCancelled {
+		a.CancelledAt, a.CancellationReason = &now, &reason
+	}
+	if err := r.appointmentEdges(ctx, tx, a); err != nil {
+		return nil, err
+	}
+	return a, r.record(ctx, tx, a, event, source, nil)
+}
+
+// appointmentEdges hangs an appointment's unit, service and barber on it,
+// none of them the transaction's: from the catalog cache while the
+// account's configuration is unchanged (no statement), else read in tx.
+// A unit already hung on it (markAppointment's) is kept.
+func (r *Resolver) appointmentEdges(ctx context.Context, tx *ent.Tx, a *ent.Appointment) error {
+	e := &a.Edges
+	if e.Unit != nil && e.Service != nil && e.Barber != nil {
+		return nil
+	}
+	if v, ok := domain.ViewerFrom(ctx); ok && v.AccountID == a.AccountID {
+		if o, hit := r.cache.cachedCatalog(v, newCatalogKey(a.AccountID, a.UnitID, a.ServiceID, &a.BarberID), false); hit {
+			e.Unit, e.Service, e.Barber = o.unit, o.service, o.barber
+			return nil
+		}
+		if o, hit := r.cache.cachedCatalog(v, newCatalogKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
+			if i := slices.IndexFunc(o.eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
+				e.Unit, e.Service, e.Barber = o.unit, o.service, o.eligible[i]
+				return nil
+			}
+		}
+	}
+	// Read in tx, then handed back to the client: the caller's answer
+	// outlives the transaction, and the cache's never belonged to one.
+	if e.Unit == nil {
+		u, err := tx.Unit.Get(ctx, a.UnitID)
+		if err != nil {
+			return err
+		}
+		e.Unit = u.Unwrap()
+	}
+	s, err := tx.Service.Get(ctx, a.ServiceID)
+	if err != nil {
+		return err
+	}
+	b, err := tx.Barber.Get(ctx, a.BarberID)
+	if err != nil {
+		return err
+	}
+	e.Service, e.Barber = s.Unwrap(), b.Unwrap()
+	return nil
 }
 
 // endHold records an active hold as released, which frees its time, or as

@@ -19,9 +19,11 @@ import (
 type dbFloor struct {
 	db    *store.DB
 	floor *floor.Floor
+	op    string             // the write: create, hold, cancel or reschedule (writes.go)
+	pool  chan floor.Booking // what cancels and reschedules change
 }
 
-func openDBFloor(ctx context.Context, url string, barbers int) (*dbFloor, error) {
+func openDBFloor(ctx context.Context, url string, barbers int, op string) (*dbFloor, error) {
 	db, err := store.Open(url)
 	if err != nil {
 		return nil, err
@@ -31,11 +33,8 @@ func openDBFloor(ctx context.Context, url string, barbers int) (*dbFloor, error)
 		_ = db.Close()
 		return nil, err
 	}
-	return &dbFloor{db: db, floor: f}, nil
+	return &dbFloor{db: db, floor: f, op: op}, nil
 }
-
-// write is one create's transaction on a distinct slot.
-func (f *dbFloor) write(ctx context.Context) error { return f.floor.Create(ctx) }
 
 // close removes the scratch account and everything the floor wrote.
 func (f *dbFloor) close() {

@@ -42,7 +42,7 @@ type runConfig struct {
 	waitlist      int    // waitlist scenario: entries waiting in its second phase
 }
 
-var scenarios = []string{"flow", "availability", "cold", "range", "next", "create", "hotslot", "waitlist"}
+var scenarios = append([]string{"flow", "availability", "cold", "range", "next", "create", "hotslot", "waitlist"}, writeScenarios...)
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -55,7 +55,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "length of the scenario phase")
 	fs.DurationVar(&c.floorDuration, "floor-duration", 10*time.Second, "length of each floor phase (at most --duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
-	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), cold (one day, every day in turn: misses; see --database-url), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
+	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), cold (one day, every day in turn: misses; see --database-url), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hold, cancel and reschedule (each that write alone, on distinct slots, against its own floor), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
@@ -159,6 +159,7 @@ type bench struct {
 	released atomic.Int64     // holds of cut-off conversations released
 	wl       *waitlistRun     // the waitlist scenario
 	cold     *coldRun         // the cold scenario
+	booked   *booked          // the write scenarios' appointments
 	logOut   io.Writer
 }
 
@@ -230,7 +231,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		return nil, err
 	}
 	if c.databaseURL != "" {
-		if b.floor, err = openDBFloor(ctx, c.databaseURL, b.cat.feedBarbers()); err != nil {
+		if b.floor, err = openDBFloor(ctx, c.databaseURL, b.cat.feedBarbers(), floorOp(c.scenario)); err != nil {
 			return nil, err
 		}
 		defer b.floor.close()
@@ -248,12 +249,15 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	if c.scenario == "create" || c.scenario == "hotslot" {
+	if usesFeed(c.scenario) {
 		// Free slots are found before the measured phases, and the feed
 		// rests while the floors are measured.
 		b.feed = startSlotFeed(ctx, b)
 		defer b.feed.stopAndMerge(nil)
 		b.feed.fill(ctx, b.feedTarget())
+		if err := b.prepareWrites(ctx, rep); err != nil {
+			return nil, err
+		}
 	}
 	scenario := b.scenarioFunc()
 	if c.warmup > 0 {
@@ -286,7 +290,11 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		rep.StaticFloor = &st
 	}
 	if b.floor != nil {
-		fmt.Fprintf(log, "barberbench: database write floor %s\n", c.floorDuration)
+		if err := b.floor.prepare(ctx, c.concurrency, c.floorDuration); err != nil {
+			return nil, err
+		}
+		rep.DBFloorOf = b.floor.op
+		fmt.Fprintf(log, "barberbench: database write floor (%s) %s\n", b.floor.op, c.floorDuration)
 		rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
 			if !w.ph.admit() {
 				return errStop
@@ -294,6 +302,8 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 			start := time.Now()
 			err := b.floor.write(ctx)
 			switch {
+			case errors.Is(err, errPoolSpent):
+				return errStop
 			case err == nil:
 				w.rec.record("db write", time.Since(start), 200, "")
 			case ctx.Err() == nil:
@@ -335,7 +345,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	stopRSS := b.watchRSS(rep)
 	var lookups [2][2]int64
 	lookups[0][0], lookups[0][1], _ = b.availabilityLookups(ctx)
-	if b.feed != nil {
+	if b.feed != nil && c.scenario != "cancel" {
 		b.feed.resume(true)
 	}
 	switch c.scenario {

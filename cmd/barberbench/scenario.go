@@ -26,6 +26,8 @@ func (b *bench) scenarioFunc() func(*worker, context.Context) error {
 		return (*worker).createOnly
 	case "waitlist":
 		return (*worker).cancelOne
+	case "hold", "cancel", "reschedule":
+		return b.writeFunc()
 	}
 	return (*worker).conversation
 }

@@ -158,7 +158,9 @@ type Report struct {
 	DBFloor     *EndpointStats `json:"db_write_floor,omitempty"`
 	// ReadFloor (cold scenario) is a day's essential statement run on the
 	// database plus an answer of the same bytes written from memory.
-	ReadFloor *EndpointStats  `json:"day_read_floor,omitempty"`
+	ReadFloor *EndpointStats `json:"day_read_floor,omitempty"`
+	// DBFloorOf is the write DBFloor is of: create, hold, cancel or reschedule.
+	DBFloorOf string          `json:"db_write_floor_of,omitempty"`
 	Endpoints []EndpointStats `json:"endpoints"`
 	// Total is every request of the scenario phase together.
 	Total        EndpointStats `json:"total"`
@@ -243,7 +245,7 @@ func writeTable(w io.Writer, rep *Report) {
 		row(rep.StaticFloor, "floor: GET openapi.json (static)")
 	}
 	if rep.DBFloor != nil {
-		row(rep.DBFloor, "floor: db write (a create's SQL, 1 tx)")
+		row(rep.DBFloor, floorLabel(rep.DBFloorOf))
 	}
 	if rep.ReadFloor != nil {
 		row(rep.ReadFloor, "floor: a day's read + its bytes")
@@ -254,7 +256,7 @@ func writeTable(w io.Writer, rep *Report) {
 	row(&rep.Total, "total ("+rep.Scenario+")")
 	fmt.Fprintln(w, "thr× = req/s ÷ floor req/s (single-endpoint scenarios); lat× = floor mean ÷ endpoint mean latency;")
 	fmt.Fprintln(w, "static× = req/s ÷ the static-body floor's (reads alone): the OpenAPI document, ~100 kB, served from memory")
-	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of a create, in one transaction")
+	fmt.Fprintln(w, "(the throughput share the endpoint would get alone at this concurrency); floor http = GET /healthz, db_write = the essential SQL of the write, in one transaction")
 	var errs []string
 	for _, e := range rep.Endpoints {
 		for code, n := range e.Errors {

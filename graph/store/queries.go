@@ -205,24 +205,32 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` +
 
 // Owed is who a notification is owed to: the API keys that read the
 // polling feed, and the webhook endpoints it is sent to, each by id, sorted.
-// Queued are the endpoints whose deliveries the notification's statement
-// inserted itself; the caller inserts the others'.
+// Fed are the keys and Queued the endpoints whose deliveries the
+// notification's statement inserted itself; the caller inserts the others'.
 type Owed struct {
-	Keys, Endpoints, Queued []string
+	Keys, Endpoints, Fed, Queued []string
+}
+
+// DeliveryIDs are the ids InsertNotification gives the deliveries it
+// inserts itself (PostgreSQL only): the feed rows of the keys (Keys) and
+// the webhook deliveries (Webhooks), one each, as far as they go.
+type DeliveryIDs struct {
+	Keys, Webhooks []string
 }
 
 // InsertNotification inserts a notification and returns, in the same
 // statement, who it is owed to: the account's keys not revoked with
 // readScope, and its enabled webhook endpoints subscribed to the type. On
-// PostgreSQL it also inserts the webhook deliveries, with ids from
-// webhookIDs; those left over (all of them on SQLite) are the caller's.
-func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string, webhookIDs []string) (Owed, error) {
+// PostgreSQL it also inserts the keys' feed rows and the webhook
+// deliveries, with the ids it is given; those left over (all of them on
+// SQLite) are the caller's.
+func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string, ids DeliveryIDs) (Owed, error) {
 	// Why not ent: ent's create returns only the new row's id, so finding
 	// the keys and endpoints would be more round trips on every create,
 	// cancel and reschedule; RETURNING (subquery) makes it one, and an
 	// account without webhooks pays an index lookup for them. The
 	// deliveries inserted in the same statement spare a booking's
-	// transaction another round trip while it holds its barber's lock.
+	// transaction two more round trips while it holds its barber's lock.
 	// ent's checks do not run on this statement, so it makes the one that
 	// can fail (the source enum).
 	if err := notification.SourceValidator(n.Source); err != nil {
@@ -251,19 +259,26 @@ VALUES (` + vals + `)`
 	// A notification with a target key is owed to that key only.
 	var q string
 	if dia == dialect.Postgres {
-		ids := a.add(pq.StringArray(webhookIDs))
+		hooks := a.add(pq.StringArray(ids.Webhooks))
+		feeds := a.add(pq.StringArray(ids.Keys))
 		q = `WITH n AS (` + insert + ` RETURNING id),
+k AS (SELECT k.id, row_number() OVER (ORDER BY k.id) AS i FROM api_keys k
+WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)
+AND (` + target + `::text IS NULL OR k.id = ` + target + `::text)),
+d AS (INSERT INTO deliveries (id, account_id, api_key_id, notification_id)
+SELECT (` + feeds + `::text[])[k.i], ` + account + `, k.id, n.id
+FROM n CROSS JOIN k WHERE k.i <= cardinality(` + feeds + `::text[])
+RETURNING api_key_id),
 e AS (SELECT we.id, row_number() OVER (ORDER BY we.id) AS i FROM webhook_endpoints we
 WHERE we.account_id = ` + account + ` AND we.enabled
 AND (jsonb_array_length(we.event_types) = 0 OR we.event_types @> jsonb_build_array(` + typ + `::text))),
 w AS (INSERT INTO webhook_deliveries (id, account_id, endpoint_id, notification_id, status, attempt_count, created_at, next_attempt_at)
-SELECT (` + ids + `::text[])[e.i], ` + account + `, e.id, n.id, 'pending', 0, ` + created + `, ` + created + `
-FROM n CROSS JOIN e WHERE e.i <= cardinality(` + ids + `::text[])
+SELECT (` + hooks + `::text[])[e.i], ` + account + `, e.id, n.id, 'pending', 0, ` + created + `, ` + created + `
+FROM n CROSS JOIN e WHERE e.i <= cardinality(` + hooks + `::text[])
 RETURNING endpoint_id)
-SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM api_keys k
-WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)
-AND (` + target + `::text IS NULL OR k.id = ` + target + `::text)),
+SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM k),
 (SELECT COALESCE(json_agg(e.id), '[]')::text FROM e),
+(SELECT COALESCE(json_agg(d.api_key_id), '[]')::text FROM d),
 (SELECT COALESCE(json_agg(w.endpoint_id), '[]')::text FROM w)`
 	} else {
 		q = insert + `
@@ -275,17 +290,17 @@ AND (` + target + ` IS NULL OR k.id = ` + target + `)),
 WHERE e.account_id = ` + account + ` AND e.enabled
 AND (json_array_length(CAST(e.event_types AS TEXT)) = 0
 OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value = ` + typ + `))),
-'[]'`
+'[]', '[]'`
 	}
-	var keys, endpoints, queued sql.NullString
-	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints, &queued); err != nil {
+	var keys, endpoints, fed, queued sql.NullString
+	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints, &fed, &queued); err != nil {
 		return Owed{}, err
 	}
 	var out Owed
 	for _, l := range []struct {
 		list sql.NullString
 		ids  *[]string
-	}{{keys, &out.Keys}, {endpoints, &out.Endpoints}, {queued, &out.Queued}} {
+	}{{keys, &out.Keys}, {endpoints, &out.Endpoints}, {fed, &out.Fed}, {queued, &out.Queued}} {
 		if l.list.Valid {
 			if err := json.Unmarshal([]byte(l.list.String), l.ids); err != nil {
 				return Owed{}, fmt.Errorf("owed a notification: %w", err)

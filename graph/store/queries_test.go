@@ -55,8 +55,12 @@ func TestQueriesMatchSchema(t *testing.T) {
 					_, err := store.DeleteHoldReservation(ctx, q, "hld_1")
 					return err
 				},
+				"CountKeyHolds": func(q store.Queryer) error {
+					_, err := store.CountKeyHolds(ctx, q, "key_1", 10, at)
+					return err
+				},
 				"InsertNotification": func(q store.Queryer) error {
-					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read", []string{"whd_1"})
+					_, err := store.InsertNotification(ctx, q, dia, n, "notifications:read", store.DeliveryIDs{Keys: []string{"dlv_1"}, Webhooks: []string{"whd_1"}})
 					return err
 				},
 			}
@@ -129,9 +133,10 @@ func schemaColumns() map[string]map[string]bool {
 // The words of SQL the statements use that are neither tables nor columns.
 var (
 	keywords = words(`select from where and or not null is in union all as distinct
-		insert into values returning delete update set on conflict do exists with cross join over order by`)
+		insert into values returning delete update set on conflict do exists with cross join over order by
+		case when then else end`)
 	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length
-		row_number cardinality`)
+		row_number cardinality count`)
 	// tableFunctions are the functions that a FROM reads like a table, with
 	// their columns.
 	tableFunctions = map[string]map[string]bool{"json_each": words(`key value type atom id parent fullkey path`)}

@@ -10,6 +10,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
+	"barberd/ent/delivery"
 	"barberd/ent/webhookdelivery"
 )
 
@@ -106,28 +107,39 @@ func SkipLocked[Q interface{ ForUpdate(...entsql.LockOption) Q }](dia string, q 
 	return q
 }
 
+// FedKeys is how many keys' feed rows a notification's statement inserts
+// itself on PostgreSQL (an account has a few keys: a chatbot's, a CRM's, a
+// dashboard's); Notify inserts the rest of an account with more.
+const FedKeys = 8
+
 // Notify inserts a notification with InsertNotification and every delivery
 // it is owed: the feed rows of the keys and the webhook deliveries (due at
-// once) the statement left to it, and says to whom it is owed. It costs the
-// notification's statement and one more for each of those that has any:
-// the keys' rows, and on SQLite the webhook deliveries.
+// once) the statement left to it, and says to whom it is owed. On
+// PostgreSQL that is one statement while the account has at most
+// FedKeys reading keys and maxEndpoints endpoints; on SQLite one more for
+// each kind of delivery owed.
 func Notify(ctx context.Context, tx *ent.Tx, dia string, n *ent.Notification, readScope string, maxEndpoints int) (Owed, error) {
-	var hookIDs []string // ids of the webhook deliveries the statement inserts
+	var ids DeliveryIDs // of the deliveries the statement inserts
 	if dia == dialect.Postgres {
-		hookIDs = make([]string, maxEndpoints)
-		for i := range hookIDs {
-			hookIDs[i] = webhookdelivery.DefaultID()
+		ids.Keys, ids.Webhooks = make([]string, FedKeys), make([]string, maxEndpoints)
+		for i := range ids.Keys {
+			ids.Keys[i] = delivery.DefaultID()
+		}
+		for i := range ids.Webhooks {
+			ids.Webhooks[i] = webhookdelivery.DefaultID()
 		}
 	}
-	owed, err := InsertNotification(ctx, tx, dia, n, readScope, hookIDs)
+	owed, err := InsertNotification(ctx, tx, dia, n, readScope, ids)
 	if err != nil {
 		return owed, err
 	}
-	if len(owed.Keys) > 0 {
-		ds := make([]*ent.DeliveryCreate, len(owed.Keys))
-		for i, k := range owed.Keys {
-			ds[i] = tx.Delivery.Create().SetAccountID(n.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID)
+	var ds []*ent.DeliveryCreate
+	for _, k := range owed.Keys {
+		if _, fed := slices.BinarySearch(owed.Fed, k); !fed {
+			ds = append(ds, tx.Delivery.Create().SetAccountID(n.AccountID).SetAPIKeyID(k).SetNotificationID(n.ID))
 		}
+	}
+	if len(ds) > 0 {
 		if err := tx.Delivery.CreateBulk(ds...).Exec(ctx); err != nil {
 			return owed, err
 		}

@@ -47,7 +47,7 @@ func TestInsertNotificationWebhookDeliveries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if owed, err = store.InsertNotification(sys, tx, db.Dialect, n, "notifications:read", ids); err != nil {
+		if owed, err = store.InsertNotification(sys, tx, db.Dialect, n, "notifications:read", store.DeliveryIDs{Webhooks: ids}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {

@@ -156,9 +156,12 @@ type Floor struct {
 	dialect string
 	t       Target
 	q       queries
-	run     string       // tells this floor's external references apart
-	next    atomic.Int64 // creates started
-	scratch bool         // the target is a scratch account Close removes
+	w       writeQueries
+	barber  map[string]int // index in t.BarberIDs, by id
+	moves   []atomic.Int64 // Reschedule's slots taken, by barber index
+	run     string         // tells this floor's external references apart
+	next    atomic.Int64   // creates started
+	scratch bool           // the target is a scratch account Close removes
 }
 
 // New returns a floor creating on t through db, a database of the given
@@ -176,7 +179,12 @@ func New(db *sql.DB, dia string, t Target) (*Floor, error) {
 	t.Start = t.Start.UTC().Truncate(time.Minute)
 	t.BarberIDs = append([]string(nil), t.BarberIDs...)
 	t.Phones = append([]string(nil), t.Phones...)
-	return &Floor{db: db, dialect: dia, t: t, q: queriesFor(dia), run: randomHex(4)}, nil
+	f := &Floor{db: db, dialect: dia, t: t, q: queriesFor(dia), w: writeQueriesFor(dia), run: randomHex(4),
+		barber: map[string]int{}, moves: make([]atomic.Int64, len(t.BarberIDs))}
+	for i, id := range t.BarberIDs {
+		f.barber[id] = i
+	}
+	return f, nil
 }
 
 // Target returns what the floor creates on.
@@ -190,12 +198,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // Create books the next distinct slot, as one transaction, retried like
 // barberd's.
-func (f *Floor) Create(ctx context.Context) error {
-	n := f.next.Add(1) - 1
-	nb := int64(len(f.t.BarberIDs))
+func (f *Floor) Create(ctx context.Context) error { return f.create(ctx, nil) }
+
+// create is Create, saying what it booked in out (when not nil).
+func (f *Floor) create(ctx context.Context, out *Booking) error {
+	n, barberID, start := f.slot()
 	c := create{
-		barberID: f.t.BarberIDs[n%nb],
-		start:    f.t.Start.Add(time.Duration(n/nb) * (f.t.Duration + f.t.Buffer)),
+		barberID: barberID,
+		start:    start,
 		ref:      fmt.Sprintf("floor-%s-%d", f.run, n),
 		name:     fmt.Sprintf("Floor Client %d", n),
 	}
@@ -206,6 +216,9 @@ func (f *Floor) Create(ctx context.Context) error {
 	}
 	for attempt := 1; ; attempt++ {
 		err := f.try(ctx, &c)
+		if err == nil && out != nil {
+			*out = Booking{ID: c.id, BarberID: c.barberID, Start: c.start}
+		}
 		if err == nil || store.Classify(err) != store.Retry || attempt == maxAttempts || ctx.Err() != nil {
 			return err
 		}
@@ -220,6 +233,7 @@ func (f *Floor) Create(ctx context.Context) error {
 
 // create is what one Create books.
 type create struct {
+	id          string // the appointment's, once inserted
 	barberID    string
 	start       time.Time
 	ref         string
@@ -285,6 +299,7 @@ func (f *Floor) try(ctx context.Context, c *create) (err error) {
 		return err
 	}
 	aptID := pulid.New("apt")
+	c.id = aptID
 	if _, err = tx.ExecContext(ctx, q.appointment, aptID, at, at, c.ref, c.start, end,
 		t.AccountID, t.UnitID, t.ServiceID, c.barberID, customerID, c.name, c.phone, t.APIKeyID); err != nil {
 		return err
@@ -417,7 +432,7 @@ func (f *Floor) setUp(ctx context.Context) error {
 // scratchTables are the tables a scratch account has rows in, in an order
 // that deletes them without breaking a foreign key.
 var scratchTables = []string{
-	"deliveries", "notifications", "reservations", "appointments", "holds", "time_offs",
+	"deliveries", "notifications", "openings", "reservations", "appointments", "holds", "time_offs",
 	"customers", "api_keys", "barbers", "services", "units",
 }
 
