@@ -35,7 +35,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -214,21 +213,11 @@ func (f *Floor) create(ctx context.Context, out *Booking) error {
 	} else {
 		c.phone = fmt.Sprintf("+4915%09d", n%1_000_000_000)
 	}
-	for attempt := 1; ; attempt++ {
-		err := f.try(ctx, &c)
-		if err == nil && out != nil {
-			*out = Booking{ID: c.id, BarberID: c.barberID, Start: c.start}
-		}
-		if err == nil || store.Classify(err) != store.Retry || attempt == maxAttempts || ctx.Err() != nil {
-			return err
-		}
-		backoff := time.Duration(attempt*attempt) * 5 * time.Millisecond
-		select {
-		case <-time.After(backoff/2 + mrand.N(backoff)):
-		case <-ctx.Done():
-			return err
-		}
+	err := again(ctx, func() error { return f.try(ctx, &c) })
+	if err == nil && out != nil {
+		*out = Booking{ID: c.id, BarberID: c.barberID, Start: c.start}
 	}
+	return err
 }
 
 // create is what one Create books.
