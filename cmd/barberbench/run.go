@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,7 +113,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errors.New("--rate must not be negative")
 	case c.scenario == "waitlist" && (c.databaseURL == "" || c.waitlist < 1):
 		return errors.New("the waitlist scenario needs --database-url and a --waitlist of 1 or more")
-	case !contains(scenarios, c.scenario):
+	case !slices.Contains(scenarios, c.scenario):
 		return fmt.Errorf("--scenario %q: want one of %s", c.scenario, strings.Join(scenarios, ", "))
 	}
 	c.floorDuration = min(c.floorDuration, c.duration)
@@ -125,15 +126,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writeJSONReport(c.jsonPath, rep)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // catalog is what the chatbots find at the start: units, their bookable

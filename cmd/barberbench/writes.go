@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ var writeScenarios = []string{"hold", "cancel", "reschedule"}
 
 // usesFeed says whether a scenario books the feed's free slots.
 func usesFeed(scenario string) bool {
-	return scenario == "create" || scenario == "hotslot" || contains(writeScenarios, scenario)
+	return scenario == "create" || scenario == "hotslot" || slices.Contains(writeScenarios, scenario)
 }
 
 // errPoolSpent ends a floor phase whose pool of bookings is spent.
@@ -171,7 +172,7 @@ func (bk *booked) count() int {
 
 // floorOp is the write whose floor a scenario is compared with.
 func floorOp(scenario string) string {
-	if contains(writeScenarios, scenario) {
+	if slices.Contains(writeScenarios, scenario) {
 		return scenario
 	}
 	return "create"
