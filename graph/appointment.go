@@ -18,16 +18,6 @@ import (
 	"barberd/graph/store"
 )
 
-// Notification types.
-const (
-	EventCreated     = "appointment.created"
-	EventCancelled   = "appointment.cancelled"
-	EventRescheduled = "appointment.rescheduled"
-	EventReminder    = "appointment.reminder"
-	EventCompleted   = "appointment.completed"
-	EventNoShow      = "appointment.no_show"
-)
-
 // loadAppointment returns an appointment with its unit, service and barber:
 // what its view needs (the client is recorded on the appointment).
 // Errors: appointment_not_found.

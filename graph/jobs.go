@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"barberd/graph/domain"
+
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
@@ -150,7 +152,7 @@ func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit 
 				if n == 0 {
 					continue // reminded (or changed) meanwhile
 				}
-				if _, err := r.notifyLoaded(actx, tx, a.ID, EventReminder, notification.Source(a.Source), nil); err != nil {
+				if _, err := r.notifyLoaded(actx, tx, a.ID, domain.EventReminder, notification.Source(a.Source), nil); err != nil {
 					return err
 				}
 				sent++

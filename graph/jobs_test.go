@@ -322,7 +322,7 @@ func twoHandles(t *testing.T, d string) (*store.DB, *store.DB) {
 func reminders(t *testing.T, db *store.DB, appointmentID string) []*ent.Notification {
 	t.Helper()
 	ns, err := db.Notification.Query().
-		Where(notification.AppointmentID(appointmentID), notification.Type(graph.EventReminder)).
+		Where(notification.AppointmentID(appointmentID), notification.Type(domain.EventReminder)).
 		All(tenant.System(context.Background()))
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestSendReminders(t *testing.T) {
 		for _, n := range ns[before:] {
 			types = append(types, n.Type+" "+*n.AppointmentID)
 		}
-		if want := []string{graph.EventReminder + " " + soon.ID, graph.EventReminder + " " + edge.ID}; !slices.Equal(types, want) {
+		if want := []string{domain.EventReminder + " " + soon.ID, domain.EventReminder + " " + edge.ID}; !slices.Equal(types, want) {
 			t.Errorf("new pending notifications %v, want %v", types, want)
 		}
 		if got := len(pending(other)); got != theirsBefore+1 {
@@ -499,7 +499,7 @@ func TestSendRemindersConcurrently(t *testing.T) {
 				t.Errorf("%d appointments without reminded_at (%v), want 0", n, err)
 			}
 			owed, err := db1.Delivery.Query().Where(delivery.APIKeyID(s.keyID)).
-				QueryNotification().Where(notification.Type(graph.EventReminder)).Count(sys)
+				QueryNotification().Where(notification.Type(domain.EventReminder)).Count(sys)
 			if err != nil || owed != len(booked) {
 				t.Errorf("%d reminders owed to the key (%v), want %d", owed, err, len(booked))
 			}

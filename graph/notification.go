@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"barberd/graph/admin"
+
 	"barberd/graph/domain"
 
 	"barberd/ent"
@@ -50,7 +52,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 
 // notify writes n and owes it to the keys and webhooks it is for.
 func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error {
-	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, MaxWebhookEndpoints)
+	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, admin.MaxWebhookEndpoints)
 	if err != nil {
 		return err
 	}

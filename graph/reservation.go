@@ -81,7 +81,7 @@ func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.
 		return nil, err
 	}
 	a.Edges.Unit, a.Edges.Service, a.Edges.Barber = edges.Unit, edges.Service, edges.Barber
-	return a, r.record(ctx, tx, a, EventCreated, notification.Source(source), nil)
+	return a, r.record(ctx, tx, a, domain.EventCreated, notification.Source(source), nil)
 }
 
 // holdTime writes a hold and the reservation of its time, which blocks
@@ -133,7 +133,7 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 		a.HoldID = holdID
 	}
 	a.Edges.Unit, a.Edges.Service, a.Edges.Barber = edges.Unit, edges.Service, edges.Barber
-	return a, r.record(ctx, tx, a, EventRescheduled, notification.Source(source), &previous)
+	return a, r.record(ctx, tx, a, domain.EventRescheduled, notification.Source(source), &previous)
 }
 
 // endAppointment records a confirmed appointment, read under its row lock,
@@ -144,14 +144,14 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, status appointment.Status, reason string, now time.Time, source notification.Source) (*ent.Appointment, error) {
 	at := schema.Now()
 	upd := tx.Appointment.Update().Where(appointment.ID(a.ID)).SetStatus(status).AddVersion(1).SetUpdatedAt(at)
-	event, cause := EventCancelled, FreedCancelled
+	event, cause := domain.EventCancelled, FreedCancelled
 	switch status {
 	case appointment.StatusCancelled:
 		upd.SetCancelledAt(now).SetCancellationReason(reason)
 	case appointment.StatusCompleted:
-		event, cause = EventCompleted, FreedCompleted
+		event, cause = domain.EventCompleted, FreedCompleted
 	default:
-		event, cause = EventNoShow, FreedNoShow
+		event, cause = domain.EventNoShow, FreedNoShow
 	}
 	if err := upd.Exec(ctx); err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ type Resolver struct {
 	webhooks *wake.Set
 	// offers makes the waitlist's offers after commits (RunOffers).
 	offers offerWorkers
-	// admin administers the catalog and schedules (package admin).
+	// admin administers accounts: catalog, schedules, webhooks.
 	admin *admin.Admin
 }
 
@@ -71,7 +71,7 @@ func New(c Settings) *Resolver {
 	}
 	r := &Resolver{cfg: c, webhooks: wake.New(), offers: offerWorkers{due: wake.New()}}
 	r.cache = newCaches(r)
-	r.admin = admin.New(c.DB, booking{r})
+	r.admin = admin.New(c.DB, booking{r}, r.webhooks, c.WebhookAllowPrivate)
 	return r
 }
 
@@ -87,6 +87,15 @@ func (b booking) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID str
 func (b booking) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
 	return b.r.openedHorizon(ctx, tx, accountID, barberID)
 }
+
+// WebhookWake receives a value when this process has committed webhook
+// deliveries due now, or made one due again; WokenWebhookEndpoints then
+// says to which endpoints.
+func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks.C() }
+
+// WokenWebhookEndpoints returns the endpoints wakes named since it was last
+// called, and forgets them.
+func (r *Resolver) WokenWebhookEndpoints() []string { return r.webhooks.Take() }
 
 // Settings returns what the resolver is made of, defaults filled in.
 func (r *Resolver) Settings() Settings { return r.cfg }

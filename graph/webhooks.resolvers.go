@@ -16,40 +16,40 @@ import (
 
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error) {
-	return r.createWebhookEndpoint(ctx, input)
+	return r.admin.CreateWebhookEndpoint(ctx, input)
 }
 
 // UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string, input model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
-	return r.updateWebhookEndpoint(ctx, id, input)
+	return r.admin.UpdateWebhookEndpoint(ctx, id, input)
 }
 
 // RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
 func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error) {
-	return r.rotateWebhookSecret(ctx, id)
+	return r.admin.RotateWebhookSecret(ctx, id)
 }
 
 // DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
 func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
-	return r.deleteWebhookEndpoint(ctx, id)
+	return r.admin.DeleteWebhookEndpoint(ctx, id)
 }
 
 // RedeliverWebhook is the resolver for the redeliverWebhook field.
 func (r *mutationResolver) RedeliverWebhook(ctx context.Context, deliveryID string) (*ent.WebhookDelivery, error) {
-	return r.redeliverWebhook(ctx, deliveryID)
+	return r.admin.RedeliverWebhook(ctx, deliveryID)
 }
 
 // WebhookEndpoints is the resolver for the webhookEndpoints field.
 func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
-	return r.webhookEndpoints(ctx)
+	return r.admin.WebhookEndpoints(ctx)
 }
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error) {
-	return r.webhookDeliveries(ctx, endpointID, after, first)
+	return r.admin.WebhookDeliveries(ctx, endpointID, after, first)
 }
 
 // Attempts is the resolver for the attempts field.
 func (r *webhookDeliveryResolver) Attempts(ctx context.Context, obj *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error) {
-	return r.webhookAttempts(ctx, obj)
+	return r.admin.WebhookAttempts(ctx, obj)
 }

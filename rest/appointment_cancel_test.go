@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"barberd/ent/appointment"
-	"barberd/graph"
 	"barberd/graph/domain"
 )
 
@@ -50,7 +49,7 @@ func TestAppointmentCancel(t *testing.T) {
 				expect(t, r, http.StatusOK, "")
 				cancelled := 0
 				for _, n := range ntList(t, r) {
-					if n.Type == graph.EventCancelled && n.AppointmentID == a.ID {
+					if n.Type == domain.EventCancelled && n.AppointmentID == a.ID {
 						cancelled++
 					}
 				}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 )
 
@@ -127,7 +126,7 @@ func TestAppointmentIdempotency(t *testing.T) {
 			expect(t, r, http.StatusOK, "")
 			created := 0
 			for _, n := range ntList(t, r) {
-				if n.Type == graph.EventCreated {
+				if n.Type == domain.EventCreated {
 					created++
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/rest"
 )
@@ -119,7 +118,7 @@ func TestMetrics(t *testing.T) {
 			{"barberd_slot_conflicts_total", nil, 1},
 			{"barberd_holds_created_total", nil, 1},
 			{"barberd_holds_expired_total", nil, 1},
-			{"barberd_notifications_written_total", map[string]string{"type": graph.EventCreated}, 2},
+			{"barberd_notifications_written_total", map[string]string{"type": domain.EventCreated}, 2},
 			{"barberd_rate_limited_requests_total", nil, 0},
 			{"barberd_http_requests_total", map[string]string{"route": route("/appointments"), "method": "POST", "status": "201"}, 2},
 			{"barberd_http_requests_total", map[string]string{"route": route("/appointments"), "method": "POST", "status": "200"}, 1},

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/rest/view"
 )
@@ -99,7 +98,7 @@ func TestNotificationsPending(t *testing.T) {
 			r = e.do("GET", "/notifications/pending", k, nil)
 			expect(t, r, http.StatusOK, "")
 			ns := ntList(t, r)
-			want := []string{graph.EventCreated, graph.EventCreated, graph.EventCancelled, graph.EventRescheduled}
+			want := []string{domain.EventCreated, domain.EventCreated, domain.EventCancelled, domain.EventRescheduled}
 			if !reflect.DeepEqual(ntTypes(ns), want) {
 				t.Fatalf("types %v, want %v", ntTypes(ns), want)
 			}
@@ -170,7 +169,7 @@ func TestNotificationsPending(t *testing.T) {
 			r := e.apPost("/appointments/"+a.ID+"/reschedule", map[string]any{"starts_at": "2027-03-16T16:00:00"})
 			expect(t, r, http.StatusOK, "")
 			ns := e.ntPending(k, "")
-			if len(ns) != 2 || ns[1].Type != graph.EventRescheduled {
+			if len(ns) != 2 || ns[1].Type != domain.EventRescheduled {
 				t.Fatalf("got %v", ntTypes(ns))
 			}
 			n := ns[1]
@@ -330,7 +329,7 @@ func TestNotificationsPending(t *testing.T) {
 			r := e.apPost("/appointments/"+before[0].ID+"/cancel", map[string]any{"reason": "x"})
 			expect(t, r, http.StatusOK, "")
 			got := e.ntPending(k, "")
-			if len(got) != 1 || got[0].Type != graph.EventCancelled || got[0].AppointmentID != before[0].ID {
+			if len(got) != 1 || got[0].Type != domain.EventCancelled || got[0].AppointmentID != before[0].ID {
 				t.Errorf("got %v", ntTypes(got))
 			}
 		})

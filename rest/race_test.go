@@ -12,7 +12,6 @@ import (
 
 	"barberd/ent/appointment"
 	"barberd/ent/reservation"
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/rest"
 	"barberd/rest/apitest"
@@ -389,7 +388,7 @@ func TestRaceNotificationPolls(t *testing.T) {
 							}
 							mu.Lock()
 							for _, nt := range raw.Data {
-								if nt["type"] != graph.EventCreated {
+								if nt["type"] != domain.EventCreated {
 									t.Errorf("notification type %v", nt["type"])
 								}
 								got[key][nt["id"].(string)+" "+nt["appointment_id"].(string)]++

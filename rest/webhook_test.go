@@ -203,7 +203,7 @@ func TestWebhookOrderSignatureAndFeed(t *testing.T) {
 				t.Errorf("delivery %d: Content-Type %q, User-Agent %q", i, ct, ua)
 			}
 		}
-		want := []string{graph.EventCreated, graph.EventRescheduled, graph.EventCancelled}
+		want := []string{domain.EventCreated, domain.EventRescheduled, domain.EventCancelled}
 		if !reflect.DeepEqual(types, want) {
 			t.Errorf("types in order %v, want %v", types, want)
 		}
@@ -222,7 +222,7 @@ func TestWebhookRetriesWithTheSameID(t *testing.T) {
 				w.WriteHeader(http.StatusInternalServerError)
 			}
 		})
-		id, _ := endpoint(t, gql, rc.srv.URL, graph.EventCreated)
+		id, _ := endpoint(t, gql, rc.srv.URL, domain.EventCreated)
 		runWorker(t, fastHooks(e.res))
 		e.apCreate(e.apBody(haircut, tuesdayAt10, joao))
 		waitFor(t, "three requests", func() bool { return len(rc.got()) >= 3 })

@@ -2,7 +2,7 @@ package webhook
 
 import (
 	"barberd/ent"
-	"barberd/graph"
+	"barberd/graph/admin"
 )
 
 // share is how a worker shares its senders among accounts, so that one
@@ -18,7 +18,7 @@ type share struct {
 
 // claimCandidates is how many claimable endpoints a claim reads beyond
 // its limit: enough for one account's every endpoint and then others.
-const claimCandidates = graph.MaxWebhookEndpoints * 2
+const claimCandidates = admin.MaxWebhookEndpoints * 2
 
 // pick takes up to limit of es (grouped by account, accounts in turn) one
 // account at a time in turn, each up to its share.

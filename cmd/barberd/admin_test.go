@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -182,11 +181,11 @@ func TestGraphQLAdminAppointmentActions(t *testing.T) {
 			for _, n := range pending["data"].([]any) {
 				n := n.(map[string]any)
 				types = append(types, n["type"].(string))
-				if n["type"] == graph.EventNoShow && (n["source"] != "admin" || n["appointment_id"] != id || dig(t, n, "appointment.status") != "no_show") {
+				if n["type"] == domain.EventNoShow && (n["source"] != "admin" || n["appointment_id"] != id || dig(t, n, "appointment.status") != "no_show") {
 					t.Fatalf("no-show notification %v", n)
 				}
 			}
-			if !slices.Equal(types, []string{graph.EventCreated, graph.EventNoShow}) {
+			if !slices.Equal(types, []string{domain.EventCreated, domain.EventNoShow}) {
 				t.Fatalf("notifications %v", types)
 			}
 		})

@@ -1,6 +1,6 @@
-// Package admin is the administration of an account's catalog and
-// schedules (scope admin): units, services and barbers, a barber's working
-// hours and time off. Its operations are methods of Admin, which the
+// Package admin is the administration of an account (scope admin): its
+// catalog (units, services and barbers), a barber's working hours and time
+// off, and its webhook endpoints with their delivery log. Its operations are methods of Admin, which the
 // GraphQL resolvers of package graph call.
 //
 // Every lookup goes through the tenant-filtered client, so another
@@ -15,6 +15,7 @@ import (
 
 	"barberd/ent"
 	"barberd/graph/store"
+	"barberd/graph/wake"
 )
 
 // Booking is what administration needs of the booking core (package
@@ -32,13 +33,20 @@ type Booking interface {
 	OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error
 }
 
-// Admin administers the catalog and schedules of the caller's account.
+// Admin administers the caller's account.
 type Admin struct {
 	db      *store.DB
 	booking Booking
+	// webhooks tells this process's webhook worker of endpoints due now.
+	webhooks *wake.Set
+	// allowPrivate lets endpoints be plain http and private addresses
+	// (package netsafe).
+	allowPrivate bool
 }
 
-// New returns the administration of db's accounts over booking.
-func New(db *store.DB, booking Booking) *Admin {
-	return &Admin{db: db, booking: booking}
+// New returns the administration of db's accounts over booking. An
+// endpoint made due (enabled, redelivered) is told to webhooks; with
+// allowPrivate, endpoints may be plain http and private addresses.
+func New(db *store.DB, booking Booking, webhooks *wake.Set, allowPrivate bool) *Admin {
+	return &Admin{db: db, booking: booking, webhooks: webhooks, allowPrivate: allowPrivate}
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 
+	"barberd/graph/admin"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -272,9 +274,9 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 	case f.Name == "slots" && f.ObjectDefinition.Name == "NextFreeSlots":
 		return graph.MaxNextLimit, 0
 	case f.Name == "attempts" && f.ObjectDefinition.Name == "WebhookDelivery":
-		return graph.MaxWebhookAttemptsShown, 0
+		return admin.MaxWebhookAttemptsShown, 0
 	case f.Name == "webhookEndpoints":
-		return graph.MaxWebhookEndpoints, 0
+		return admin.MaxWebhookEndpoints, 0
 	case f.Name == "nodes":
 		ids := 0
 		if a := f.Arguments.ForName("ids"); a != nil {

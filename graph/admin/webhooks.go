@@ -1,4 +1,4 @@
-package graph
+package admin
 
 import (
 	"context"
@@ -30,24 +30,12 @@ import (
 // commits wake (WebhookWake); the queue's reads and writes are in
 // graph/store.
 
-// EventTypes are the notification types, in the order of rest-v1.md.
-var EventTypes = []string{EventCreated, EventRescheduled, EventCancelled, EventReminder, EventCompleted, EventNoShow}
-
 // MaxWebhookEndpoints is the most webhook endpoints one account has.
 const MaxWebhookEndpoints = 20
 
 // MaxWebhookAttemptsShown is how many attempts of a delivery its log shows
 // (the newest).
 const MaxWebhookAttemptsShown = 50
-
-// WebhookWake receives a value when this process has committed webhook
-// deliveries due now, or made one due again; WokenWebhookEndpoints then
-// says to which endpoints.
-func (r *Resolver) WebhookWake() <-chan struct{} { return r.webhooks.C() }
-
-// WokenWebhookEndpoints returns the endpoints wakes named since it was last
-// called, and forgets them.
-func (r *Resolver) WokenWebhookEndpoints() []string { return r.webhooks.Take() }
 
 // newWebhookSecret returns a signing secret in the Standard Webhooks form:
 // whsec_ and the base64 of 32 random bytes.
@@ -59,9 +47,9 @@ func newWebhookSecret() string {
 
 // checkWebhookFields records what is wrong with an endpoint's url, event
 // types and description (nil: not given).
-func (r *Resolver) checkWebhookFields(p *domain.Problems, url *string, types []string, description *string) {
+func (a *Admin) checkWebhookFields(p *domain.Problems, url *string, types []string, description *string) {
 	if url != nil && domain.CheckText(p, "url", *url) {
-		if why := netsafe.CheckURL(*url, r.cfg.WebhookAllowPrivate); why != "" {
+		if why := netsafe.CheckURL(*url, a.allowPrivate); why != "" {
 			p.Add("url", "%s", why)
 		}
 	}
@@ -69,8 +57,8 @@ func (r *Resolver) checkWebhookFields(p *domain.Problems, url *string, types []s
 	for i, t := range types {
 		field := "eventTypes[" + strconv.Itoa(i) + "]"
 		switch {
-		case !slices.Contains(EventTypes, t):
-			p.Add(field, "must be one of %s", strings.Join(EventTypes, ", "))
+		case !slices.Contains(domain.EventTypes, t):
+			p.Add(field, "must be one of %s", strings.Join(domain.EventTypes, ", "))
 		case seen[t]:
 			p.Add(field, "is listed twice")
 		}
@@ -81,23 +69,23 @@ func (r *Resolver) checkWebhookFields(p *domain.Problems, url *string, types []s
 	}
 }
 
-// createWebhookEndpoint adds an enabled endpoint to the caller's account and
+// CreateWebhookEndpoint adds an enabled endpoint to the caller's account and
 // returns it with its secret, shown only this once.
 // Errors: validation_failed, catalog_full.
-func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error) {
+func (a *Admin) CreateWebhookEndpoint(ctx context.Context, in model.CreateWebhookEndpointInput) (*model.WebhookEndpointSecretPayload, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
 	}
 	var p domain.Problems
-	r.checkWebhookFields(&p, &in.URL, in.EventTypes, in.Description)
+	a.checkWebhookFields(&p, &in.URL, in.EventTypes, in.Description)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	secret := newWebhookSecret()
 	var e *ent.WebhookEndpoint
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		err := r.cfg.DB.Capped(func() error {
+	err = a.booking.InTx(ctx, func(tx *ent.Tx) error {
+		err := a.db.Capped(func() error {
 			_, err := tx.Account.Query().Where(account.ID(v.AccountID)).Unique(false).Select(account.FieldID).Modify(store.NoKeyUpdate).Strings(ctx)
 			return err
 		}, func() (int, error) { return tx.WebhookEndpoint.Query().Count(ctx) }, MaxWebhookEndpoints, func() error {
@@ -127,12 +115,12 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// webhookEndpoints lists the account's endpoints, oldest first.
-func (r *Resolver) webhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
+// WebhookEndpoints lists the account's endpoints, oldest first.
+func (a *Admin) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
-	return r.cfg.DB.WebhookEndpoint.Query().
+	return a.db.WebhookEndpoint.Query().
 		Order(webhookendpoint.ByCreatedAt(), webhookendpoint.ByID()).Limit(MaxWebhookEndpoints).All(ctx)
 }
 
@@ -146,19 +134,19 @@ func webhookEndpoint(ctx context.Context, c *ent.Client, id string) (*ent.Webhoo
 	return e, domain.NotFound(err, domain.CodeNotFound, "webhook endpoint", id)
 }
 
-// updateWebhookEndpoint changes what the input gives of an endpoint.
+// UpdateWebhookEndpoint changes what the input gives of an endpoint.
 // Errors: not_found, validation_failed.
-func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
+func (a *Admin) UpdateWebhookEndpoint(ctx context.Context, id string, in model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	var p domain.Problems
-	r.checkWebhookFields(&p, in.URL, in.EventTypes, in.Description)
+	a.checkWebhookFields(&p, in.URL, in.EventTypes, in.Description)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	var e *ent.WebhookEndpoint
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		if e, err = webhookEndpoint(ctx, tx.Client(), id); err != nil {
 			return err
@@ -185,20 +173,20 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, id string, in mode
 		return nil, err
 	}
 	if in.URL != nil || (in.Enabled != nil && *in.Enabled) {
-		r.webhooks.Wake(e.ID) // what waited for it is due
+		a.webhooks.Wake(e.ID) // what waited for it is due
 	}
 	return e, nil
 }
 
-// rotateWebhookSecret gives an endpoint a new secret and returns it, shown
+// RotateWebhookSecret gives an endpoint a new secret and returns it, shown
 // only this once. Errors: not_found.
-func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error) {
+func (a *Admin) RotateWebhookSecret(ctx context.Context, id string) (*model.WebhookEndpointSecretPayload, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
 	secret := newWebhookSecret()
 	var e *ent.WebhookEndpoint
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		if e, err = webhookEndpoint(ctx, tx.Client(), id); err != nil {
 			return err
@@ -212,13 +200,13 @@ func (r *Resolver) rotateWebhookSecret(ctx context.Context, id string) (*model.W
 	return &model.WebhookEndpointSecretPayload{Secret: secret, Endpoint: e}, nil
 }
 
-// deleteWebhookEndpoint deletes an endpoint; its deliveries and their
+// DeleteWebhookEndpoint deletes an endpoint; its deliveries and their
 // attempts go with it (ON DELETE CASCADE). Errors: not_found.
-func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
+func (a *Admin) DeleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return "", err
 	}
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
 		e, err := webhookEndpoint(ctx, tx.Client(), id)
 		if err != nil {
 			return err
@@ -231,19 +219,19 @@ func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id string) (string
 	return id, nil
 }
 
-// webhookDeliveries is an endpoint's delivery log, newest first, with the
+// WebhookDeliveries is an endpoint's delivery log, newest first, with the
 // attempts of the page's deliveries read in one more query.
 // Errors: not_found, validation_failed.
-func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error) {
+func (a *Admin) WebhookDeliveries(ctx context.Context, endpointID string, after *entgql.Cursor[string], first *int) (*ent.WebhookDeliveryConnection, error) {
 	first, err := paging.AdminPage(ctx, first, nil)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := webhookEndpoint(ctx, r.cfg.DB.Client, endpointID); err != nil {
+	if _, err := webhookEndpoint(ctx, a.db.Client, endpointID); err != nil {
 		return nil, err
 	}
 	newest := &ent.WebhookDeliveryOrder{Direction: entgql.OrderDirectionDesc, Field: ent.WebhookDeliveryOrderFieldCreatedAt}
-	conn, err := r.cfg.DB.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
+	conn, err := a.db.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
 		Paginate(ctx, after, first, nil, nil, ent.WithWebhookDeliveryOrder(newest))
 	if err != nil || len(conn.Edges) == 0 {
 		return conn, err
@@ -255,7 +243,7 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, aft
 		byID[e.Node.ID] = e.Node
 		e.Node.Edges.Attempts = []*ent.WebhookAttempt{}
 	}
-	as, err := r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryIDIn(ids...)).
+	as, err := a.db.WebhookAttempt.Query().Where(webhookattempt.DeliveryIDIn(ids...)).
 		Order(newestAttemptsFirst...).All(ctx)
 	if err != nil {
 		return nil, err
@@ -269,13 +257,13 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, endpointID string, aft
 	return conn, nil
 }
 
-// webhookAttempts are a delivery's newest attempts, newest first: those
-// webhookDeliveries read, or read now.
-func (r *Resolver) webhookAttempts(ctx context.Context, d *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error) {
+// WebhookAttempts are a delivery's newest attempts, newest first: those
+// WebhookDeliveries read, or read now.
+func (a *Admin) WebhookAttempts(ctx context.Context, d *ent.WebhookDelivery) ([]*ent.WebhookAttempt, error) {
 	if as, err := d.Edges.AttemptsOrErr(); err == nil {
 		return as, nil
 	}
-	return r.cfg.DB.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(d.ID)).
+	return a.db.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(d.ID)).
 		Order(newestAttemptsFirst...).Limit(MaxWebhookAttemptsShown).All(ctx)
 }
 
@@ -284,9 +272,9 @@ var newestAttemptsFirst = []webhookattempt.OrderOption{
 	webhookattempt.ByAttemptedAt(sql.OrderDesc()), webhookattempt.ByID(sql.OrderDesc()),
 }
 
-// redeliverWebhook makes a delivery pending again and due now, whatever its
+// RedeliverWebhook makes a delivery pending again and due now, whatever its
 // status, with another full period of retries. Errors: not_found.
-func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.WebhookDelivery, error) {
+func (a *Admin) RedeliverWebhook(ctx context.Context, id string) (*ent.WebhookDelivery, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -294,7 +282,7 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 		return nil, domain.Errorf(domain.CodeNotFound, "No webhook delivery %q.", id)
 	}
 	var d *ent.WebhookDelivery
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := a.booking.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		d, err = tx.WebhookDelivery.Get(ctx, id)
 		if err != nil {
@@ -310,6 +298,6 @@ func (r *Resolver) redeliverWebhook(ctx context.Context, id string) (*ent.Webhoo
 	if err != nil {
 		return nil, err
 	}
-	r.webhooks.Wake(d.EndpointID)
+	a.webhooks.Wake(d.EndpointID)
 	return d, nil
 }
