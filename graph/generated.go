@@ -3,6 +3,13 @@
 package graph
 
 import (
+	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/hold"
+	"barberd/ent/notification"
+	"barberd/ent/waitlistentry"
+	"barberd/ent/webhookdelivery"
+	"barberd/graph/model"
 	"bytes"
 	"context"
 	"embed"
@@ -12,14 +19,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-
-	"barberd/ent"
-	"barberd/ent/appointment"
-	"barberd/ent/hold"
-	"barberd/ent/notification"
-	"barberd/ent/waitlistentry"
-	"barberd/ent/webhookdelivery"
-	"barberd/graph/model"
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
