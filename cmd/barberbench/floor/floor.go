@@ -213,7 +213,7 @@ func (f *Floor) create(ctx context.Context, out *Booking) error {
 	} else {
 		c.phone = fmt.Sprintf("+4915%09d", n%1_000_000_000)
 	}
-	err := again(ctx, func() error { return f.try(ctx, &c) })
+	err := f.retry(ctx, func(tx *sql.Tx) error { return f.try(ctx, tx, &c) })
 	if err == nil && out != nil {
 		*out = Booking{ID: c.id, BarberID: c.barberID, Start: c.start}
 	}
@@ -251,39 +251,27 @@ type client struct {
 	Phone string `json:"phone"`
 }
 
-// try is one attempt at a create's transaction.
-func (f *Floor) try(ctx context.Context, c *create) (err error) {
+// try is what one attempt at a create's transaction runs in tx.
+func (f *Floor) try(ctx context.Context, tx *sql.Tx, c *create) error {
 	t, q := &f.t, &f.q
-	tx, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
 	var prior string
-	switch err = tx.QueryRowContext(ctx, q.idempotency, t.APIKeyID, c.ref).Scan(&prior); {
+	switch err := tx.QueryRowContext(ctx, q.idempotency, t.APIKeyID, c.ref).Scan(&prior); {
 	case err == nil:
 		return ErrReferenceUsed
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	if q.lockBarber != "" {
-		var id string
-		if err = tx.QueryRowContext(ctx, q.lockBarber, c.barberID).Scan(&id); err != nil {
-			return err
-		}
+	if err := f.lockBarber(ctx, tx, c.barberID); err != nil {
+		return err
 	}
 	at := now()
 	end := c.start.Add(t.Duration)
 	busyUntil := end.Add(t.Buffer)
-	if err = f.conflicts(ctx, tx, c.barberID, c.start, busyUntil, at); err != nil {
+	if err := f.conflicts(ctx, tx, c.barberID, c.start, busyUntil, at); err != nil {
 		return err
 	}
 	var customerID string
-	err = tx.QueryRowContext(ctx, q.customer, pulid.New("cli"), at, at, c.name, c.phone, t.AccountID).Scan(&customerID)
+	err := tx.QueryRowContext(ctx, q.customer, pulid.New("cli"), at, at, c.name, c.phone, t.AccountID).Scan(&customerID)
 	if err != nil {
 		return err
 	}
@@ -310,10 +298,8 @@ func (f *Floor) try(ctx context.Context, c *create) (err error) {
 	if _, err = tx.ExecContext(ctx, q.notification, ntfID, snap, at, t.AccountID, aptID); err != nil {
 		return err
 	}
-	if _, err = tx.ExecContext(ctx, q.delivery, pulid.New("dlv"), t.AccountID, t.APIKeyID, ntfID); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = tx.ExecContext(ctx, q.delivery, pulid.New("dlv"), t.AccountID, t.APIKeyID, ntfID)
+	return err
 }
 
 // conflicts runs the conflict check: ErrSlotTaken when the barber has a

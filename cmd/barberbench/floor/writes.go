@@ -103,14 +103,8 @@ func (f *Floor) moveSlot(barberID string) time.Time {
 // retry runs one write's transaction, again as barberd would when the
 // database asks for it.
 func (f *Floor) retry(ctx context.Context, try func(tx *sql.Tx) error) error {
-	return again(ctx, func() error { return f.inTx(ctx, try) })
-}
-
-// again runs try, and again as barberd would while the database asks for
-// it, up to maxAttempts times.
-func again(ctx context.Context, try func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := try()
+		err := f.inTx(ctx, try)
 		if err == nil || store.Classify(err) != store.Retry || attempt == maxAttempts || ctx.Err() != nil {
 			return err
 		}
