@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"time"
 
@@ -37,7 +38,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	if err != nil {
 		return nil, err
 	}
-	loc, err := mustZone(u.Timezone)
+	loc, err := catalog.MustZone(u.Timezone)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"strings"
 
@@ -43,7 +44,7 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 		case a.Status != appointment.StatusConfirmed:
 			return domain.Errorf(domain.CodeNotMarkable, "Only a confirmed appointment can be marked %s; this one is %s.", label, strings.ReplaceAll(string(a.Status), "_", "-"))
 		case a.StartsAt.After(now):
-			loc, err := mustZone(a.Edges.Unit.Timezone)
+			loc, err := catalog.MustZone(a.Edges.Unit.Timezone)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"errors"
 	"slices"
@@ -39,17 +40,17 @@ func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointm
 
 // inWindow checks the unit's booking window for the offer's start.
 // Errors: outside_booking_window.
-func (r *Resolver) inWindow(o *offer, now time.Time) error {
-	err := o.policy().Admits(now, o.start, o.loc)
+func (r *Resolver) inWindow(o *catalog.Offer, now time.Time) error {
+	err := o.Policy().Admits(now, o.Start, o.Loc)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, slots.ErrInPast):
-		return domain.Errorf(domain.CodeOutsideWindow, "%s has already passed.", slots.Local(o.start, o.loc))
+		return domain.Errorf(domain.CodeOutsideWindow, "%s has already passed.", slots.Local(o.Start, o.Loc))
 	case errors.Is(err, slots.ErrTooSoon):
-		return domain.Errorf(domain.CodeOutsideWindow, "Bookings must start at least %d minutes from now.", o.unit.MinLeadMinutes)
+		return domain.Errorf(domain.CodeOutsideWindow, "Bookings must start at least %d minutes from now.", o.Unit.MinLeadMinutes)
 	default:
-		return domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead.", o.unit.HorizonDays)
+		return domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead.", o.Unit.HorizonDays)
 	}
 }
 
@@ -59,24 +60,24 @@ func (r *Resolver) inWindow(o *offer, now time.Time) error {
 // reservations that do not count as busy. The bool tells whether it read
 // the barber in tx, so the caller must Unwrap it before use after the
 // transaction. Errors: slot_unavailable.
-func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
+func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
 	c := tx.Client()
 	// An offer lists its barbers, read before the transaction, unless it
 	// lists none; then candidates reads them through c.
-	inTx := o.barber == nil && o.eligible == nil
-	candidates, err := o.candidates(ctx, c)
+	inTx := o.Barber == nil && o.Eligible == nil
+	candidates, err := o.Candidates(ctx, c)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
-		d, err := o.day(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
+		d, err := o.Day(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
 		if err != nil {
 			return nil, false, err
 		}
 		free := map[string]bool{}
 		for _, s := range slots.FreeSlots(d) {
-			if s.Start.Equal(o.start) {
+			if s.Start.Equal(o.Start) {
 				free[s.BarberID] = true
 			}
 		}
@@ -89,11 +90,11 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *offer, now tim
 		if _, err := r.freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
 			return nil, false, err
 		}
-		d, err := o.day(ctx, c, r.cfg.DB.Dialect, now, []*ent.Barber{b}, ignore...)
+		d, err := o.Day(ctx, c, r.cfg.DB.Dialect, now, []*ent.Barber{b}, ignore...)
 		if err != nil {
 			return nil, false, err
 		}
-		if offers(d, b.ID, o.start) {
+		if catalog.Offers(d, b.ID, o.Start) {
 			return b, inTx, nil
 		}
 	}
@@ -183,8 +184,8 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
 				return err
 			}
-			if o.barber != nil && o.barber.ID == held.BarberID {
-				b = o.barber
+			if o.Barber != nil && o.Barber.ID == held.BarberID {
+				b = o.Barber
 			} else if b, err = tx.Barber.Get(ctx, held.BarberID); err != nil {
 				return err
 			} else {
@@ -197,14 +198,14 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			}
 		}
 		create := tx.Appointment.Create().SetAccountID(v.AccountID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
+			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
 			SetClientName(given.name).SetClientPhone(given.phone).SetNillableClientEmail(given.email).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
-			SetStartsAt(o.start).SetEndsAt(o.start.Add(o.duration())).SetSource(source)
+			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetSource(source)
 		// The customer record is left to load when asked for (dashboards
 		// only), after the transaction, as a read would show it.
-		edges := ent.AppointmentEdges{Unit: o.unit, Service: o.service, Barber: b}
-		created, err := r.bookAppointment(ctx, tx, create, o.buffer(), edges, source)
+		edges := ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}
+		created, err := r.bookAppointment(ctx, tx, create, o.Buffer(), edges, source)
 		if err != nil {
 			return err
 		}
@@ -418,8 +419,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		if err != nil {
 			return err
 		}
-		edges := ent.AppointmentEdges{Unit: o.unit, Service: o.service, Barber: b}
-		done, err = r.moveAppointment(ctx, tx, a, edges, o.start, o.start.Add(o.duration()), o.buffer(), in.HoldID, source)
+		edges := ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}
+		done, err = r.moveAppointment(ctx, tx, a, edges, o.Start, o.Start.Add(o.Duration()), o.Buffer(), in.HoldID, source)
 		if err != nil || held == nil {
 			return err
 		}
@@ -436,9 +437,9 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 
 // heldBarber returns the barber of a hold taken for the offer, read
 // outside tx: the offer's when it names that barber.
-func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *offer, held *ent.Hold) (*ent.Barber, error) {
-	if o.barber != nil && o.barber.ID == held.BarberID {
-		return o.barber, nil
+func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, held *ent.Hold) (*ent.Barber, error) {
+	if o.Barber != nil && o.Barber.ID == held.BarberID {
+		return o.Barber, nil
 	}
 	b, err := tx.Barber.Get(ctx, held.BarberID)
 	if err != nil {

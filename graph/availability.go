@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"errors"
 	"slices"
@@ -81,7 +82,7 @@ func (r *Resolver) availabilityOf(ctx context.Context, scope, unitID, serviceID 
 func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dates []slots.Date, budget int) ([]*Day, error) {
 	keys := make([]availabilityKey, len(dates))
 	for i, d := range dates {
-		keys[i] = newAvailabilityKey(a.v.AccountID, a.o.unit.ID, a.o.service.ID, d.String())
+		keys[i] = newAvailabilityKey(a.v.AccountID, a.o.Unit.ID, a.o.Service.ID, d.String())
 	}
 	entries, covered := r.cache.cachedDays(a.v, keys, a.barberID, r.now())
 	if covered != nil { // some day is cached: are its barbers' bookings unchanged?
@@ -105,7 +106,7 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 	if len(missing) == 0 {
 		return out, nil
 	}
-	barbers, cache := a.o.eligible, a.v.Versioned
+	barbers, cache := a.o.Eligible, a.v.Versioned
 	if a.barber != nil {
 		n, err := r.slotsFor(ctx, a, nil, missing, budget)
 		if err != nil {
@@ -147,10 +148,10 @@ func (r *Resolver) versions(ctx context.Context, a *availabilityAsk, also []stri
 		return a.versions, nil
 	}
 	ids := also // mostly the eligible barbers already
-	for _, b := range a.o.eligible {
+	for _, b := range a.o.Eligible {
 		if !slices.Contains(ids, b.ID) {
 			if len(ids) == len(also) {
-				ids = slices.Grow(slices.Clip(ids), len(a.o.eligible)) // never append to an entry's
+				ids = slices.Grow(slices.Clip(ids), len(a.o.Eligible)) // never append to an entry's
 			}
 			ids = append(ids, b.ID)
 		}
@@ -177,8 +178,8 @@ type computedDays struct {
 // once the admission gate lets it (cost.go); with versions, it takes the barbers'
 // bookings versions from them, so the days can be cached under them.
 // Errors: unavailable (not admitted in time), request_canceled.
-func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
-	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.startsPerDay())
+func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
+	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.StartsPerDay())
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Bar
 			c.bookings[i], _ = versions.Bookings(id) // a barber not found never matches later
 		}
 	}
-	inputs, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
+	inputs, err := o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +211,8 @@ func (r *Resolver) computeDays(ctx context.Context, o *offer, barbers []*ent.Bar
 		if inWindow {
 			empty = slots.Stages(withoutSlots(in.Day, open))
 		}
-		c.until[i] = validUntil(in.Day, open, empty, in.holdsUntil)
-		c.days[i] = free.NewDay(o.of(), in.Date, c.barbers, open, inWindow, empty)
+		c.until[i] = validUntil(in.Day, open, empty, in.HoldsUntil)
+		c.days[i] = free.NewDay(o.Of(), in.Date, c.barbers, open, inWindow, empty)
 	}
 	return c, nil
 }
@@ -275,12 +276,12 @@ func earliest(a, b time.Time) time.Time {
 }
 
 // freeSlots computes the free slots of the offer's day with plain reads.
-func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error) {
-	barbers, err := o.candidates(ctx, r.cfg.DB.Client)
+func (r *Resolver) freeSlots(ctx context.Context, o *catalog.Offer) ([]slots.Slot, error) {
+	barbers, err := o.Candidates(ctx, r.cfg.DB.Client)
 	if err != nil {
 		return nil, err
 	}
-	d, err := o.day(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers)
+	d, err := o.Day(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers)
 	if err != nil {
 		return nil, err
 	}
@@ -290,11 +291,11 @@ func (r *Resolver) freeSlots(ctx context.Context, o *offer) ([]slots.Slot, error
 // unavailable is the slot_unavailable error of an offer, with up to three
 // nearest free slots of the same day (with the same barber when one was
 // asked for).
-func (r *Resolver) unavailable(ctx context.Context, o *offer) error {
+func (r *Resolver) unavailable(ctx context.Context, o *catalog.Offer) error {
 	r.metrics().SlotConflict()
-	e := domain.Errorf(domain.CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.start, o.loc))
+	e := domain.Errorf(domain.CodeSlotUnavailable, "%s is not free for this service. Pick another time, for example one of the alternatives.", slots.Local(o.Start, o.Loc))
 	if ss, err := r.freeSlots(ctx, o); err == nil {
-		e.Alternatives = slotModels(slots.Nearest(ss, o.start, 3), o.loc)
+		e.Alternatives = slotModels(slots.Nearest(ss, o.Start, 3), o.Loc)
 	} else {
 		r.cfg.Log.WarnContext(ctx, "computing alternatives", "err", err)
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ type caches struct {
 	gate         *admit.Gate // of computing days (cost.go)
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
-	catalogs     *fresh.Memo[catalogKey, *catalogEntry]
+	catalogs     *fresh.Memo[catalog.Key, *catalog.Entry]
 	units        *fresh.Memo[unitKey, *unitEntry] // of agendas (admin_agenda.go)
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 }
@@ -43,7 +44,7 @@ func newCaches(r *Resolver) *caches {
 		gate:        quota.NewGate(r.metrics()),
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
-		catalogs:    fresh.NewMemo[catalogKey, *catalogEntry](maxCachedCatalogs, nil),
+		catalogs:    fresh.NewMemo[catalog.Key, *catalog.Entry](maxCachedCatalogs, nil),
 		units:       fresh.NewMemo[unitKey, *unitEntry](maxCachedCatalogs, nil),
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
 			return 256 + 24*len(e.barbers) + e.day.Size()
@@ -62,12 +63,12 @@ type keyEntry struct {
 // availabilityKey names one day of a unit and service: its availability
 // for every eligible barber, from which one barber's is taken too.
 type availabilityKey struct {
-	catalogKey
+	catalog.Key
 	date string
 }
 
 func newAvailabilityKey(account, unitID, serviceID, date string) availabilityKey {
-	return availabilityKey{newCatalogKey(account, unitID, serviceID, nil), date}
+	return availabilityKey{catalog.NewKey(account, unitID, serviceID, nil), date}
 }
 
 type availabilityEntry struct {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 
 	"barberd/ent"
@@ -70,7 +71,7 @@ func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, fi
 	}
 	q := r.cfg.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
 	if unitID != nil {
-		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
+		if _, err := catalog.ActiveUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
 			return nil, 0, err
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
@@ -105,7 +106,7 @@ func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *
 	}
 	q := r.cfg.DB.Barber.Query().Where(barber.Active(true))
 	if unitID != nil {
-		if _, err := activeUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
+		if _, err := catalog.ActiveUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
 			return nil, 0, err
 		}
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"maps"
 	"slices"
@@ -112,7 +113,7 @@ func (r *Resolver) startingOn(ctx context.Context, from, to *string) (predicate.
 	}
 	var each []predicate.Appointment
 	for _, zone := range slices.Sorted(maps.Keys(byZone)) {
-		loc, err := mustZone(zone)
+		loc, err := catalog.MustZone(zone)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +247,7 @@ func (r *Resolver) localAt(ctx context.Context, unitID string, loaded *ent.Unit,
 	if err != nil {
 		return "", err
 	}
-	loc, err := mustZone(zone)
+	loc, err := catalog.MustZone(zone)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"errors"
 	"fmt"
@@ -28,23 +29,23 @@ func (r *Resolver) slotBudget(ctx context.Context) int {
 // weekHoursOf reads the working hours of the offer's eligible barbers, or
 // takes them from the account's catalog cache entry of the unit and
 // service while it is current.
-func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *offer) (*slots.Week, error) {
-	key := newCatalogKey(v.AccountID, o.unit.ID, o.service.ID, nil)
+func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *catalog.Offer) (*slots.Week, error) {
+	key := catalog.NewKey(v.AccountID, o.Unit.ID, o.Service.ID, nil)
 	e, cached := r.cache.catalogs.Get(key)
-	cached = cached && v.Versioned && e.config == v.ConfigVersion
+	cached = cached && v.Versioned && e.Config == v.ConfigVersion
 	if cached {
-		if w := e.week.Load(); w != nil {
+		if w := e.Week.Load(); w != nil {
 			return w, nil
 		}
 	}
-	barbers := o.eligible
-	if o.barber != nil || barbers == nil {
+	barbers := o.Eligible
+	if o.Barber != nil || barbers == nil {
 		var err error
-		if barbers, err = (&offer{unit: o.unit, service: o.service}).candidates(ctx, r.cfg.DB.Client); err != nil {
+		if barbers, err = (&catalog.Offer{Unit: o.Unit, Service: o.Service}).Candidates(ctx, r.cfg.DB.Client); err != nil {
 			return nil, err
 		}
 	}
-	w := &slots.Week{Step: o.policy().Step, Duration: o.duration(), Barbers: make(map[string]*[7][]slots.Span, len(barbers))}
+	w := &slots.Week{Step: o.Policy().Step, Duration: o.Duration(), Barbers: make(map[string]*[7][]slots.Span, len(barbers))}
 	ids := make([]string, len(barbers))
 	hours, breaks := make(map[string]*[7][]slots.Span, len(barbers)), make(map[string]*[7][]slots.Span, len(barbers))
 	for i, b := range barbers {
@@ -52,7 +53,7 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *offer) 
 		w.Barbers[b.ID], hours[b.ID], breaks[b.ID] = new([7][]slots.Span), new([7][]slots.Span), new([7][]slots.Span)
 	}
 	rows, err := r.cfg.DB.WorkingHours.Query().
-		Where(workinghours.UnitID(o.unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
+		Where(workinghours.UnitID(o.Unit.ID), workinghours.BarberIDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (r *Resolver) weekHoursOf(ctx context.Context, v *domain.Viewer, o *offer) 
 		w.All[wd] = w.Starts(nil, wd, 0, slots.EndOfDay, false)
 	}
 	if cached {
-		e.week.Store(w)
+		e.Week.Store(w)
 	}
 	return w, nil
 }
@@ -106,18 +107,12 @@ func (r *Resolver) slotsFor(ctx context.Context, a *availabilityAsk, barberID *s
 
 // dayBound bounds the slots of a day of the offer's unit and service by
 // its step alone: a slot every step, around the clock, for each barber.
-func dayBound(o *offer, barberID *string) int {
-	n := len(o.eligible)
+func dayBound(o *catalog.Offer, barberID *string) int {
+	n := len(o.Eligible)
 	if barberID != nil {
 		n = 1
 	}
-	return n * o.startsPerDay()
-}
-
-// startsPerDay bounds one barber's starts in a day: one every step.
-func (o *offer) startsPerDay() int {
-	step := max(o.unit.SlotStepMinutes, 1)
-	return (24*60 + step - 1) / step
+	return n * o.StartsPerDay()
 }
 
 // admitSlots waits until computing slots (a bound) is admitted and returns

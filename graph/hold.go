@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"time"
 
@@ -75,8 +76,8 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			return err
 		}
 		created, err := holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetBarberID(b.ID).
-			SetStartsAt(o.start).SetEndsAt(o.start.Add(o.duration())).SetExpiresAt(now.Add(ttl)), o.buffer())
+			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
+			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
 		if err != nil {
 			return err
 		}
@@ -98,7 +99,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	// The hold as written, as loadHold would read it back; handed back to
 	// the client, so GraphQL can still load its edges.
 	h = h.Unwrap()
-	h.Edges.Unit = o.unit
+	h.Edges.Unit = o.Unit
 	h.Status = effectiveStatus(h, r.now())
 	return h, nil
 }
@@ -252,7 +253,7 @@ func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Ho
 // reservation for the appointment that replaces it. It returns the hold.
 // Errors: hold_not_found, hold_expired, hold_already_used,
 // hold_mismatch, outside_booking_window.
-func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer, now time.Time) (*ent.Hold, error) {
+func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *catalog.Offer, now time.Time) (*ent.Hold, error) {
 	h, err := r.lockHold(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -265,13 +266,13 @@ func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *offer
 	case hold.StatusExpired:
 		return nil, domain.Errorf(domain.CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
 	}
-	if h.UnitID != o.unit.ID || h.ServiceID != o.service.ID || !h.StartsAt.Equal(o.start) ||
-		(o.barber != nil && h.BarberID != o.barber.ID) {
+	if h.UnitID != o.Unit.ID || h.ServiceID != o.Service.ID || !h.StartsAt.Equal(o.Start) ||
+		(o.Barber != nil && h.BarberID != o.Barber.ID) {
 		return nil, domain.Errorf(domain.CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
 	}
 	// A hold keeps its slot even if the lead time has passed meanwhile, but
 	// a slot in the past cannot be booked.
-	if !o.start.After(now) {
+	if !o.Start.After(now) {
 		return nil, domain.Errorf(domain.CodeOutsideWindow, "The held time has already passed.")
 	}
 	return h, r.endHold(ctx, tx, h, hold.StatusConsumed)

@@ -177,14 +177,14 @@ func (r *Resolver) NextFreeSlots(ctx context.Context, q NextSlotsQuery) (*model.
 	now := r.now()
 	after := now
 	if s.after != nil {
-		if t := s.after.AtOrAfter(o.loc); t.After(after) {
+		if t := s.after.AtOrAfter(o.Loc); t.After(after) {
 			after = t
 		}
 	}
-	first, last := slots.DateOf(after, o.loc), slots.DateOf(now, o.loc).AddDays(o.unit.HorizonDays)
+	first, last := slots.DateOf(after, o.Loc), slots.DateOf(now, o.Loc).AddDays(o.Unit.HorizonDays)
 	out := &model.NextFreeSlots{
 		UnitID: q.UnitID, ServiceID: q.ServiceID, BarberID: q.BarberID,
-		Timezone: o.unit.Timezone, Slots: []*model.Slot{},
+		Timezone: o.Unit.Timezone, Slots: []*model.Slot{},
 	}
 	// Hours tell which days can hold a start in the daily window: the
 	// others are skipped unread, and each day read counts its slots

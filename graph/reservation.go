@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"slices"
 	"time"
@@ -184,13 +185,13 @@ func (r *Resolver) appointmentEdges(ctx context.Context, tx *ent.Tx, a *ent.Appo
 		return nil
 	}
 	if v, ok := domain.ViewerFrom(ctx); ok && v.AccountID == a.AccountID {
-		if o, hit := r.cache.cachedCatalog(v, newCatalogKey(a.AccountID, a.UnitID, a.ServiceID, &a.BarberID), false); hit {
-			e.Unit, e.Service, e.Barber = o.unit, o.service, o.barber
+		if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, &a.BarberID), false); hit {
+			e.Unit, e.Service, e.Barber = o.Unit, o.Service, o.Barber
 			return nil
 		}
-		if o, hit := r.cache.cachedCatalog(v, newCatalogKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
-			if i := slices.IndexFunc(o.eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
-				e.Unit, e.Service, e.Barber = o.unit, o.service, o.eligible[i]
+		if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
+			if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
+				e.Unit, e.Service, e.Barber = o.Unit, o.Service, o.Eligible[i]
 				return nil
 			}
 		}

@@ -41,3 +41,9 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 func forUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](r *Resolver, q Q) Q {
 	return store.ForUpdate(r.cfg.DB, q)
 }
+
+// lockBarber serialises writers of one barber's time until the transaction
+// ends (store.DB.LockBarber).
+func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error {
+	return r.cfg.DB.LockBarber(ctx, tx, id)
+}

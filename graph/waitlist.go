@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"slices"
 	"time"
@@ -147,12 +148,12 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		return nil, err
 	}
 	now := r.now()
-	today := slots.DateOf(now, o.loc)
+	today := slots.DateOf(now, o.Loc)
 	if w.from.Compare(today) < 0 {
 		return nil, (&domain.Problems{{Field: "from", Message: "must not be before today, " + today.String() + " at the unit"}}).Err()
 	}
-	if last := today.AddDays(o.unit.HorizonDays); w.to.Compare(last) > 0 {
-		return nil, domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.unit.HorizonDays, last)
+	if last := today.AddDays(o.Unit.HorizonDays); w.to.Compare(last) > 0 {
+		return nil, domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.Unit.HorizonDays, last)
 	}
 	if free, err := r.freeMatching(ctx, in, w, slotAvailableAlternatives); err != nil || len(free) > 0 {
 		if err != nil {
@@ -167,7 +168,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	if in.OfferHoldSeconds != nil {
 		hold = *in.OfferHoldSeconds
 	}
-	span := o.duration() + o.buffer()
+	span := o.Duration() + o.Buffer()
 	var e *ent.WaitlistEntry
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		if err := r.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
@@ -178,10 +179,10 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 			return err
 		}
 		if e, err = tx.WaitlistEntry.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
-			SetUnitID(o.unit.ID).SetServiceID(o.service.ID).SetNillableBarberID(in.BarberID).
+			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetNillableBarberID(in.BarberID).
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
-			SetEarliestStart(w.from.Start(o.loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.loc).Add(span).UTC()).
+			SetEarliestStart(w.from.Start(o.Loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.Loc).Add(span).UTC()).
 			SetCustomerID(customerID).SetClientName(c.name).SetClientPhone(c.phone).SetNillableClientEmail(c.email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
 			Save(ctx); err != nil {
@@ -196,7 +197,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		return nil, err
 	}
 	e = e.Unwrap()
-	e.Edges.Unit = o.unit
+	e.Edges.Unit = o.Unit
 	// A time freed by a transaction that could not see this entry was
 	// offered to the entries it saw: look again, in the database, now that
 	// those transactions have committed (store.LockWaitlist).
@@ -211,14 +212,14 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 
 // joinConflict answers a join that lost to a unique index: a repeat of its
 // reference (replayed), or the client's waiting entry.
-func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *string, phone string, o *offer) (*model.JoinWaitlistPayload, error) {
+func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *string, phone string, o *catalog.Offer) (*model.JoinWaitlistPayload, error) {
 	if ref != nil {
 		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
 			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
 		}
 	}
 	id, err := r.cfg.DB.WaitlistEntry.Query().
-		Where(waitlistentry.ClientPhone(phone), waitlistentry.UnitID(o.unit.ID), waitlistentry.ServiceID(o.service.ID), waitlistentry.Waiting(true)).
+		Where(waitlistentry.ClientPhone(phone), waitlistentry.UnitID(o.Unit.ID), waitlistentry.ServiceID(o.Service.ID), waitlistentry.Waiting(true)).
 		FirstID(ctx)
 	if err != nil {
 		if ent.IsNotFound(err) {
@@ -226,7 +227,7 @@ func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *stri
 		}
 		return nil, err
 	}
-	e := domain.Errorf(domain.CodeAlreadyWaiting, "This client already waits for %q at %s: entry %s.", o.service.Name, o.unit.Name, id)
+	e := domain.Errorf(domain.CodeAlreadyWaiting, "This client already waits for %q at %s: entry %s.", o.Service.Name, o.Unit.Name, id)
 	e.WaitlistEntryID = id
 	return nil, e
 }
@@ -276,19 +277,19 @@ func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput,
 
 // freeNow is the first free start an entry with window w wants of o,
 // read from the database now, past every cache.
-func (r *Resolver) freeNow(ctx context.Context, o *offer, w want) ([]*model.Slot, error) {
-	barbers := o.eligible
-	if o.barber != nil {
-		barbers = []*ent.Barber{o.barber}
+func (r *Resolver) freeNow(ctx context.Context, o *catalog.Offer, w want) ([]*model.Slot, error) {
+	barbers := o.Eligible
+	if o.Barber != nil {
+		barbers = []*ent.Barber{o.Barber}
 	}
 	dates := w.dates()
-	days, err := o.days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers, dates)
+	days, err := o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers, dates)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range days {
 		for _, s := range slots.FreeSlots(d.Day) {
-			if w.matches(s.Start, o.loc) {
+			if w.matches(s.Start, o.Loc) {
 				return []*model.Slot{{StartsAtUtc: s.Start.UTC(), EndsAtUtc: s.End.UTC(), BarberID: s.BarberID}}, nil
 			}
 		}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"barberd/graph/catalog"
 	"context"
 	"errors"
 	"slices"
@@ -34,7 +35,7 @@ const candidatePage = 100
 // expired holds freed before the first hold is written.
 func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
 	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
-		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*offer{}, days: map[dayKey]slots.Day{},
+		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*catalog.Offer{}, days: map[dayKey]slots.Day{},
 		free: map[freeKey][]slots.Slot{}}
 	first, last := freed[0], freed[0]
 	for _, f := range freed {
@@ -96,8 +97,8 @@ type offerPass struct {
 	accountID, barberID string
 	freed               []slots.Interval
 	now                 time.Time
-	told                map[time.Time]bool   // starts offered without a hold
-	offers              map[[2]string]*offer // by unit and service; nil: not bookable
+	told                map[time.Time]bool           // starts offered without a hold
+	offers              map[[2]string]*catalog.Offer // by unit and service; nil: not bookable
 	// config is the account's config version, read in the pass's
 	// transaction before any catalog.
 	config int64
@@ -209,7 +210,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	if e.OfferHoldID == nil {
 		p.told[s.Start] = true
 	} else {
-		p.held = append(p.held, s.Block(o.buffer()))
+		p.held = append(p.held, s.Block(o.Buffer()))
 		clear(p.days) // the hold is busy time now
 		clear(p.free)
 	}
@@ -218,7 +219,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 
 // offerOf is the unit and service of e with the pass's barber, or nil
 // when they cannot be booked together (looked up once per pass).
-func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, error) {
+func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*catalog.Offer, error) {
 	k := [2]string{e.UnitID, e.ServiceID}
 	if o, seen := p.offers[k]; seen {
 		return o, nil
@@ -239,20 +240,20 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*offer, 
 // in the pass's transaction (no statement, where lookupCatalog takes three
 // for each unit and service); read from the transaction and kept when not
 // cached.
-func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*offer, error) {
+func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*catalog.Offer, error) {
 	v := &domain.Viewer{AccountID: p.accountID, ConfigVersion: p.config, Versioned: true}
-	key := newCatalogKey(p.accountID, unitID, serviceID, &p.barberID)
+	key := catalog.NewKey(p.accountID, unitID, serviceID, &p.barberID)
 	if o, hit := p.r.cache.cachedCatalog(v, key, true); hit {
 		c := *o // the pass reads the cache's unit, service and barber, never writes them
 		return &c, nil
 	}
 	// The version was read before the catalog, so the catalog is at least
 	// as new as the version it is kept under.
-	o, err := lookupCatalog(ctx, p.tx.Client(), unitID, serviceID, &p.barberID)
+	o, err := catalog.Lookup(ctx, p.tx.Client(), unitID, serviceID, &p.barberID)
 	if err != nil {
 		return nil, err
 	}
-	p.r.cache.catalogs.Put(key, &catalogEntry{config: p.config, offer: *o})
+	p.r.cache.catalogs.Put(key, &catalog.Entry{Config: p.config, Offer: *o})
 	return o, nil
 }
 
@@ -260,12 +261,12 @@ func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*off
 // touch the freed time and fall in w's window: its days and weekdays, and
 // on each its times of day. Entries that cannot want the time cost no
 // read.
-func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
-	span := o.duration() + o.buffer()
+func (p *offerPass) wantedDates(o *catalog.Offer, w want) []slots.Date {
+	span := o.Duration() + o.Buffer()
 	var dates []slots.Date
 	for _, f := range p.freed {
 		earliest := f.Start.Add(-span) // a start must be after it
-		first, last := slots.DateOf(earliest, o.loc), slots.DateOf(f.End, o.loc)
+		first, last := slots.DateOf(earliest, o.Loc), slots.DateOf(f.End, o.Loc)
 		if first.Compare(w.from) < 0 {
 			first = w.from
 		}
@@ -275,7 +276,7 @@ func (p *offerPass) wantedDates(o *offer, w want) []slots.Date {
 		for d := first; d.Compare(last) <= 0; d = d.AddDays(1) {
 			// The day's window in instants, against the starts that touch
 			// the span: (earliest, its end).
-			from, to := wallAt(d, w.start, o.loc), wallAt(d, w.end, o.loc)
+			from, to := wallAt(d, w.start, o.Loc), wallAt(d, w.end, o.Loc)
 			if w.weekdays[isoWeekday(d)] && from.Before(f.End) && to.After(earliest) && !slices.Contains(dates, d) {
 				dates = append(dates, d)
 			}
@@ -294,24 +295,24 @@ func wallAt(d slots.Date, secs int, loc *time.Location) time.Time {
 
 // freeStart is the earliest start free now for o's service with the pass's
 // barber whose time touches the freed span and which w wants, on dates.
-func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slots.Date) (slots.Slot, bool, error) {
+func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dates []slots.Date) (slots.Slot, bool, error) {
 	var missing []slots.Date
 	for _, d := range dates {
-		if _, ok := p.days[dayKey{o.unit.ID, d}]; !ok {
+		if _, ok := p.days[dayKey{o.Unit.ID, d}]; !ok {
 			missing = append(missing, d)
 		}
 	}
 	if len(missing) > 0 {
-		read, err := o.days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.barber}, missing)
+		read, err := o.Days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.Barber}, missing)
 		if err != nil {
 			return slots.Slot{}, false, err
 		}
 		for i, d := range missing {
-			p.days[dayKey{o.unit.ID, d}] = read[i].Day
+			p.days[dayKey{o.Unit.ID, d}] = read[i].Day
 		}
 	}
 	for _, d := range dates {
-		k := freeKey{dayKey{o.unit.ID, d}, o.duration(), o.buffer()}
+		k := freeKey{dayKey{o.Unit.ID, d}, o.Duration(), o.Buffer()}
 		free, ok := p.free[k]
 		if !ok {
 			day := p.days[k.dayKey]
@@ -320,7 +321,7 @@ func (p *offerPass) freeStart(ctx context.Context, o *offer, w want, dates []slo
 			p.free[k] = free
 		}
 		for _, s := range free {
-			if p.touches(s.Block(o.buffer())) && !p.told[s.Start] && w.matches(s.Start, o.loc) {
+			if p.touches(s.Block(o.Buffer())) && !p.told[s.Start] && w.matches(s.Start, o.Loc) {
 				return s, true, nil
 			}
 		}
@@ -340,7 +341,7 @@ var errNotWaiting = errors.New("waitlist entry no longer waiting")
 // still waiting: errNotWaiting otherwise), the slot is held for e's key
 // unless e tells only or the key is at its hold cap, and e's key is told
 // with slot.available. The caller holds the barber's lock.
-func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *offer, s slots.Slot, now time.Time) error {
+func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *catalog.Offer, s slots.Slot, now time.Time) error {
 	// Instants are stored in UTC: SQLite compares them as text.
 	s.Start, s.End = s.Start.UTC(), s.End.UTC()
 	var holdID *string
@@ -367,17 +368,17 @@ func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEnt
 	}
 	e.Status, e.Waiting, e.UpdatedAt = waitlistentry.StatusOffered, nil, now
 	e.OfferStartsAt, e.OfferEndsAt, e.OfferBarberID, e.OfferedAt, e.OfferHoldID = &s.Start, &s.End, &s.BarberID, &now, holdID
-	e.Edges.Unit = o.unit
+	e.Edges.Unit = o.Unit
 	offered := map[string]any{"hold": nil}
 	if holdID != nil {
 		h, err := holdTime(ctx, tx, tx.Hold.Create().SetID(*holdID).SetAccountID(e.AccountID).SetAPIKeyID(e.APIKeyID).
 			SetUnitID(e.UnitID).SetServiceID(e.ServiceID).SetBarberID(s.BarberID).
 			SetStartsAt(s.Start).SetEndsAt(s.End).SetExpiresAt(now.Add(time.Duration(e.OfferHoldSeconds)*time.Second)).
-			SetWaitlistEntryID(e.ID), o.buffer())
+			SetWaitlistEntryID(e.ID), o.Buffer())
 		if err != nil {
 			return err
 		}
-		h.Edges.Unit = o.unit
+		h.Edges.Unit = o.Unit
 		if offered["hold"], err = view.HoldOf(h); err != nil {
 			return err
 		}
@@ -386,7 +387,7 @@ func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEnt
 	if err != nil {
 		return err
 	}
-	offered["waitlist_entry"], offered["slot"] = entry, view.SlotAt(s.Start, s.End, s.BarberID, o.loc)
+	offered["waitlist_entry"], offered["slot"] = entry, view.SlotAt(s.Start, s.End, s.BarberID, o.Loc)
 	m, err := asMap(offered)
 	if err != nil {
 		return err

@@ -1,0 +1,309 @@
+// Package catalog is the offer a request names (a unit, a service, a barber
+// or any eligible one) looked up against an account's catalog, and the
+// barber days it reads for the slot engine. Catalog rules shared by every
+// operation that names a unit, service or barber: an id of another account
+// behaves exactly like an unknown one (the tenant filter sees to that), and
+// a deactivated unit is closed for booking, so it is "not found" to
+// chatbots. The resolver caches offers by Key while the account's
+// configuration is unchanged (graph/cache.go).
+package catalog
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"barberd/ent"
+	"barberd/ent/barber"
+	"barberd/ent/predicate"
+	"barberd/ent/service"
+	"barberd/ent/unit"
+	"barberd/graph/domain"
+	"barberd/graph/free"
+	"barberd/graph/slots"
+	"barberd/graph/store"
+)
+
+// Offer is what a booking request asks for, resolved against the catalog:
+// a service at a unit, at an instant, with a barber or with any eligible one.
+type Offer struct {
+	Unit    *ent.Unit
+	Loc     *time.Location
+	Service *ent.Service
+	Barber  *ent.Barber // nil: any eligible barber
+	// eligible are the eligible barbers, by name, when barber is nil
+	// (never nil then, once resolveCatalog has listed them).
+	Eligible []*ent.Barber
+	// holdsUntil is when the first hold that day() found blocking expires
+	// (zero: none).
+	HoldsUntil time.Time
+	Start      time.Time
+	Date       slots.Date
+}
+
+// Policy is the unit's booking policy.
+func (o *Offer) Policy() slots.Policy {
+	return slots.Policy{
+		Step:        time.Duration(o.Unit.SlotStepMinutes) * time.Minute,
+		MinLead:     time.Duration(o.Unit.MinLeadMinutes) * time.Minute,
+		HorizonDays: o.Unit.HorizonDays,
+	}
+}
+
+// Duration is the service's length.
+func (o *Offer) Duration() time.Duration {
+	return time.Duration(o.Service.DurationMinutes) * time.Minute
+}
+
+// Of is what the offer's days are of (package free).
+func (o *Offer) Of() free.Of {
+	return free.Of{UnitID: o.Unit.ID, ServiceID: o.Service.ID, Timezone: o.Unit.Timezone, Location: o.Loc, Duration: o.Duration()}
+}
+
+// Buffer is the service's buffer after each appointment.
+func (o *Offer) Buffer() time.Duration { return time.Duration(o.Service.BufferMinutes) * time.Minute }
+
+// Lookup finds the unit, the service and (when given) the barber of a
+// request in the database and checks that they go together.
+// Errors: unit_not_found, service_not_found, barber_not_found,
+// service_not_bookable, barber_not_eligible.
+func Lookup(ctx context.Context, c *ent.Client, unitID, serviceID string, barberID *string) (*Offer, error) {
+	u, err := ActiveUnit(ctx, c, unitID)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := MustZone(u.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	// The happy path costs one query per entity; telling why one does not
+	// fit costs another, only then.
+	s, err := c.Service.Query().Where(service.ID(serviceID), service.HasUnitsWith(unit.ID(u.ID))).Only(ctx)
+	if ent.IsNotFound(err) {
+		if s, err = domain.FindService(ctx, c, serviceID); err == nil {
+			err = domain.Errorf(domain.CodeServiceNotBookable, "The service %q is not offered at %s.", s.Name, u.Name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !s.Active || !s.BookableOnline {
+		return nil, domain.Errorf(domain.CodeServiceNotBookable, "The service %q cannot be booked online.", s.Name)
+	}
+	o := &Offer{Unit: u, Loc: loc, Service: s}
+	if barberID != nil {
+		b, err := c.Barber.Query().Where(barber.ID(*barberID), EligibleBarbers(u.ID, s.ID)).Only(ctx)
+		if ent.IsNotFound(err) {
+			err = Ineligible(ctx, c, o, *barberID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Barber = b
+	}
+	return o, nil
+}
+
+// Ineligible is why a barber is not among the offer's eligible ones.
+// Errors: barber_not_found, barber_not_eligible.
+func Ineligible(ctx context.Context, c *ent.Client, o *Offer, barberID string) error {
+	b, err := domain.FindBarber(ctx, c, barberID)
+	if err != nil {
+		return err
+	}
+	return domain.Errorf(domain.CodeBarberNotEligible, "%s does not perform %q at %s.", b.Name, o.Service.Name, o.Unit.Name)
+}
+
+// EligibleBarbers selects the active barbers who work at a unit and perform
+// a service.
+func EligibleBarbers(unitID, serviceID string) predicate.Barber {
+	return barber.And(barber.Active(true), barber.HasUnitsWith(unit.ID(unitID)), barber.HasServicesWith(service.ID(serviceID)))
+}
+
+// At resolves the requested local start time of the offer.
+// Errors: invalid_local_time (a wall time skipped by a daylight saving change).
+func (o *Offer) At(startsAt string) error {
+	w, err := slots.ParseWallTime(startsAt)
+	if err != nil {
+		return (&domain.Problems{{Field: "starts_at", Message: domain.WallTimeForm}}).Err()
+	}
+	start, err := w.In(o.Loc)
+	if err != nil {
+		return domain.Errorf(domain.CodeInvalidLocalTime, "%s does not exist in %s: the clocks skip it for daylight saving time.", startsAt, o.Unit.Timezone)
+	}
+	o.Start, o.Date = start.UTC(), w.Date
+	return nil
+}
+
+// Candidates returns the barbers the offer may be booked with: the one asked
+// for, or every eligible barber (as Eligible lists them, when it does).
+func (o *Offer) Candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, error) {
+	if o.Barber != nil {
+		return []*ent.Barber{o.Barber}, nil
+	}
+	if o.Eligible != nil {
+		return o.Eligible, nil
+	}
+	return c.Barber.Query().Where(EligibleBarbers(o.Unit.ID, o.Service.ID)).Order(barber.ByName(), barber.ByID()).All(ctx)
+}
+
+// Key names what a booking request resolves: a unit, a service and
+// a barber (or any) of an account.
+type Key struct {
+	account, unit, service, barber string
+	anyBarber                      bool
+}
+
+// NewKey is the key of a request of account (barberID nil: any barber).
+func NewKey(account, unitID, serviceID string, barberID *string) Key {
+	k := Key{account: account, unit: unitID, service: serviceID, anyBarber: barberID == nil}
+	if barberID != nil {
+		k.barber = *barberID
+	}
+	return k
+}
+
+// Entry is a cached offer and the config version it is current at.
+type Entry struct {
+	Config int64
+	Offer  Offer // unit, loc, service, barber and eligible barbers
+	// Week is the eligible barbers' hours, once weekHoursOf read them
+	// (entries of every barber only).
+	Week atomic.Pointer[slots.Week]
+}
+
+// ActiveUnit returns the active unit with the given id.
+// Errors: unit_not_found.
+func ActiveUnit(ctx context.Context, c *ent.Client, id string) (*ent.Unit, error) {
+	u, err := c.Unit.Query().Where(unit.ID(id), unit.Active(true)).Only(ctx)
+	return u, domain.NotFound(err, domain.CodeUnitNotFound, "unit", id)
+}
+
+// MustZone returns a stored unit's zone; it was validated when the unit was
+// saved, so a failure means a broken row, reported as internal.
+func MustZone(name string) (*time.Location, error) {
+	loc, err := domain.Zone(name)
+	if err != nil {
+		return nil, domain.Internal(err)
+	}
+	return loc, nil
+}
+
+// Day loads everything the slot engine needs to compute the offer's day for
+// the given barbers: their hours and breaks at the unit, their time off, and
+// the reservations that block them (but those of the appointment or hold
+// being moved, listed in ignore), from c, a database of dialect dia. It
+// sets o.HoldsUntil.
+func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
+	ds, err := o.Days(ctx, c, dia, now, barbers, []slots.Date{o.Date}, ignore...)
+	if err != nil {
+		return slots.Day{}, err
+	}
+	o.HoldsUntil = ds[0].HoldsUntil
+	return ds[0].Day, nil
+}
+
+// DayInput is a day as the slot engine takes it, and when the first hold
+// blocking it expires (zero: none).
+type DayInput struct {
+	slots.Day
+	HoldsUntil time.Time
+}
+
+// Days is Day for several dates (ascending) at once, read in one statement.
+func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, dates []slots.Date, ignore ...string) ([]DayInput, error) {
+	out := make([]DayInput, len(dates))
+	for i, date := range dates {
+		out[i].Day = slots.Day{
+			Date: date, Location: o.Loc, Now: now, Policy: o.Policy(),
+			Duration: o.Duration(), Buffer: o.Buffer(),
+			Barbers: make([]slots.Barber, len(barbers)),
+		}
+		for j, b := range barbers {
+			out[i].Barbers[j].ID = b.ID
+		}
+	}
+	if len(barbers) == 0 || len(dates) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(barbers))
+	index := make(map[string]int, len(barbers))
+	for i, b := range barbers {
+		ids[i] = b.ID
+		index[b.ID] = i
+	}
+	var weekdays []int
+	for _, d := range dates {
+		if w := int(d.Weekday()); !slices.Contains(weekdays, w) {
+			weekdays = append(weekdays, w)
+		}
+	}
+	// Anything that can touch a slot of a local day lies within a day and a
+	// half either side of its midnight, whatever the zone's offset.
+	spans := make([]slots.Interval, len(dates))
+	for i, d := range dates {
+		midnight := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, o.Loc).UTC()
+		spans[i] = slots.Interval{Start: midnight.Add(-36 * time.Hour), End: midnight.Add(60 * time.Hour)}
+	}
+	// Hours, time off and reservations in one statement.
+	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, ids, weekdays, spans[0].Start, spans[len(spans)-1].End, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		b := index[row.BarberID]
+		switch row.Kind {
+		case store.RowHours:
+			work, breaks, err := domain.SpansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
+			if err != nil {
+				return nil, err
+			}
+			for i := range out {
+				if int(dates[i].Weekday()) == row.Weekday {
+					d := &out[i].Barbers[b]
+					d.Hours = append(d.Hours, work)
+					d.Breaks = append(d.Breaks, breaks...)
+				}
+			}
+		case store.RowTimeOff:
+			iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
+			for i := range out {
+				if iv.Overlaps(spans[i]) {
+					out[i].Barbers[b].TimeOff = append(out[i].Barbers[b].TimeOff, iv)
+				}
+			}
+		case store.RowReservation:
+			if row.Of(ignore) {
+				continue
+			}
+			iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
+			for i := range out {
+				if !iv.Overlaps(spans[i]) {
+					continue
+				}
+				out[i].Barbers[b].Busy = append(out[i].Barbers[b].Busy, iv)
+				if e := row.ExpiresAt; e != nil && (out[i].HoldsUntil.IsZero() || e.Before(out[i].HoldsUntil)) {
+					out[i].HoldsUntil = *e
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Offers reports whether the day offers a slot at start with the barber.
+func Offers(d slots.Day, barberID string, start time.Time) bool {
+	for _, s := range slots.FreeSlots(d) {
+		if s.BarberID == barberID && s.Start.Equal(start) {
+			return true
+		}
+	}
+	return false
+}
+
+// StartsPerDay bounds one barber's starts in a day: one every step.
+func (o *Offer) StartsPerDay() int {
+	step := max(o.Unit.SlotStepMinutes, 1)
+	return (24*60 + step - 1) / step
+}
