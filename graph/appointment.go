@@ -12,7 +12,6 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/appointment"
-	"barberd/ent/customer"
 	"barberd/ent/notification"
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -171,8 +170,8 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 		// The customer first: it needs no barber's lock, so that lock is
 		// held for one round trip fewer.
-		given := recordOf(in.Client)
-		customerID, err := upsertCustomer(ctx, tx, v.AccountID, given)
+		given := domain.RecordOf(in.Client)
+		customerID, err := domain.UpsertCustomer(ctx, tx, v.AccountID, given)
 		if err != nil {
 			return err
 		}
@@ -199,7 +198,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 		create := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
-			SetClientName(given.name).SetClientPhone(given.phone).SetNillableClientEmail(given.email).
+			SetClientName(given.Name).SetClientPhone(given.Phone).SetNillableClientEmail(given.Email).
 			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
 			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetSource(source)
 		// The customer record is left to load when asked for (dashboards
@@ -242,38 +241,6 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		a.Edges.Barber = a.Edges.Barber.Unwrap()
 	}
 	return &model.CreateAppointmentPayload{Appointment: a}, nil
-}
-
-// upsertCustomer returns the id of the account's customer record of the
-// client's phone, creating it or bringing its name (and e-mail, when given)
-// up to date, in one statement. The record is the dashboards'; the
-// appointment records the client as given (clientRecord).
-func upsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c clientRecord) (string, error) {
-	return tx.Customer.Create().SetAccountID(accountID).
-		SetName(c.name).SetPhone(c.phone).SetNillableEmail(c.email).
-		OnConflictColumns(customer.FieldAccountID, customer.FieldPhone).
-		Update(func(u *ent.CustomerUpsert) {
-			u.UpdateName().UpdateUpdatedAt()
-			if c.email != nil {
-				u.UpdateEmail()
-			}
-		}).
-		ID(ctx)
-}
-
-// clientRecord is a client as a create gives it: what the appointment
-// records, and what the account's customer record of the phone takes.
-type clientRecord struct {
-	name, phone string
-	email       *string // nil when not given
-}
-
-func recordOf(c *model.ClientInput) clientRecord {
-	out := clientRecord{name: strings.TrimSpace(c.Name), phone: c.Phone}
-	if c.Email != nil && *c.Email != "" {
-		out.email = c.Email
-	}
-	return out
 }
 
 // appointmentCustomer returns the account's customer record an appointment

@@ -5,7 +5,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,15 +48,6 @@ type ClientLookup struct {
 	Limit *int
 }
 
-// lookupPhone reads a client_phone as booked: a query string's unencoded
-// "+" arrives as a space.
-func lookupPhone(s string) string {
-	if rest, ok := strings.CutPrefix(s, " "); ok {
-		return "+" + rest
-	}
-	return s
-}
-
 // appointmentsByClient returns the appointments a lookup finds, by start
 // time then id, with their unit, service and barber.
 // Errors: insufficient_scope, validation_failed.
@@ -71,7 +61,7 @@ func (r *Resolver) appointmentsByClient(ctx context.Context, l ClientLookup) ([]
 	}
 	q := r.cfg.DB.Appointment.Query()
 	if l.ClientPhone != nil {
-		q.Where(appointment.ClientPhone(lookupPhone(*l.ClientPhone)))
+		q.Where(appointment.ClientPhone(domain.LookupPhone(*l.ClientPhone)))
 	} else {
 		q.Where(appointment.APIKeyID(v.KeyID), appointment.ExternalReference(*l.ExternalReference))
 	}

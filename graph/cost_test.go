@@ -125,7 +125,7 @@ func TestLargeUnitNextBounded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		res, ctx, l, counts := largeUnit(t, db)
 		str := func(s string) *string { return &s }
-		next, err := res.NextFreeSlots(ctx, graph.NextSlotsQuery{UnitID: l.UnitID, ServiceID: l.ServiceID, TimeFrom: str("23:57"), TimeTo: str("23:58")})
+		next, err := res.NextFreeSlots(ctx, domain.NextSlotsQuery{UnitID: l.UnitID, ServiceID: l.ServiceID, TimeFrom: str("23:57"), TimeTo: str("23:58")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestLargeUnitNextBounded(t *testing.T) {
 
 		// Sundays 23:30 only, after the first Sunday's: the next Sunday
 		// would pass the budget of 100,000 (57,600 a day).
-		q := graph.NextSlotsQuery{UnitID: l.UnitID, ServiceID: l.ServiceID, After: str("2027-03-07T23:31:00"),
+		q := domain.NextSlotsQuery{UnitID: l.UnitID, ServiceID: l.ServiceID, After: str("2027-03-07T23:31:00"),
 			TimeFrom: str("23:30"), TimeTo: str("23:31"), Weekdays: []int{7}}
 		_, err = res.NextFreeSlots(ctx, q)
 		if got := fields(t, err, domain.CodeValidationFailed); !slices.Equal(got, []string{"after", "barber_id"}) {

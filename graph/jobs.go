@@ -47,7 +47,7 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 		}
 		// A due hold that had somehow lost its reservation is expired too.
 		lost, err := expireHolds(sys, tx, hold.BarberID(barberID), hold.ExpiresAtLTE(now))
-		onCommit(tx, func() { r.metrics().HoldsExpired(freed + lost) })
+		store.OnCommit(tx, func() { r.metrics().HoldsExpired(freed + lost) })
 		return freed + lost, err
 	})
 }

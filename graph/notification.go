@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"barberd/graph/admin"
@@ -39,7 +38,7 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 	if err != nil {
 		return err
 	}
-	snapshot, err := asMap(v)
+	snapshot, err := domain.AsMap(v)
 	if err != nil {
 		return err
 	}
@@ -56,20 +55,11 @@ func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) 
 	if err != nil {
 		return err
 	}
-	onCommit(tx, func() { r.metrics().NotificationWritten(n.Type) })
+	store.OnCommit(tx, func() { r.metrics().NotificationWritten(n.Type) })
 	if len(owed.Endpoints) > 0 {
-		onCommit(tx, func() { r.webhooks.Wake(owed.Endpoints...) })
+		store.OnCommit(tx, func() { r.webhooks.Wake(owed.Endpoints...) })
 	}
 	return nil
-}
-
-func asMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
 }
 
 // pendingNotifications returns up to limit notifications still owed to the

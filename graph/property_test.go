@@ -302,7 +302,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 	// a range of the month from its after: the same starts, in order, each
 	// with the first eligible barber free then (the one a create without a
 	// barber gets).
-	checkNext := func(nq graph.NextSlotsQuery) *model.NextFreeSlots {
+	checkNext := func(nq domain.NextSlotsQuery) *model.NextFreeSlots {
 		t.Helper()
 		next, err := res.NextFreeSlots(ctx, nq)
 		if err != nil {
@@ -318,12 +318,12 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 			}
 		}
 		from := afterDate.Format(time.DateOnly)
-		to := time.Date(afterDate.Year(), afterDate.Month(), afterDate.Day()+graph.MaxRangeDays-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		to := time.Date(afterDate.Year(), afterDate.Month(), afterDate.Day()+domain.MaxRangeDays-1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 		r, err := q.AvailabilityRange(ctx, u.ID, svc.ID, nil, from, to)
 		if err != nil {
 			t.Fatalf("range: %v", err)
 		}
-		limit := graph.DefaultNextLimit
+		limit := domain.DefaultNextLimit
 		if nq.Limit != nil {
 			limit = *nq.Limit
 		}
@@ -376,14 +376,14 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 
 	// randomNext is a search from around the day under test, sometimes with
 	// a daily window, weekdays, a limit.
-	randomNext := func() graph.NextSlotsQuery {
-		nq := graph.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID}
+	randomNext := func() domain.NextSlotsQuery {
+		nq := domain.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID}
 		if rng.IntN(3) > 0 {
 			a := day.AddDate(0, 0, -rng.IntN(2)).Add(time.Duration(5*rng.IntN(12*24)) * time.Minute).Format("2006-01-02T15:04:05")
 			nq.After = &a
 		}
 		if rng.IntN(2) == 0 {
-			l := 1 + rng.IntN(graph.MaxNextLimit)
+			l := 1 + rng.IntN(domain.MaxNextLimit)
 			nq.Limit = &l
 		}
 		if rng.IntN(3) == 0 {
@@ -496,7 +496,7 @@ func propertyCase(t *testing.T, db *store.DB, seed uint64) {
 		var a *ent.Appointment
 		if rng.IntN(3) == 0 {
 			after := s.StartsAt
-			if next := checkNext(graph.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID, After: &after, Limit: new(1)}).Slots; len(next) > 0 {
+			if next := checkNext(domain.NextSlotsQuery{UnitID: u.ID, ServiceID: svc.ID, After: &after, Limit: new(1)}).Slots; len(next) > 0 {
 				s = next[0]
 				p, err := m.CreateAppointment(ctx, model.CreateAppointmentInput{
 					UnitID: u.ID, ServiceID: svc.ID, StartsAt: s.StartsAt,
@@ -662,7 +662,7 @@ func ptrString(s *string) string {
 }
 
 // describeNext shows a search for the next free times in a failure.
-func describeNext(q graph.NextSlotsQuery) string {
+func describeNext(q domain.NextSlotsQuery) string {
 	return fmt.Sprintf("after=%s limit=%s window=%s-%s weekdays=%v",
 		ptrString(q.After), ptrString(intString(q.Limit)), ptrString(q.TimeFrom), ptrString(q.TimeTo), q.Weekdays)
 }

@@ -45,7 +45,7 @@ const (
 // here and offers it after the commit (waitlist_open.go).
 func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
-		onCommit(tx, func() { observe(f) })
+		store.OnCommit(tx, func() { observe(f) })
 	}
 	if f.Cause == FreedPruned {
 		return nil // long past

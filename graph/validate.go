@@ -2,8 +2,6 @@ package graph
 
 import (
 	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"barberd/ent/appointment"
 	"barberd/graph/domain"
@@ -57,36 +55,11 @@ func CheckCreateAppointment(in model.CreateAppointmentInput) domain.Problems {
 	domain.CheckOptionalID(&p, "barber_id", in.BarberID)
 	domain.CheckOptionalID(&p, "hold_id", in.HoldID)
 	domain.CheckWallTime(&p, "starts_at", in.StartsAt)
-	checkClient(&p, in.Client)
+	domain.CheckClient(&p, in.Client)
 	if in.ExternalReference != nil {
-		checkReference(&p, *in.ExternalReference)
+		domain.CheckReference(&p, *in.ExternalReference)
 	}
 	return p
-}
-
-// checkClient checks a client as a booking or a waitlist entry gives it.
-func checkClient(p *domain.Problems, c *model.ClientInput) {
-	if c == nil {
-		c = &model.ClientInput{}
-	}
-	if domain.Required(p, "client.name", c.Name) {
-		domain.CheckLength(p, "client.name", c.Name, 1, 200)
-	}
-	if domain.Required(p, "client.phone", c.Phone) {
-		domain.CheckPhone(p, "client.phone", c.Phone)
-	}
-	if c.Email != nil && domain.CheckText(p, "client.email", *c.Email) && *c.Email != "" && !domain.ValidEmail(*c.Email) {
-		p.Add("client.email", "must be a valid e-mail address")
-	}
-}
-
-// checkReference records external_reference when ref is not one a create
-// may store.
-func checkReference(p *domain.Problems, ref string) {
-	// Stored as given, so its untrimmed length counts.
-	if domain.CheckText(p, "external_reference", ref) && (strings.TrimSpace(ref) == "" || utf8.RuneCountInString(ref) > 255) {
-		p.Add("external_reference", "must be 1 to 255 characters")
-	}
 }
 
 // CheckReschedule checks a reschedule request.
@@ -147,9 +120,9 @@ func CheckClientLookup(l ClientLookup) domain.Problems {
 			p.Add(f, "give exactly one of client_phone and external_reference")
 		}
 	case l.ClientPhone != nil:
-		domain.CheckPhone(&p, "client_phone", lookupPhone(*l.ClientPhone))
+		domain.CheckPhone(&p, "client_phone", domain.LookupPhone(*l.ClientPhone))
 	default:
-		checkReference(&p, *l.ExternalReference)
+		domain.CheckReference(&p, *l.ExternalReference)
 	}
 	if l.Status != nil {
 		unknown := slices.ContainsFunc(l.Status, func(s appointment.Status) bool { return appointment.StatusValidator(s) != nil })

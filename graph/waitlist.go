@@ -51,14 +51,14 @@ func (w want) matches(t time.Time, loc *time.Location) bool {
 	local := t.In(loc)
 	d := slots.DateOf(t, loc)
 	secs := local.Hour()*3600 + local.Minute()*60 + local.Second()
-	return d.Compare(w.from) >= 0 && d.Compare(w.to) <= 0 && w.weekdays[isoWeekday(d)] && secs >= w.start && secs < w.end
+	return d.Compare(w.from) >= 0 && d.Compare(w.to) <= 0 && w.weekdays[domain.ISOWeekday(d)] && secs >= w.start && secs < w.end
 }
 
 // dates are the window's days on its weekdays, in order.
 func (w want) dates() []slots.Date {
 	var out []slots.Date
 	for d := w.from; d.Compare(w.to) <= 0; d = d.AddDays(1) {
-		if w.weekdays[isoWeekday(d)] {
+		if w.weekdays[domain.ISOWeekday(d)] {
 			out = append(out, d)
 		}
 	}
@@ -101,20 +101,20 @@ func CheckJoinWaitlist(in model.JoinWaitlistInput) domain.Problems {
 }
 
 func checkJoin(in model.JoinWaitlistInput) (want, domain.Problems) {
-	p := CheckAvailabilityRange(in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
+	p := domain.CheckAvailabilityRange(in.UnitID, in.ServiceID, in.BarberID, in.From, in.To)
 	var w want
 	w.from, _ = slots.ParseDate(in.From)
 	w.to, _ = slots.ParseDate(in.To)
-	s, q := checkNextSlots(NextSlotsQuery{UnitID: in.UnitID, ServiceID: in.ServiceID, TimeFrom: in.TimeFrom, TimeTo: in.TimeTo, Weekdays: in.Weekdays})
+	s, q := domain.NextSearchOf(domain.NextSlotsQuery{UnitID: in.UnitID, ServiceID: in.ServiceID, TimeFrom: in.TimeFrom, TimeTo: in.TimeTo, Weekdays: in.Weekdays})
 	for _, f := range q {
 		if f.Field != "unit_id" && f.Field != "service_id" {
 			p = append(p, f)
 		}
 	}
-	w.start, w.end, w.weekdays = s.from, s.to, s.weekdays
-	checkClient(&p, in.Client)
+	w.start, w.end, w.weekdays = s.From, s.To, s.Weekdays
+	domain.CheckClient(&p, in.Client)
 	if in.ExternalReference != nil {
-		checkReference(&p, *in.ExternalReference)
+		domain.CheckReference(&p, *in.ExternalReference)
 	}
 	if h := in.OfferHoldSeconds; h != nil && *h != 0 && (*h < MinOfferHoldSeconds || *h > MaxOfferHoldSeconds) {
 		p.Add("offer_hold_seconds", "must be 0 (tell only, no hold) or between %d and %d", MinOfferHoldSeconds, MaxOfferHoldSeconds)
@@ -163,7 +163,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		e.Alternatives = free
 		return nil, e
 	}
-	c := recordOf(in.Client)
+	c := domain.RecordOf(in.Client)
 	hold := DefaultOfferHoldSeconds
 	if in.OfferHoldSeconds != nil {
 		hold = *in.OfferHoldSeconds
@@ -174,7 +174,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		if err := r.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
 			return err
 		}
-		customerID, err := upsertCustomer(ctx, tx, v.AccountID, c)
+		customerID, err := domain.UpsertCustomer(ctx, tx, v.AccountID, c)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
 			SetEarliestStart(w.from.Start(o.Loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.Loc).Add(span).UTC()).
-			SetCustomerID(customerID).SetClientName(c.name).SetClientPhone(c.phone).SetNillableClientEmail(c.email).
+			SetCustomerID(customerID).SetClientName(c.Name).SetClientPhone(c.Phone).SetNillableClientEmail(c.Email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
 			Save(ctx); err != nil {
 			return err
@@ -191,7 +191,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		return store.LockWaitlist(ctx, tx, r.cfg.DB.Dialect, v.AccountID)
 	})
 	if store.Classify(err) == store.Unique {
-		return r.joinConflict(ctx, v, ref, c.phone, o)
+		return r.joinConflict(ctx, v, ref, c.Phone, o)
 	}
 	if err != nil {
 		return nil, err
@@ -361,7 +361,7 @@ func (r *Resolver) waitlistEntry(ctx context.Context, id string) (*ent.WaitlistE
 func CheckClientWaitlist(phone string, status []waitlistentry.Status) domain.Problems {
 	var p domain.Problems
 	if domain.Required(&p, "client_phone", phone) {
-		domain.CheckPhone(&p, "client_phone", lookupPhone(phone))
+		domain.CheckPhone(&p, "client_phone", domain.LookupPhone(phone))
 	}
 	if status != nil {
 		unknown := slices.ContainsFunc(status, func(s waitlistentry.Status) bool { return waitlistentry.StatusValidator(s) != nil })
@@ -381,7 +381,7 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 	if err := CheckClientWaitlist(phone, status).Err(); err != nil {
 		return nil, err
 	}
-	es, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ClientPhone(lookupPhone(phone))).
+	es, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ClientPhone(domain.LookupPhone(phone))).
 		Order(ent.Desc(waitlistentry.FieldCreatedAt), ent.Desc(waitlistentry.FieldID)).
 		Limit(ClientWaitlistMax).WithUnit().All(ctx)
 	if err != nil {

@@ -277,7 +277,7 @@ func (p *offerPass) wantedDates(o *catalog.Offer, w want) []slots.Date {
 			// The day's window in instants, against the starts that touch
 			// the span: (earliest, its end).
 			from, to := wallAt(d, w.start, o.Loc), wallAt(d, w.end, o.Loc)
-			if w.weekdays[isoWeekday(d)] && from.Before(f.End) && to.After(earliest) && !slices.Contains(dates, d) {
+			if w.weekdays[domain.ISOWeekday(d)] && from.Before(f.End) && to.After(earliest) && !slices.Contains(dates, d) {
 				dates = append(dates, d)
 			}
 		}
@@ -388,7 +388,7 @@ func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEnt
 		return err
 	}
 	offered["waitlist_entry"], offered["slot"] = entry, view.SlotAt(s.Start, s.End, s.BarberID, o.Loc)
-	m, err := asMap(offered)
+	m, err := domain.AsMap(offered)
 	if err != nil {
 		return err
 	}

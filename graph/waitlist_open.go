@@ -46,7 +46,7 @@ func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID s
 	if err != nil || !wrote {
 		return err
 	}
-	onCommit(tx, func() {
+	store.OnCommit(tx, func() {
 		if r.offers.running.Load() > 0 {
 			r.offers.pending.Store(id, struct{}{})
 			r.offers.due.Wake(id)

@@ -113,7 +113,7 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		days, from, to = []*graph.Day{day}, *in.Date, *in.Date
 	case in.From == nil && in.To == nil:
 		var p domain.Problems
-		p.Add("date", "give a date, or from and to (a range of up to %d days)", graph.MaxRangeDays)
+		p.Add("date", "give a date, or from and to (a range of up to %d days)", domain.MaxRangeDays)
 		err = p.Err()
 	default:
 		from, to = deref(in.From), deref(in.To)
@@ -156,7 +156,7 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 }
 
 func (m *MCP) next(ctx context.Context, in *nextArgs) (rest.NextSlots, string, error) {
-	n, err := m.res.NextFreeSlots(ctx, graph.NextSlotsQuery{
+	n, err := m.res.NextFreeSlots(ctx, domain.NextSlotsQuery{
 		UnitID: in.UnitID, ServiceID: in.ServiceID, BarberID: in.BarberID,
 		After: in.After, Limit: in.Limit, TimeFrom: in.TimeFrom, TimeTo: in.TimeTo, Weekdays: in.Weekdays,
 	})

@@ -299,7 +299,7 @@ func constrain(s *jsonschema.Schema) {
 			p.Minimum = jsonschema.Ptr(1.0)
 			switch {
 			case s.Properties["time_from"] != nil: // find_next_slots
-				p.Maximum = jsonschema.Ptr(float64(graph.MaxNextLimit))
+				p.Maximum = jsonschema.Ptr(float64(domain.MaxNextLimit))
 			case s.Properties["client_phone"] != nil: // find_client_appointments
 				p.Maximum = jsonschema.Ptr(float64(graph.ClientAppointmentsMax))
 			} // get_pending_notifications: describeNotificationsLimit

@@ -344,7 +344,7 @@ func (a *api) availabilityRange(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	unitID, serviceID, barberID := f.text("unit_id"), f.text("service_id"), f.str("barber_id")
 	from, to := f.text("from"), f.text("to")
-	if err := f.check(graph.CheckAvailabilityRange(unitID, serviceID, barberID, from, to)); err != nil {
+	if err := f.check(domain.CheckAvailabilityRange(unitID, serviceID, barberID, from, to)); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -406,7 +406,7 @@ const rangeChunk = 256 << 10
 // GET /availability/next.
 func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
-	q := graph.NextSlotsQuery{
+	q := domain.NextSlotsQuery{
 		UnitID: f.text("unit_id"), ServiceID: f.text("service_id"), BarberID: f.str("barber_id"),
 		After: f.str("after"), Limit: f.integer("limit"),
 		TimeFrom: f.str("time_from"), TimeTo: f.str("time_to"),
@@ -417,7 +417,7 @@ func (a *api) availabilityNext(w http.ResponseWriter, r *http.Request) {
 			f.problems.Add("weekdays", "must be ISO weekdays, 1 (Monday) to 7 (Sunday), comma separated")
 		}
 	}
-	if err := f.check(graph.CheckNextSlots(q)); err != nil {
+	if err := f.check(domain.CheckNextSlots(q)); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -59,7 +59,7 @@ func (e *env) next(t *testing.T, q nextQuery) rest.NextSlots {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gq := graph.NextSlotsQuery{UnitID: e.unit(lisbon), ServiceID: e.service(q.svc), Weekdays: q.weekdays}
+	gq := domain.NextSlotsQuery{UnitID: e.unit(lisbon), ServiceID: e.service(q.svc), Weekdays: q.weekdays}
 	if q.barber != "" {
 		id := e.barber(q.barber)
 		gq.BarberID = &id

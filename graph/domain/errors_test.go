@@ -7,9 +7,9 @@ import (
 	"io"
 	"testing"
 
-	"barberd/graph/domain"
-
 	"github.com/lib/pq"
+
+	"barberd/graph/domain"
 )
 
 // DomainError is the one mapping of failures to codes: what a client sees

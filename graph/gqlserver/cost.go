@@ -268,11 +268,11 @@ func (w *costWalk) listSize(f *ast.Field) (n, each int) {
 	case f.Definition.Arguments.ForName("limit") != nil:
 		return w.limit(f, w.limits.NotificationsDefault, w.limits.NotificationsMax), 0
 	case f.Name == "days" && f.ObjectDefinition.Name == "AvailabilityRange":
-		return graph.MaxRangeDays, 0
+		return domain.MaxRangeDays, 0
 	case f.Name == "slots" && f.ObjectDefinition.Name == "Availability":
 		return daySlots, 0
 	case f.Name == "slots" && f.ObjectDefinition.Name == "NextFreeSlots":
-		return graph.MaxNextLimit, 0
+		return domain.MaxNextLimit, 0
 	case f.Name == "attempts" && f.ObjectDefinition.Name == "WebhookDelivery":
 		return admin.MaxWebhookAttemptsShown, 0
 	case f.Name == "webhookEndpoints":

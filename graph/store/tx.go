@@ -63,3 +63,17 @@ func ForUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](db *DB, q Q) Q {
 	}
 	return q
 }
+
+// OnCommit runs count once tx commits (not if it rolls back), so an event
+// written in a transaction that is retried or aborted is not counted.
+func OnCommit(tx *ent.Tx, count func()) {
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				count()
+			}
+			return err
+		})
+	})
+}
