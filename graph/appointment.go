@@ -2,6 +2,7 @@ package graph
 
 import (
 	"barberd/graph/catalog"
+	"barberd/graph/waitlist"
 	"context"
 	"errors"
 	"slices"
@@ -210,7 +211,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 		a, barberInTx = created, inTx
 		if held != nil {
-			return bookedOffer(ctx, tx, held, a.ID)
+			return waitlist.Booked(ctx, tx, held, a.ID)
 		}
 		return nil
 	})
@@ -391,7 +392,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 		if err != nil || held == nil {
 			return err
 		}
-		return bookedOffer(ctx, tx, held, a.ID)
+		return waitlist.Booked(ctx, tx, held, a.ID)
 	})
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)

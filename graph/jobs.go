@@ -24,9 +24,6 @@ import (
 // "Scale"), so each takes the same locks as the booking writers it races
 // with, and none of them needs to be the only one running.
 
-// jobBatch is how many rows a background job takes per round.
-const jobBatch = 100
-
 // ExpireHolds frees the time of expired holds and marks them expired, in
 // rounds of up to limit (see "Jobs" in the package doc), and returns how
 // many it expired. Readers ignore expired holds already; this write is what
@@ -60,7 +57,7 @@ func (r *Resolver) ExpireHolds(ctx context.Context, limit int) (int, error) {
 // was the last.
 func (r *Resolver) perBarber(ctx context.Context, job string, limit int, due func(limit int) ([]string, error), each func(tx *ent.Tx, barberID string) (int, error)) (int, error) {
 	if limit <= 0 {
-		limit = jobBatch
+		limit = domain.JobBatch
 	}
 	total := 0
 	for {
@@ -120,7 +117,7 @@ func (r *Resolver) PruneReservations(ctx context.Context, limit int) (int, error
 // A reminder carries the source of the appointment it reminds of.
 func (r *Resolver) SendReminders(ctx context.Context, lead time.Duration, limit int) (int, error) {
 	if limit <= 0 {
-		limit = jobBatch
+		limit = domain.JobBatch
 	}
 	if lead <= 0 {
 		return 0, nil
@@ -201,23 +198,23 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 	}
 	var expiry sync.WaitGroup
 	defer expiry.Wait()
-	expiry.Go(func() { r.RunOffers(ctx) })
+	expiry.Go(func() { r.waitlist.RunOffers(ctx) })
 	expiry.Go(func() {
 		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
-			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, jobBatch) })
-			r.runJob(ctx, "offer_openings", func() (int, error) { return r.OfferOpenings(ctx, jobBatch) })
+			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, domain.JobBatch) })
+			r.runJob(ctx, "offer_openings", func() (int, error) { return r.waitlist.OfferOpenings(ctx, domain.JobBatch) })
 		})
 	})
 	periodic.Every(ctx, every, func() {
-		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, jobBatch) })
-		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, jobBatch) })
-		r.runJob(ctx, "expire_waitlist", func() (int, error) { return r.ExpireWaitlist(ctx, jobBatch) })
+		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, domain.JobBatch) })
+		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, domain.JobBatch) })
+		r.runJob(ctx, "expire_waitlist", func() (int, error) { return r.waitlist.Expire(ctx, domain.JobBatch) })
 		if retention > 0 {
 			r.runJob(ctx, "prune_notifications", func() (int, error) {
-				return r.PruneNotifications(ctx, schema.Now().Add(-retention), jobBatch) // notifications' clock
+				return r.PruneNotifications(ctx, schema.Now().Add(-retention), domain.JobBatch) // notifications' clock
 			})
-			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), jobBatch) })
-			r.runJob(ctx, "prune_waitlist", func() (int, error) { return r.PruneWaitlist(ctx, r.now().Add(-retention), jobBatch) })
+			r.runJob(ctx, "prune_holds", func() (int, error) { return r.PruneHolds(ctx, r.now().Add(-retention), domain.JobBatch) })
+			r.runJob(ctx, "prune_waitlist", func() (int, error) { return r.PruneWaitlist(ctx, r.now().Add(-retention), domain.JobBatch) })
 		}
 	})
 }

@@ -50,7 +50,7 @@ func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 	if f.Cause == FreedPruned {
 		return nil // long past
 	}
-	return r.opened(ctx, tx, f.AccountID, f.BarberID, f.StartsAt, f.EndsAt)
+	return r.waitlist.Opened(ctx, tx, f.AccountID, f.BarberID, f.StartsAt, f.EndsAt)
 }
 
 // freedObserverKey is the context key of a function told of each Freed

@@ -1,15 +1,14 @@
 package graph
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
-	"barberd/ent"
 	"barberd/ent/schema"
 	"barberd/graph/admin"
 	"barberd/graph/quota"
 	"barberd/graph/store"
+	"barberd/graph/waitlist"
 	"barberd/graph/wake"
 )
 
@@ -22,8 +21,8 @@ type Resolver struct {
 	// webhooks tells this process's webhook worker of deliveries due now
 	// (WebhookWake).
 	webhooks *wake.Set
-	// offers makes the waitlist's offers after commits (RunOffers).
-	offers offerWorkers
+	// waitlist keeps the waitlist and makes its offers.
+	waitlist *waitlist.Waitlist
 	// admin administers accounts: catalog, schedules, webhooks.
 	admin *admin.Admin
 }
@@ -69,23 +68,11 @@ func New(c Settings) *Resolver {
 	if c.AvailabilityCacheBytes <= 0 {
 		c.AvailabilityCacheBytes = DefaultAvailabilityCacheBytes
 	}
-	r := &Resolver{cfg: c, webhooks: wake.New(), offers: offerWorkers{due: wake.New()}}
+	r := &Resolver{cfg: c, webhooks: wake.New()}
 	r.cache = newCaches(r)
-	r.admin = admin.New(c.DB, booking{r}, r.webhooks, c.WebhookAllowPrivate)
+	r.admin = admin.New(c.DB, core{r}, r.webhooks, c.WebhookAllowPrivate)
+	r.waitlist = waitlist.New(c.DB, c.Log, core{r}, c.Limits.WaitlistPerKey)
 	return r
-}
-
-// booking is what package admin needs of the resolver (admin.Booking).
-type booking struct{ r *Resolver }
-
-func (b booking) InTx(ctx context.Context, fn func(*ent.Tx) error) error { return b.r.inTx(ctx, fn) }
-
-func (b booking) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
-	return b.r.opened(ctx, tx, accountID, barberID, start, end)
-}
-
-func (b booking) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
-	return b.r.openedHorizon(ctx, tx, accountID, barberID)
 }
 
 // WebhookWake receives a value when this process has committed webhook
@@ -126,7 +113,7 @@ var DefaultLimits = Limits{
 	NotificationsMax:     200,
 	ActiveHoldsPerKey:    DefaultActiveHoldsPerKey,
 	MaxSlots:             quota.DefaultMaxSlots,
-	WaitlistPerKey:       DefaultWaitlistPerKey,
+	WaitlistPerKey:       waitlist.DefaultPerKey,
 }
 
 // DefaultActiveHoldsPerKey is the hold cap of keys without their own: a

@@ -13,6 +13,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
 	"barberd/ent/webhookdelivery"
+	"barberd/graph/domain"
 )
 
 // Retention: what barberd keeps only for a while (docs/operations.md,
@@ -92,7 +93,7 @@ func (r *Resolver) PruneWaitlist(ctx context.Context, before time.Time, limit in
 // how many rows they deleted.
 func (r *Resolver) pruneBatches(ctx context.Context, job string, limit int, batch func(tx *ent.Tx, sys context.Context, limit int) (int, error)) (int, error) {
 	if limit <= 0 {
-		limit = jobBatch
+		limit = domain.JobBatch
 	}
 	sys := tenant.System(ctx)
 	total := 0

@@ -16,27 +16,27 @@ import (
 
 // JoinWaitlist is the resolver for the joinWaitlist field.
 func (r *mutationResolver) JoinWaitlist(ctx context.Context, input model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
-	return r.joinWaitlist(ctx, input)
+	return r.waitlist.Join(ctx, input)
 }
 
 // LeaveWaitlist is the resolver for the leaveWaitlist field.
 func (r *mutationResolver) LeaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	return r.leaveWaitlist(ctx, id)
+	return r.waitlist.Leave(ctx, id)
 }
 
 // WaitlistEntry is the resolver for the waitlistEntry field.
 func (r *queryResolver) WaitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
-	return r.waitlistEntry(ctx, id)
+	return r.waitlist.Entry(ctx, id)
 }
 
 // ClientWaitlist is the resolver for the clientWaitlist field.
 func (r *queryResolver) ClientWaitlist(ctx context.Context, clientPhone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
-	return r.clientWaitlist(ctx, clientPhone, status)
+	return r.waitlist.OfClient(ctx, clientPhone, status)
 }
 
 // Waitlist is the resolver for the waitlist field.
 func (r *queryResolver) Waitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
-	return r.unitWaitlist(ctx, unitID, status, first, after)
+	return r.waitlist.OfUnit(ctx, unitID, status, first, after)
 }
 
 // Timezone is the resolver for the timezone field.

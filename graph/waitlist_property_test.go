@@ -266,7 +266,7 @@ func (c *wlCase) fail(format string, args ...any) {
 	c.t.Helper()
 	// What the offer job says of the openings left, if any, helps.
 	if ops, _ := c.db.Opening.Query().All(tenant.System(context.Background())); len(ops) > 0 {
-		n, err := c.res.OfferOpenings(c.ctx, 0)
+		n, err := c.res.Waitlist().OfferOpenings(c.ctx, 0)
 		c.t.Logf("%d openings left; the offer job now makes %d offers: %v", len(ops), n, err)
 	}
 	c.t.Fatalf("%s\nsteps:\n  %s", fmt.Sprintf(format, args...), strings.Join(c.steps, "\n  "))

@@ -50,10 +50,10 @@ func (c *wlCase) step() {
 	}
 	c.check("after the step")
 	// Offers are made before the step returns: the job finds none to make.
-	if n, err := c.res.OfferOpenings(c.ctx, 0); err != nil || n != 0 {
+	if n, err := c.res.Waitlist().OfferOpenings(c.ctx, 0); err != nil || n != 0 {
 		c.fail("the offer job after the step: %d offers, %v", n, err)
 	}
-	if _, err := c.res.ExpireWaitlist(c.ctx, 0); err != nil {
+	if _, err := c.res.Waitlist().Expire(c.ctx, 0); err != nil {
 		c.fail("expire waitlist: %v", err)
 	}
 	c.check("after the jobs")

@@ -15,6 +15,7 @@ import (
 	"barberd/graph/model"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
+	"barberd/graph/waitlist"
 )
 
 // fullDay books every slot of the shop's one barber on day (08:00-20:00).
@@ -72,7 +73,7 @@ func TestWaitlistOfferChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if first.Status != waitlistentry.StatusWaiting || first.OfferHoldSeconds != graph.DefaultOfferHoldSeconds {
+		if first.Status != waitlistentry.StatusWaiting || first.OfferHoldSeconds != waitlist.DefaultOfferHoldSeconds {
 			t.Fatalf("joined entry %+v", first)
 		}
 		if _, err := s.join("+351910000001", date, nil); domain.ErrorCode(err) != domain.CodeAlreadyWaiting {
@@ -211,7 +212,7 @@ func TestWaitlistOtherFreeings(t *testing.T) {
 		if e := s.entry(third.ID); e.Status != waitlistentry.StatusExpired {
 			t.Fatalf("third entry after its day: %s", e.Status)
 		}
-		if n, err := res.ExpireWaitlist(bg, 0); err != nil || n != 1 {
+		if n, err := res.Waitlist().Expire(bg, 0); err != nil || n != 1 {
 			t.Fatalf("expired %d, %v; want 1", n, err)
 		}
 		if n, err := res.PruneWaitlist(bg, day.Add(48*time.Hour), 0); err != nil || n != 3 {

@@ -7,8 +7,8 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/waitlistentry"
-	"barberd/graph"
 	"barberd/graph/model"
+	"barberd/graph/waitlist"
 	"barberd/rest/view"
 )
 
@@ -44,7 +44,7 @@ func (a *api) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 		OfferHoldSeconds: f.integer("offer_hold_seconds"),
 		Client:           clientInput(c),
 	}
-	if err := f.check(graph.CheckJoinWaitlist(in)); err != nil {
+	if err := f.check(waitlist.CheckJoin(in)); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -74,7 +74,7 @@ func (a *api) clientWaitlist(w http.ResponseWriter, r *http.Request) {
 	f := queryFields(r)
 	phone := f.text("client_phone")
 	status := statuses[waitlistentry.Status](f.str("status"))
-	if err := f.check(graph.CheckClientWaitlist(phone, status)); err != nil {
+	if err := f.check(waitlist.CheckClient(phone, status)); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"barberd/graph"
 	"barberd/graph/quota"
+	"barberd/graph/waitlist"
 	"barberd/rest"
 	"barberd/webhook"
 )
@@ -112,7 +113,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if err != nil {
 		return c, nil, err
 	}
-	waitlistPerKey, err := envInt("BARBERD_MAX_WAITLIST_PER_KEY", graph.DefaultWaitlistPerKey)
+	waitlistPerKey, err := envInt("BARBERD_MAX_WAITLIST_PER_KEY", waitlist.DefaultPerKey)
 	if err != nil {
 		return c, nil, err
 	}

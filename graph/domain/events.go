@@ -24,3 +24,6 @@ func AsMap(v any) (map[string]any, error) {
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
 }
+
+// JobBatch is how many rows a background job takes per round.
+const JobBatch = 100

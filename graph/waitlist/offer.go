@@ -1,7 +1,6 @@
-package graph
+package waitlist
 
 import (
-	"barberd/graph/catalog"
 	"context"
 	"errors"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
+	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/slots"
 	"barberd/rest/view"
@@ -33,8 +33,8 @@ const candidatePage = 100
 // offered without a hold is not offered again in the same pass. The
 // barber is locked once a start is free for an entry, and the barber's
 // expired holds freed before the first hold is written.
-func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
-	p := &offerPass{r: r, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
+func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
+	p := &offerPass{wl: wl, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
 		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*catalog.Offer{}, days: map[dayKey]slots.Day{},
 		free: map[freeKey][]slots.Slot{}}
 	first, last := freed[0], freed[0]
@@ -92,7 +92,7 @@ func (r *Resolver) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barber
 
 // offerPass is the offering of a barber's freed time.
 type offerPass struct {
-	r                   *Resolver
+	wl                  *Waitlist
 	tx                  *ent.Tx
 	accountID, barberID string
 	freed               []slots.Interval
@@ -180,7 +180,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := p.r.lockBarber(ctx, p.tx, p.barberID); err != nil {
+		if err := p.wl.b.LockBarber(ctx, p.tx, p.barberID); err != nil {
 			return err
 		}
 		p.locked = true
@@ -194,12 +194,12 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	}
 	if !p.expired && e.OfferHoldSeconds > 0 {
 		// A hold's reservation may not overlap an expired one's.
-		if _, err := p.r.freeExpiredHolds(ctx, p.tx, p.barberID, p.now); err != nil {
+		if _, err := p.wl.b.FreeExpiredHolds(ctx, p.tx, p.barberID, p.now); err != nil {
 			return err
 		}
 		p.expired = true
 	}
-	err = p.r.makeOffer(ctx, p.tx, e, o, s, p.now)
+	err = p.wl.makeOffer(ctx, p.tx, e, o, s, p.now)
 	if errors.Is(err, errNotWaiting) {
 		return nil
 	}
@@ -237,13 +237,13 @@ func (p *offerPass) offerOf(ctx context.Context, e *ent.WaitlistEntry) (*catalog
 
 // catalog is the unit and service with the pass's barber from the
 // process's catalog cache, current as of the account's config version read
-// in the pass's transaction (no statement, where lookupCatalog takes three
+// in the pass's transaction (no statement, where catalog.Lookup takes three
 // for each unit and service); read from the transaction and kept when not
 // cached.
 func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*catalog.Offer, error) {
 	v := &domain.Viewer{AccountID: p.accountID, ConfigVersion: p.config, Versioned: true}
 	key := catalog.NewKey(p.accountID, unitID, serviceID, &p.barberID)
-	if o, hit := p.r.cache.cachedCatalog(v, key, true); hit {
+	if o, hit := p.wl.b.CachedOffer(v, key); hit {
 		c := *o // the pass reads the cache's unit, service and barber, never writes them
 		return &c, nil
 	}
@@ -253,7 +253,7 @@ func (p *offerPass) catalog(ctx context.Context, unitID, serviceID string) (*cat
 	if err != nil {
 		return nil, err
 	}
-	p.r.cache.catalogs.Put(key, &catalog.Entry{Config: p.config, Offer: *o})
+	p.wl.b.KeepOffer(key, &catalog.Entry{Config: p.config, Offer: *o})
 	return o, nil
 }
 
@@ -303,7 +303,7 @@ func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dat
 		}
 	}
 	if len(missing) > 0 {
-		read, err := o.Days(ctx, p.tx.Client(), p.r.cfg.DB.Dialect, p.now, []*ent.Barber{o.Barber}, missing)
+		read, err := o.Days(ctx, p.tx.Client(), p.wl.db.Dialect, p.now, []*ent.Barber{o.Barber}, missing)
 		if err != nil {
 			return slots.Slot{}, false, err
 		}
@@ -341,12 +341,12 @@ var errNotWaiting = errors.New("waitlist entry no longer waiting")
 // still waiting: errNotWaiting otherwise), the slot is held for e's key
 // unless e tells only or the key is at its hold cap, and e's key is told
 // with slot.available. The caller holds the barber's lock.
-func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *catalog.Offer, s slots.Slot, now time.Time) error {
+func (wl *Waitlist) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEntry, o *catalog.Offer, s slots.Slot, now time.Time) error {
 	// Instants are stored in UTC: SQLite compares them as text.
 	s.Start, s.End = s.Start.UTC(), s.End.UTC()
 	var holdID *string
 	if e.OfferHoldSeconds > 0 {
-		atCap, err := r.atHoldCap(ctx, tx, e.APIKeyID, now)
+		atCap, err := wl.b.AtHoldCap(ctx, tx, e.APIKeyID, now)
 		if err != nil {
 			return err
 		}
@@ -371,7 +371,7 @@ func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEnt
 	e.Edges.Unit = o.Unit
 	offered := map[string]any{"hold": nil}
 	if holdID != nil {
-		h, err := holdTime(ctx, tx, tx.Hold.Create().SetID(*holdID).SetAccountID(e.AccountID).SetAPIKeyID(e.APIKeyID).
+		h, err := wl.b.HoldTime(ctx, tx, tx.Hold.Create().SetID(*holdID).SetAccountID(e.AccountID).SetAPIKeyID(e.APIKeyID).
 			SetUnitID(e.UnitID).SetServiceID(e.ServiceID).SetBarberID(s.BarberID).
 			SetStartsAt(s.Start).SetEndsAt(s.End).SetExpiresAt(now.Add(time.Duration(e.OfferHoldSeconds)*time.Second)).
 			SetWaitlistEntryID(e.ID), o.Buffer())
@@ -392,30 +392,16 @@ func (r *Resolver) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEnt
 	if err != nil {
 		return err
 	}
-	return r.notify(ctx, tx, &ent.Notification{
+	return wl.b.Notify(ctx, tx, &ent.Notification{
 		ID: notification.DefaultID(), AccountID: e.AccountID, Type: view.SlotAvailable,
 		APIKeyID: &e.APIKeyID, Source: notification.SourceAPI, Offer: m,
 		CreatedAt: notification.DefaultCreatedAt(),
 	})
 }
 
-// atHoldCap reports whether a key has as many active holds as it may.
-func (r *Resolver) atHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) (bool, error) {
-	k, err := tx.APIKey.Get(ctx, keyID)
-	if err != nil {
-		return false, err
-	}
-	most := r.holdCap(k)
-	if most <= 0 {
-		return false, nil
-	}
-	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
-	return n >= most, err
-}
-
-// bookedOffer records that the offer hold h was booked as appointment
+// Booked records that the offer hold h was booked as appointment
 // appointmentID: its entry is booked.
-func bookedOffer(ctx context.Context, tx *ent.Tx, h *ent.Hold, appointmentID string) error {
+func Booked(ctx context.Context, tx *ent.Tx, h *ent.Hold, appointmentID string) error {
 	if h.WaitlistEntryID == nil {
 		return nil
 	}
@@ -424,33 +410,20 @@ func bookedOffer(ctx context.Context, tx *ent.Tx, h *ent.Hold, appointmentID str
 		SetStatus(waitlistentry.StatusBooked).SetAppointmentID(appointmentID).Exec(ctx)
 }
 
-// releaseOfferHold releases an offer's hold if it is still active, which
-// offers its start to the next entry.
-func (r *Resolver) releaseOfferHold(ctx context.Context, tx *ent.Tx, id string) error {
-	h, err := r.lockHold(ctx, tx, id)
-	if domain.ErrorCode(err) == domain.CodeHoldNotFound {
-		return nil // pruned long ago
-	}
-	if err != nil || effectiveStatus(h, r.now()) != hold.StatusActive {
-		return err
-	}
-	return r.endHold(ctx, tx, h, hold.StatusReleased)
-}
-
-// ExpireWaitlist records as expired the waiting entries whose last day is
+// Expire records as expired the waiting entries whose last day is
 // over, up to limit, and says how many (readers show them expired already).
-func (r *Resolver) ExpireWaitlist(ctx context.Context, limit int) (int, error) {
+func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	if limit <= 0 {
-		limit = jobBatch
+		limit = domain.JobBatch
 	}
-	now := r.now()
-	ids, err := r.cfg.DB.WaitlistEntry.Query().
+	now := wl.b.Now()
+	ids, err := wl.db.WaitlistEntry.Query().
 		Where(waitlistentry.Waiting(true), waitlistentry.LatestEndLTE(now)).Limit(limit).IDs(sys)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	return r.cfg.DB.WaitlistEntry.Update().
+	return wl.db.WaitlistEntry.Update().
 		Where(waitlistentry.IDIn(ids...), waitlistentry.Waiting(true)).
 		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
 }

@@ -1,7 +1,11 @@
-package graph
+// Package waitlist is the waitlist (rest-v1.md, "Additions: waitlist";
+// docs/waitlist.md): a client waits for a time of a service at a unit that
+// is not free yet. Entries are written in waitlist.go; open.go records the
+// times that become free and offer.go offers them to the entries that want
+// them. It books through Booking, the booking core of package graph.
+package waitlist
 
 import (
-	"barberd/graph/catalog"
 	"context"
 	"slices"
 	"time"
@@ -11,17 +15,13 @@ import (
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/waitlistentry"
+	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/paging"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 )
-
-// The waitlist (rest-v1.md, "Additions: waitlist"; docs/waitlist.md): a
-// client waits for a time of a service at a unit that is not free yet.
-// Entries are written here; waitlist_open.go offers them the times that
-// become free.
 
 // Bounds of a waitlist entry.
 const (
@@ -30,10 +30,10 @@ const (
 	DefaultOfferHoldSeconds = 600
 	MinOfferHoldSeconds     = 10
 	MaxOfferHoldSeconds     = 1800
-	// DefaultWaitlistPerKey caps the waiting entries of one key.
-	DefaultWaitlistPerKey = 100
-	// ClientWaitlistMax is the most entries a client lookup returns.
-	ClientWaitlistMax = 100
+	// DefaultPerKey caps the waiting entries of one key.
+	DefaultPerKey = 100
+	// ClientMax is the most entries a client lookup returns.
+	ClientMax = 100
 	// slotAvailableAlternatives is how many free starts slot_available names.
 	slotAvailableAlternatives = 3
 )
@@ -93,9 +93,9 @@ func wantOf(e *ent.WaitlistEntry) want {
 	return w
 }
 
-// CheckJoinWaitlist checks a join's shape; the dates against the unit's
+// CheckJoin checks a join's shape; the dates against the unit's
 // today and horizon are checked once the unit is known.
-func CheckJoinWaitlist(in model.JoinWaitlistInput) domain.Problems {
+func CheckJoin(in model.JoinWaitlistInput) domain.Problems {
 	_, p := checkJoin(in)
 	return p
 }
@@ -122,10 +122,10 @@ func checkJoin(in model.JoinWaitlistInput) (want, domain.Problems) {
 	return w, p
 }
 
-// joinWaitlist puts a client on the waitlist.
+// Join puts a client on the waitlist.
 // Errors: validation_failed, those of resolveCatalog, outside_booking_window,
 // slot_available, already_waiting, too_many_waitlist_entries.
-func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
+func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*model.JoinWaitlistPayload, error) {
 	v, err := domain.Require(ctx, domain.ScopeAppointmentsWrite)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 		ref = nil
 	}
 	if ref != nil {
-		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
+		if prior, err := wl.entryByReference(ctx, wl.db.Client, v.KeyID, *ref); prior != nil || err != nil {
 			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
 		}
 	}
@@ -143,11 +143,11 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	o, err := r.resolveCatalog(ctx, in.UnitID, in.ServiceID, in.BarberID)
+	o, err := wl.b.Offer(ctx, in.UnitID, in.ServiceID, in.BarberID)
 	if err != nil {
 		return nil, err
 	}
-	now := r.now()
+	now := wl.b.Now()
 	today := slots.DateOf(now, o.Loc)
 	if w.from.Compare(today) < 0 {
 		return nil, (&domain.Problems{{Field: "from", Message: "must not be before today, " + today.String() + " at the unit"}}).Err()
@@ -155,7 +155,7 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	if last := today.AddDays(o.Unit.HorizonDays); w.to.Compare(last) > 0 {
 		return nil, domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.Unit.HorizonDays, last)
 	}
-	if free, err := r.freeMatching(ctx, in, w, slotAvailableAlternatives); err != nil || len(free) > 0 {
+	if free, err := wl.b.FreeStarts(ctx, in.UnitID, in.ServiceID, in.BarberID, w.dates(), w.start, w.end, slotAvailableAlternatives); err != nil || len(free) > 0 {
 		if err != nil {
 			return nil, err
 		}
@@ -170,8 +170,8 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	}
 	span := o.Duration() + o.Buffer()
 	var e *ent.WaitlistEntry
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		if err := r.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
+	err = wl.b.InTx(ctx, func(tx *ent.Tx) error {
+		if err := wl.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
 			return err
 		}
 		customerID, err := domain.UpsertCustomer(ctx, tx, v.AccountID, c)
@@ -188,10 +188,10 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 			Save(ctx); err != nil {
 			return err
 		}
-		return store.LockWaitlist(ctx, tx, r.cfg.DB.Dialect, v.AccountID)
+		return store.LockWaitlist(ctx, tx, wl.db.Dialect, v.AccountID)
 	})
 	if store.Classify(err) == store.Unique {
-		return r.joinConflict(ctx, v, ref, c.Phone, o)
+		return wl.joinConflict(ctx, v, ref, c.Phone, o)
 	}
 	if err != nil {
 		return nil, err
@@ -201,9 +201,9 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 	// A time freed by a transaction that could not see this entry was
 	// offered to the entries it saw: look again, in the database, now that
 	// those transactions have committed (store.LockWaitlist).
-	if free, err := r.freeNow(ctx, o, w); err == nil && len(free) > 0 {
-		r.reopen(ctx, e.AccountID, free)
-		if again, err := r.loadEntry(ctx, e.ID); err == nil {
+	if free, err := wl.freeNow(ctx, o, w); err == nil && len(free) > 0 {
+		wl.reopen(ctx, e.AccountID, free)
+		if again, err := wl.loadEntry(ctx, e.ID); err == nil {
 			e = again
 		}
 	}
@@ -212,13 +212,13 @@ func (r *Resolver) joinWaitlist(ctx context.Context, in model.JoinWaitlistInput)
 
 // joinConflict answers a join that lost to a unique index: a repeat of its
 // reference (replayed), or the client's waiting entry.
-func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *string, phone string, o *catalog.Offer) (*model.JoinWaitlistPayload, error) {
+func (wl *Waitlist) joinConflict(ctx context.Context, v *domain.Viewer, ref *string, phone string, o *catalog.Offer) (*model.JoinWaitlistPayload, error) {
 	if ref != nil {
-		if prior, err := r.entryByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); prior != nil || err != nil {
+		if prior, err := wl.entryByReference(ctx, wl.db.Client, v.KeyID, *ref); prior != nil || err != nil {
 			return &model.JoinWaitlistPayload{Entry: prior, Replayed: true}, err
 		}
 	}
-	id, err := r.cfg.DB.WaitlistEntry.Query().
+	id, err := wl.db.WaitlistEntry.Query().
 		Where(waitlistentry.ClientPhone(phone), waitlistentry.UnitID(o.Unit.ID), waitlistentry.ServiceID(o.Service.ID), waitlistentry.Waiting(true)).
 		FirstID(ctx)
 	if err != nil {
@@ -235,12 +235,12 @@ func (r *Resolver) joinConflict(ctx context.Context, v *domain.Viewer, ref *stri
 // checkWaitlistCap refuses another entry when the key has as many waiting
 // entries as it may, counted under the lock of the key's row so that
 // concurrent joins count each other. Errors: too_many_waitlist_entries.
-func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID string) error {
-	most := r.cfg.Limits.WaitlistPerKey
+func (wl *Waitlist) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID string) error {
+	most := wl.perKey
 	if most <= 0 {
 		return nil
 	}
-	if !store.SerialWrites(r.cfg.DB.Dialect) {
+	if !store.SerialWrites(wl.db.Dialect) {
 		if _, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Modify(store.NoKeyUpdate).IDs(ctx); err != nil {
 			return err
 		}
@@ -252,38 +252,15 @@ func (r *Resolver) checkWaitlistCap(ctx context.Context, tx *ent.Tx, keyID strin
 	return domain.Errorf(domain.CodeTooManyWaitlist, "This API key already has %d waiting entries, the most it may have: take a client off the waitlist first.", n)
 }
 
-// freeMatching lists up to limit free starts the entry being joined would
-// take, earliest first.
-func (r *Resolver) freeMatching(ctx context.Context, in model.JoinWaitlistInput, w want, limit int) ([]*model.Slot, error) {
-	dates := w.dates()
-	if len(dates) == 0 {
-		return nil, nil
-	}
-	// A join needs no availability:read: the key asks to wait, not to see.
-	days, err := r.availabilityOf(ctx, domain.ScopeAppointmentsWrite, in.UnitID, in.ServiceID, in.BarberID, dates, nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []*model.Slot
-	now := r.now()
-	for _, d := range days {
-		out = d.AppendNext(out, in.BarberID, now, w.start, w.end, limit)
-		if len(out) >= limit {
-			break
-		}
-	}
-	return out, nil
-}
-
 // freeNow is the first free start an entry with window w wants of o,
 // read from the database now, past every cache.
-func (r *Resolver) freeNow(ctx context.Context, o *catalog.Offer, w want) ([]*model.Slot, error) {
+func (wl *Waitlist) freeNow(ctx context.Context, o *catalog.Offer, w want) ([]*model.Slot, error) {
 	barbers := o.Eligible
 	if o.Barber != nil {
 		barbers = []*ent.Barber{o.Barber}
 	}
 	dates := w.dates()
-	days, err := o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, r.now(), barbers, dates)
+	days, err := o.Days(ctx, wl.db.Client, wl.db.Dialect, wl.b.Now(), barbers, dates)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +292,7 @@ func weekdaysOf(ds []int) []int {
 }
 
 // entryByReference is the key's entry joined with ref, with its unit, or nil.
-func (r *Resolver) entryByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.WaitlistEntry, error) {
+func (wl *Waitlist) entryByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.WaitlistEntry, error) {
 	e, err := c.WaitlistEntry.Query().
 		Where(waitlistentry.APIKeyID(keyID), waitlistentry.ExternalReference(ref)).WithUnit().Only(ctx)
 	if ent.IsNotFound(err) {
@@ -324,41 +301,41 @@ func (r *Resolver) entryByReference(ctx context.Context, c *ent.Client, keyID, r
 	if err != nil {
 		return nil, err
 	}
-	return r.asOfNow(e), nil
+	return wl.asOfNow(e), nil
 }
 
 // loadEntry returns an entry of the account with its unit.
 // Errors: waitlist_entry_not_found.
-func (r *Resolver) loadEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+func (wl *Waitlist) loadEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
 	if !domain.PlausibleID(id) {
 		return nil, domain.Errorf(domain.CodeWaitlistEntryNotFound, "No waitlist entry %q.", id)
 	}
-	e, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ID(id)).WithUnit().Only(ctx)
+	e, err := wl.db.WaitlistEntry.Query().Where(waitlistentry.ID(id)).WithUnit().Only(ctx)
 	if err != nil {
 		return nil, domain.NotFound(err, domain.CodeWaitlistEntryNotFound, "waitlist entry", id)
 	}
-	return r.asOfNow(e), nil
+	return wl.asOfNow(e), nil
 }
 
 // asOfNow shows a waiting entry whose last day is over as expired, whether
 // or not the expiry job has recorded it yet.
-func (r *Resolver) asOfNow(e *ent.WaitlistEntry) *ent.WaitlistEntry {
-	if e.Status == waitlistentry.StatusWaiting && !r.now().Before(e.LatestEnd) {
+func (wl *Waitlist) asOfNow(e *ent.WaitlistEntry) *ent.WaitlistEntry {
+	if e.Status == waitlistentry.StatusWaiting && !wl.b.Now().Before(e.LatestEnd) {
 		e.Status, e.Waiting = waitlistentry.StatusExpired, nil
 	}
 	return e
 }
 
-// waitlistEntry reads an entry. Errors: waitlist_entry_not_found.
-func (r *Resolver) waitlistEntry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+// Entry reads an entry. Errors: waitlist_entry_not_found.
+func (wl *Waitlist) Entry(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
-	return r.loadEntry(ctx, id)
+	return wl.loadEntry(ctx, id)
 }
 
-// CheckClientWaitlist checks a lookup of a client's entries.
-func CheckClientWaitlist(phone string, status []waitlistentry.Status) domain.Problems {
+// CheckClient checks a lookup of a client's entries.
+func CheckClient(phone string, status []waitlistentry.Status) domain.Problems {
 	var p domain.Problems
 	if domain.Required(&p, "client_phone", phone) {
 		domain.CheckPhone(&p, "client_phone", domain.LookupPhone(phone))
@@ -372,24 +349,24 @@ func CheckClientWaitlist(phone string, status []waitlistentry.Status) domain.Pro
 	return p
 }
 
-// clientWaitlist lists a client's entries, oldest first (the newest
-// ClientWaitlistMax). Errors: validation_failed.
-func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
+// OfClient lists a client's entries, oldest first (the newest
+// ClientMax). Errors: validation_failed.
+func (wl *Waitlist) OfClient(ctx context.Context, phone string, status []waitlistentry.Status) ([]*ent.WaitlistEntry, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
-	if err := CheckClientWaitlist(phone, status).Err(); err != nil {
+	if err := CheckClient(phone, status).Err(); err != nil {
 		return nil, err
 	}
-	es, err := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.ClientPhone(domain.LookupPhone(phone))).
+	es, err := wl.db.WaitlistEntry.Query().Where(waitlistentry.ClientPhone(domain.LookupPhone(phone))).
 		Order(ent.Desc(waitlistentry.FieldCreatedAt), ent.Desc(waitlistentry.FieldID)).
-		Limit(ClientWaitlistMax).WithUnit().All(ctx)
+		Limit(ClientMax).WithUnit().All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*ent.WaitlistEntry, 0, len(es))
 	for i := len(es) - 1; i >= 0; i-- {
-		e := r.asOfNow(es[i])
+		e := wl.asOfNow(es[i])
 		if status == nil || slices.Contains(status, e.Status) {
 			out = append(out, e)
 		}
@@ -397,10 +374,10 @@ func (r *Resolver) clientWaitlist(ctx context.Context, phone string, status []wa
 	return out, nil
 }
 
-// unitWaitlist is a unit's entries for dashboards, oldest first, a page
+// OfUnit is a unit's entries for dashboards, oldest first, a page
 // of DefaultPageSize unless first says otherwise.
 // Errors: validation_failed, unit_not_found.
-func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
+func (wl *Waitlist) OfUnit(ctx context.Context, unitID string, status *waitlistentry.Status, first *int, after *entgql.Cursor[string]) (*ent.WaitlistEntryConnection, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -410,31 +387,31 @@ func (r *Resolver) unitWaitlist(ctx context.Context, unitID string, status *wait
 		return nil, err
 	}
 	first = paging.DefaultFirst(first, nil)
-	if _, err := domain.FindUnit(ctx, r.cfg.DB.Client, unitID); err != nil {
+	if _, err := domain.FindUnit(ctx, wl.db.Client, unitID); err != nil {
 		return nil, err
 	}
-	q := r.cfg.DB.WaitlistEntry.Query().Where(waitlistentry.UnitID(unitID))
+	q := wl.db.WaitlistEntry.Query().Where(waitlistentry.UnitID(unitID))
 	if status != nil {
 		q.Where(waitlistentry.StatusEQ(*status))
 	}
 	return q.Paginate(ctx, after, first, nil, nil)
 }
 
-// leaveWaitlist takes an entry off the waitlist; an offer's active hold is
+// Leave takes an entry off the waitlist; an offer's active hold is
 // released, which offers its start to the next entry. An entry no longer
 // waiting or offered is returned unchanged.
 // Errors: waitlist_entry_not_found.
-func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
+func (wl *Waitlist) Leave(ctx context.Context, id string) (*ent.WaitlistEntry, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAppointmentsWrite); err != nil {
 		return nil, err
 	}
-	if _, err := r.loadEntry(ctx, id); err != nil {
+	if _, err := wl.loadEntry(ctx, id); err != nil {
 		return nil, err
 	}
 	// The entry is changed only as it was read: one offered meanwhile is
 	// read again, so its new hold is released too.
 	for left := false; !left; {
-		err := r.inTx(ctx, func(tx *ent.Tx) error {
+		err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
 			e, err := tx.WaitlistEntry.Get(ctx, id)
 			if err != nil {
 				return domain.NotFound(err, domain.CodeWaitlistEntryNotFound, "waitlist entry", id)
@@ -444,7 +421,7 @@ func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistE
 			}
 			if e.OfferHoldID != nil {
 				// The hold's barber is locked before the entry, as offers do.
-				if err := r.releaseOfferHold(ctx, tx, *e.OfferHoldID); err != nil {
+				if err := wl.b.ReleaseHold(ctx, tx, *e.OfferHoldID); err != nil {
 					return err
 				}
 			}
@@ -457,5 +434,5 @@ func (r *Resolver) leaveWaitlist(ctx context.Context, id string) (*ent.WaitlistE
 			return nil, err
 		}
 	}
-	return r.loadEntry(ctx, id)
+	return wl.loadEntry(ctx, id)
 }

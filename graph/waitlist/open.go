@@ -1,4 +1,4 @@
-package graph
+package waitlist
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"barberd/ent/opening"
 	"barberd/ent/schema/tenant"
 	"barberd/graph/admin"
+	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
@@ -20,50 +21,51 @@ import (
 )
 
 // Offers (docs/waitlist.md). Every freeing of a barber's time passes
-// timeFreed, which records an Opening in the same transaction when a
-// waiting entry may want the time (one indexed probe, however many
-// entries wait). Right after the commit the same process turns the
-// opening into offers, under the barber's lock: its offer workers
-// (RunOffers, which RunJobs starts) at once, or without them the freeing
-// request itself before it answers; the OfferOpenings job takes what is
-// left (another process stopped, a failure) within a second. An opening is
-// taken by one transaction at a time and deleted with the offers it made,
-// so a freed start is offered once; an entry is claimed by an update that
-// requires it to be waiting, so it is offered once.
+// timeFreed (package graph), which calls Opened: it records an Opening in
+// the same transaction when a waiting entry may want the time (one indexed
+// probe, however many entries wait). Right after the commit the same
+// process turns the opening into offers, under the barber's lock: its
+// offer workers (RunOffers, which graph's RunJobs starts) at once, or
+// without them the freeing request itself before it answers; the
+// OfferOpenings job takes what is left (another process stopped, a
+// failure) within a second. An opening is taken by one transaction at a
+// time and deleted with the offers it made, so a freed start is offered
+// once; an entry is claimed by an update that requires it to be waiting,
+// so it is offered once.
 
 // offerTimeout bounds the offers made after a commit; the job retries.
 const offerTimeout = 10 * time.Second
 
-// opened records, in tx, that a barber's time from start to end became
+// Opened records, in tx, that a barber's time from start to end became
 // free, when a waiting entry may want it, and offers it after the commit.
-func (r *Resolver) opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
-	now := r.now()
+func (wl *Waitlist) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
+	now := wl.b.Now()
 	if !end.After(now) {
 		return nil
 	}
 	id := opening.DefaultID()
-	wrote, err := store.InsertOpening(ctx, tx, r.cfg.DB.Dialect, id, accountID, barberID, start.UTC(), end.UTC(), now)
+	wrote, err := store.InsertOpening(ctx, tx, wl.db.Dialect, id, accountID, barberID, start.UTC(), end.UTC(), now)
 	if err != nil || !wrote {
 		return err
 	}
 	store.OnCommit(tx, func() {
-		if r.offers.running.Load() > 0 {
-			r.offers.pending.Store(id, struct{}{})
-			r.offers.due.Wake(id)
+		if wl.offers.running.Load() > 0 {
+			wl.offers.pending.Store(id, struct{}{})
+			wl.offers.due.Wake(id)
 			return
 		}
-		r.offerNow(context.WithoutCancel(ctx), id)
+		wl.offerNow(context.WithoutCancel(ctx), id)
 	})
 	return nil
 }
 
 // offerNow makes the offers of an opening, logging a failure (the job
 // retries).
-func (r *Resolver) offerNow(ctx context.Context, id string) {
+func (wl *Waitlist) offerNow(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(tenant.System(ctx), offerTimeout)
 	defer cancel()
-	if _, err := r.offerOpening(ctx, id); err != nil {
-		r.cfg.Log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
+	if _, err := wl.offerOpening(ctx, id); err != nil {
+		wl.log.Warn("waitlist offers failed; the job retries", "opening", id, "err", err)
 	}
 }
 
@@ -86,16 +88,16 @@ const offerWorkerCount = 4
 // offerWorkerCount workers, until ctx ends: a freeing request answers
 // without waiting for them. Openings woken but not done when it stops are
 // the job's (OfferOpenings).
-func (r *Resolver) RunOffers(ctx context.Context) {
-	r.offers.running.Add(1)
-	defer r.offers.running.Add(-1)
+func (wl *Waitlist) RunOffers(ctx context.Context) {
+	wl.offers.running.Add(1)
+	defer wl.offers.running.Add(-1)
 	ids := make(chan string)
 	var workers sync.WaitGroup
 	for range offerWorkerCount {
 		workers.Go(func() {
 			for id := range ids {
-				if _, due := r.offers.pending.LoadAndDelete(id); due {
-					r.offerNow(ctx, id)
+				if _, due := wl.offers.pending.LoadAndDelete(id); due {
+					wl.offerNow(ctx, id)
 				}
 			}
 		})
@@ -106,8 +108,8 @@ func (r *Resolver) RunOffers(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.offers.due.C():
-			due := r.offers.due.Take()
+		case <-wl.offers.due.C():
+			due := wl.offers.due.Take()
 			slices.Sort(due) // oldest first: ids sort by when they were made
 			for _, id := range due {
 				select {
@@ -120,45 +122,45 @@ func (r *Resolver) RunOffers(ctx context.Context) {
 	}
 }
 
-// openedHorizon records that any of a barber's time up to the booking
+// OpenedHorizon records that any of a barber's time up to the booking
 // horizon may have become free (its hours or its services changed).
-func (r *Resolver) openedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
-	now := r.now()
-	return r.opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, admin.MaxHorizonDays+2))
+func (wl *Waitlist) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
+	now := wl.b.Now()
+	return wl.Opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, admin.MaxHorizonDays+2))
 }
 
 // reopen offers free starts the caller found after the fact (a join that
 // raced a freeing): each as an opening of its own, offered at once.
-func (r *Resolver) reopen(ctx context.Context, accountID string, free []*model.Slot) {
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+func (wl *Waitlist) reopen(ctx context.Context, accountID string, free []*model.Slot) {
+	err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
 		for _, s := range free {
-			if err := r.opened(ctx, tx, accountID, s.BarberID, s.StartsAtUtc, s.EndsAtUtc); err != nil {
+			if err := wl.Opened(ctx, tx, accountID, s.BarberID, s.StartsAtUtc, s.EndsAtUtc); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		r.cfg.Log.Warn("waitlist reopen failed", "err", err)
+		wl.log.Warn("waitlist reopen failed", "err", err)
 	}
 }
 
 // OfferOpenings offers the openings left over, oldest first, up to limit
 // of them, and says how many offers it made: the job behind the offers
 // made after each commit.
-func (r *Resolver) OfferOpenings(ctx context.Context, limit int) (int, error) {
+func (wl *Waitlist) OfferOpenings(ctx context.Context, limit int) (int, error) {
 	sys := tenant.System(ctx)
 	if limit <= 0 {
-		limit = jobBatch
+		limit = domain.JobBatch
 	}
-	ids, err := r.cfg.DB.Opening.Query().Order(opening.ByCreatedAt(), opening.ByID()).Limit(limit).IDs(sys)
+	ids, err := wl.db.Opening.Query().Order(opening.ByCreatedAt(), opening.ByID()).Limit(limit).IDs(sys)
 	if err != nil {
 		return 0, err
 	}
 	// One opening that fails does not hold back the others.
 	total, errs := 0, []error(nil)
 	for _, id := range ids {
-		n, err := r.offerOpening(sys, id)
+		n, err := wl.offerOpening(sys, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("opening %s: %w", id, err))
 		}
@@ -175,11 +177,11 @@ const openingBatch = 50
 // taken by another transaction, and makes their offers, in one
 // transaction; an opening another transaction holds or has done is passed
 // over. It says how many offers it made.
-func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
+func (wl *Waitlist) offerOpening(ctx context.Context, id string) (int, error) {
 	made, ids := 0, []string(nil)
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
 		made, ids = 0, nil
-		ops, err := store.TakeOpenings(ctx, tx, r.cfg.DB.Dialect, id, openingBatch)
+		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch)
 		if err != nil || len(ops) == 0 {
 			return err
 		}
@@ -188,21 +190,21 @@ func (r *Resolver) offerOpening(ctx context.Context, id string) (int, error) {
 		for i, o := range ops {
 			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
 		}
-		if made, err = r.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, r.now()); err != nil || made > 0 {
+		if made, err = wl.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, wl.b.Now()); err != nil || made > 0 {
 			return err
 		}
 		// Nothing offered: losing this commit to a crash of the database
 		// only brings the openings back, for the job.
-		return r.cfg.DB.CommitLazily(ctx, tx)
+		return wl.db.CommitLazily(ctx, tx)
 	})
 	if err != nil {
 		return made, err
 	}
 	for _, id := range ids {
-		r.offers.pending.Delete(id)
+		wl.offers.pending.Delete(id)
 	}
 	if made > 0 {
-		r.metrics().WaitlistOffered(made)
+		wl.b.Metrics().WaitlistOffered(made)
 	}
 	return made, err
 }
