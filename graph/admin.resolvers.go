@@ -82,17 +82,17 @@ func (r *mutationResolver) RemoveTimeOff(ctx context.Context, id string) (string
 
 // CreateAPIKey is the resolver for the createApiKey field.
 func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreateAPIKeyPayload, error) {
-	return r.issueAPIKey(ctx, input)
+	return r.admin.IssueAPIKey(ctx, input)
 }
 
 // UpdateAPIKey is the resolver for the updateApiKey field.
 func (r *mutationResolver) UpdateAPIKey(ctx context.Context, id string, input model.UpdateAPIKeyInput) (*ent.APIKey, error) {
-	return r.updateAPIKey(ctx, id, input)
+	return r.admin.UpdateAPIKey(ctx, id, input)
 }
 
 // RevokeAPIKey is the resolver for the revokeApiKey field.
 func (r *mutationResolver) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
-	return r.revokeAPIKey(ctx, id)
+	return r.admin.RevokeAPIKey(ctx, id)
 }
 
 // AdminCancelAppointment is the resolver for the adminCancelAppointment field.
@@ -122,25 +122,25 @@ func (r *queryResolver) Account(ctx context.Context) (*ent.Account, error) {
 
 // APIKeys is the resolver for the apiKeys field.
 func (r *queryResolver) APIKeys(ctx context.Context, first *int) ([]*ent.APIKey, error) {
-	return r.apiKeys(ctx, first)
+	return r.admin.APIKeys(ctx, first)
 }
 
 // APIKeysConnection is the resolver for the apiKeysConnection field.
 func (r *queryResolver) APIKeysConnection(ctx context.Context, first *int, after *entgql.Cursor[string]) (*ent.APIKeyConnection, error) {
-	return r.apiKeysConnection(ctx, first, after)
+	return r.admin.APIKeysConnection(ctx, first, after)
 }
 
 // Agenda is the resolver for the agenda field.
 func (r *queryResolver) Agenda(ctx context.Context, unitID string, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
-	return r.agenda(ctx, unitID, date, after, first, before, last, where)
+	return r.admin.Agenda(ctx, unitID, date, after, first, before, last, where)
 }
 
 // ActiveHolds is the resolver for the activeHolds field.
 func (r *queryResolver) ActiveHolds(ctx context.Context, unitID *string, barberID *string, first *int) ([]*ent.Hold, error) {
-	return r.activeHolds(ctx, unitID, barberID, first)
+	return r.admin.ActiveHolds(ctx, unitID, barberID, first)
 }
 
 // ActiveHoldsConnection is the resolver for the activeHoldsConnection field.
 func (r *queryResolver) ActiveHoldsConnection(ctx context.Context, unitID *string, barberID *string, first *int, after *entgql.Cursor[string]) (*ent.HoldConnection, error) {
-	return r.activeHoldsConnection(ctx, unitID, barberID, first, after)
+	return r.admin.ActiveHoldsConnection(ctx, unitID, barberID, first, after)
 }

@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"barberd/graph/domain"
-
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
 	"barberd/ent/account"
 	"barberd/ent/apikey"
 	"barberd/ent/schema/tenant"
+	"barberd/graph/admin"
+	"barberd/graph/domain"
 	"barberd/graph/fresh"
 )
 
@@ -188,26 +188,13 @@ func (r *Resolver) CreateAPIKey(ctx context.Context, accountID, name string, sco
 	return r.CreateAPIKeyWithCap(ctx, accountID, name, scopes, nil)
 }
 
-// MaxHoldCap bounds a key's own hold cap (max_active_holds).
-const MaxHoldCap = 100_000
-
-// checkKeyFields reports a bad key name or hold cap (nil: not given).
-func checkKeyFields(p *domain.Problems, name *string, maxHolds *int) {
-	if name != nil && (*name == "" || len([]rune(*name)) > 200) {
-		p.Add("name", "must be 1 to 200 characters")
-	}
-	if maxHolds != nil && (*maxHolds < 0 || *maxHolds > MaxHoldCap) {
-		p.Add("maxActiveHolds", "must be between 0 (no cap) and %d", MaxHoldCap)
-	}
-}
-
 // CreateAPIKeyWithCap is CreateAPIKey with the key's own hold cap
 // (maxHolds; nil: the server's default, 0: no cap).
 // Errors: validation_failed (name, scopes, maxActiveHolds), not_found (account).
 func (r *Resolver) CreateAPIKeyWithCap(ctx context.Context, accountID, name string, scopes []string, maxHolds *int) (string, *ent.APIKey, error) {
 	var p domain.Problems
 	name = strings.TrimSpace(name)
-	checkKeyFields(&p, &name, maxHolds)
+	admin.CheckKeyFields(&p, &name, maxHolds)
 	if len(scopes) == 0 {
 		p.Add("scopes", "must name at least one scope of: %s", strings.Join(domain.AllScopes, ", "))
 	}

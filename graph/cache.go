@@ -1,12 +1,12 @@
 package graph
 
 import (
-	"barberd/graph/catalog"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"barberd/graph/admit"
+	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/quota"
@@ -33,7 +33,6 @@ type caches struct {
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalog.Key, *catalog.Entry]
-	units        *fresh.Memo[unitKey, *unitEntry] // of agendas (admin_agenda.go)
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 }
 
@@ -45,7 +44,6 @@ func newCaches(r *Resolver) *caches {
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalog.Key, *catalog.Entry](maxCachedCatalogs, nil),
-		units:       fresh.NewMemo[unitKey, *unitEntry](maxCachedCatalogs, nil),
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
 			return 256 + 24*len(e.barbers) + e.day.Size()
 		}),

@@ -13,7 +13,7 @@ import (
 )
 
 // The catalog lists: units, services and barbers a chatbot may book (the
-// rules of a name's lookup are offer.go's).
+// rules of a name's lookup are package catalog's).
 
 // withBookableUnits loads the ids of the active units of a service or barber.
 func withBookableUnits(q *ent.UnitQuery) { q.Where(unit.Active(true)).Select(unit.FieldID) }

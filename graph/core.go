@@ -101,3 +101,7 @@ func (c core) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID string
 func (c core) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
 	return c.r.waitlist.OpenedHorizon(ctx, tx, accountID, barberID)
 }
+
+func (c core) CreateAPIKey(ctx context.Context, accountID, name string, scopes []string, maxHolds *int) (string, *ent.APIKey, error) {
+	return c.r.CreateAPIKeyWithCap(ctx, accountID, name, scopes, maxHolds)
+}

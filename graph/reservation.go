@@ -42,7 +42,7 @@ const (
 // reservation, in the transaction that frees it, after the change's writes
 // (a booking that frees expired holds books after): the hook point of what
 // must know "this time became free": the waitlist, which records an opening
-// here and offers it after the commit (waitlist_open.go).
+// here and offers it after the commit (package waitlist).
 func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
 		store.OnCommit(tx, func() { observe(f) })

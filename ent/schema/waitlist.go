@@ -13,7 +13,7 @@ import (
 
 // WaitlistEntry is a client waiting for a time of a service at a unit that
 // is not free yet: when a matching start becomes free it is offered to the
-// oldest waiting entry, held for the entry's key (graph/waitlist.go).
+// oldest waiting entry, held for the entry's key (graph/waitlist).
 type WaitlistEntry struct{ ent.Schema }
 
 // Mixin of the WaitlistEntry.
@@ -111,7 +111,7 @@ func (WaitlistEntry) Annotations() []schema.Annotation {
 
 // Opening is a barber's time that became free while waiting entries might
 // want it, written in the transaction that freed it and turned into offers
-// right after (graph/waitlist_open.go); the row is the promise that the
+// right after (graph/waitlist/open.go); the row is the promise that the
 // offers are made even if the process that freed the time stops.
 type Opening struct{ ent.Schema }
 

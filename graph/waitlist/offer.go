@@ -21,7 +21,7 @@ import (
 	"barberd/rest/view"
 )
 
-// The offer pass of one opening (waitlist_open.go says when it runs): the
+// The offer pass of one opening (open.go says when it runs): the
 // waiting entries that may want the freed time, oldest first, each offered
 // the earliest free start it wants, until the time is held.
 

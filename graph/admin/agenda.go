@@ -1,7 +1,6 @@
-package graph
+package admin
 
 import (
-	"barberd/graph/catalog"
 	"context"
 	"time"
 
@@ -10,16 +9,17 @@ import (
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/hold"
+	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/paging"
 	"barberd/graph/slots"
 )
 
-// agenda is one unit's appointments of one local day, by start time, as a
+// Agenda is one unit's appointments of one local day, by start time, as a
 // Relay connection; where narrows it further (barber, status, customer...).
 // Edges the query selects are loaded eagerly, a query per edge for the
 // whole page (agendaPage). Errors: validation_failed, unit_not_found.
-func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
+func (a *Admin) Agenda(ctx context.Context, unitID, date string, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.AppointmentWhereInput) (*ent.AppointmentConnection, error) {
 	v, err := domain.Require(ctx, domain.ScopeAdmin)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 		return nil, err
 	}
 	first = paging.DefaultFirst(first, last)
-	u, err := r.agendaUnit(ctx, v, unitID)
+	u, err := a.agendaUnit(ctx, v, unitID)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (r *Resolver) agenda(ctx context.Context, unitID, date string, after *entgq
 	// The local day may be 23 or 25 hours long: its bounds are two midnights.
 	from := time.Date(day.Year, day.Month, day.Day, 0, 0, 0, 0, loc)
 	to := time.Date(day.Year, day.Month, day.Day+1, 0, 0, 0, 0, loc)
-	q := r.cfg.DB.Appointment.Query().
+	q := a.db.Appointment.Query().
 		Where(appointment.UnitID(u.ID), appointment.StartsAtGTE(from.UTC()), appointment.StartsAtLT(to.UTC()))
 	byStart := ent.WithAppointmentOrder(&ent.AppointmentOrder{Direction: entgql.OrderDirectionAsc, Field: ent.AppointmentOrderFieldStartsAt})
 	if after != nil || before != nil || last != nil || *first <= 0 {
@@ -67,27 +67,27 @@ type unitEntry struct {
 // while the viewer's config version is the one it was read under: a
 // dashboard asks for the same unit's agenda again and again. The unit is
 // shared; nothing may change it. Errors: unit_not_found.
-func (r *Resolver) agendaUnit(ctx context.Context, v *domain.Viewer, id string) (*ent.Unit, error) {
-	c, k := r.cache, unitKey{v.AccountID, id}
-	e, ok := c.units.Get(k)
+func (a *Admin) agendaUnit(ctx context.Context, v *domain.Viewer, id string) (*ent.Unit, error) {
+	k := unitKey{v.AccountID, id}
+	e, ok := a.units.Get(k)
 	hit := ok && v.Versioned && e.config == v.ConfigVersion
-	c.metrics.CacheLookup("unit", hit)
+	a.booking.Metrics().CacheLookup("unit", hit)
 	if hit {
 		return e.unit, nil
 	}
-	u, err := domain.FindUnit(ctx, r.cfg.DB.Client, id)
+	u, err := domain.FindUnit(ctx, a.db.Client, id)
 	if err != nil {
 		return nil, err
 	}
 	if v.Versioned {
-		c.units.Put(k, &unitEntry{config: v.ConfigVersion, unit: u})
+		a.units.Put(k, &unitEntry{config: v.ConfigVersion, unit: u})
 	}
 	return u, nil
 }
 
-// activeHolds lists the first holds blocking a slot right now, by start
+// ActiveHolds lists the first holds blocking a slot right now, by start
 // time, optionally of one unit or barber. Errors: validation_failed.
-func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, first *int) ([]*ent.Hold, error) {
+func (a *Admin) ActiveHolds(ctx context.Context, unitID, barberID *string, first *int) ([]*ent.Hold, error) {
 	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 	if err != nil {
 		return nil, err
 	}
-	q, err := r.activeHoldsQuery(unitID, barberID).CollectFields(ctx)
+	q, err := a.activeHoldsQuery(unitID, barberID).CollectFields(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +107,8 @@ func (r *Resolver) activeHolds(ctx context.Context, unitID, barberID *string, fi
 
 // activeHoldsQuery queries the holds that block a slot now
 // (effectiveStatus(h, now) == active, in SQL), of a unit or barber.
-func (r *Resolver) activeHoldsQuery(unitID, barberID *string) *ent.HoldQuery {
-	q := r.cfg.DB.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(r.now()))
+func (a *Admin) activeHoldsQuery(unitID, barberID *string) *ent.HoldQuery {
+	q := a.db.Hold.Query().Where(hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(a.booking.Now()))
 	if unitID != nil {
 		q.Where(hold.UnitID(*unitID))
 	}
@@ -118,12 +118,12 @@ func (r *Resolver) activeHoldsQuery(unitID, barberID *string) *ent.HoldQuery {
 	return q
 }
 
-// activeHoldsConnection pages activeHolds. Errors: validation_failed.
-func (r *Resolver) activeHoldsConnection(ctx context.Context, unitID, barberID *string, first *int, after *ent.Cursor) (*ent.HoldConnection, error) {
+// ActiveHoldsConnection pages ActiveHolds. Errors: validation_failed.
+func (a *Admin) ActiveHoldsConnection(ctx context.Context, unitID, barberID *string, first *int, after *ent.Cursor) (*ent.HoldConnection, error) {
 	first, err := paging.AdminPage(ctx, first, nil)
 	if err != nil {
 		return nil, err
 	}
-	return r.activeHoldsQuery(unitID, barberID).Paginate(ctx, after, first, nil, nil,
+	return a.activeHoldsQuery(unitID, barberID).Paginate(ctx, after, first, nil, nil,
 		ent.WithHoldOrder(&ent.HoldOrder{Field: ent.HoldOrderFieldStartsAt, Direction: entgql.OrderDirectionAsc}))
 }
