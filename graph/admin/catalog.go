@@ -18,7 +18,6 @@ import (
 const (
 	minSlotStep, maxSlotStep = 5, 240
 	maxMinLeadMinutes        = 30 * 24 * 60
-	MaxHorizonDays           = 730
 	maxServiceMinutes        = 24 * 60
 	maxBufferMinutes         = 240
 )
@@ -62,7 +61,7 @@ func (f unitFields) check() domain.Problems {
 		p.Add("slotStepMinutes", "must be a multiple of 5 between %d and %d", minSlotStep, maxSlotStep)
 	}
 	checkRange(&p, "minLeadMinutes", f.lead, 0, maxMinLeadMinutes)
-	checkRange(&p, "horizonDays", f.horizon, 0, MaxHorizonDays)
+	checkRange(&p, "horizonDays", f.horizon, 0, domain.MaxHorizonDays)
 	return p
 }
 

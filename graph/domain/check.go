@@ -131,3 +131,7 @@ func Zone(name string) (*time.Location, error) {
 	}
 	return loc, nil
 }
+
+// MaxHorizonDays is the most days ahead a unit may take bookings
+// (horizonDays).
+const MaxHorizonDays = 730

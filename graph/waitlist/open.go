@@ -12,7 +12,6 @@ import (
 	"barberd/ent"
 	"barberd/ent/opening"
 	"barberd/ent/schema/tenant"
-	"barberd/graph/admin"
 	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -126,7 +125,7 @@ func (wl *Waitlist) RunOffers(ctx context.Context) {
 // horizon may have become free (its hours or its services changed).
 func (wl *Waitlist) OpenedHorizon(ctx context.Context, tx *ent.Tx, accountID, barberID string) error {
 	now := wl.b.Now()
-	return wl.Opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, admin.MaxHorizonDays+2))
+	return wl.Opened(ctx, tx, accountID, barberID, now, now.AddDate(0, 0, domain.MaxHorizonDays+2))
 }
 
 // reopen offers free starts the caller found after the fact (a join that
