@@ -24,15 +24,13 @@ import (
 )
 
 // TestWaitlistReplicaRaces runs three server processes on one PostgreSQL and
-// races the waitlist's writers across them, through REST (joins, leaves)
-// and GraphQL (the rest): cancellations
-// freeing adjacent and overlapping starts at once, a cancellation against a
-// booking of the start it frees, a join against a cancellation of the start
-// it asks for, an offer's hold ending (expiry, release, leave) against
-// bookings, and one client joining many times at once. Each
-// race ends with the waitlist's invariants checked in the database and,
-// through the API, that no waiting entry is left with a free matching start
-// for more than 5 s.
+// races the waitlist's writers across them, through REST (joins, leaves) and
+// GraphQL: cancellations freeing adjacent and overlapping starts at once, a
+// cancellation against a booking of the start it frees, a join against a
+// cancellation of the start it asks for, an offer's hold ending against
+// bookings, and one client joining many times at once. Each race ends with
+// the invariants checked in the database and, through the API, that no
+// waiting entry keeps a free matching start for more than 5 s.
 func TestWaitlistReplicaRaces(t *testing.T) {
 	t.Parallel()
 	w := startWaitlistRig(t)
