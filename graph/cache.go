@@ -29,7 +29,7 @@ const (
 type caches struct {
 	metrics      Metrics
 	fence        *fresh.Fence
-	gate         *admit.Gate // of computing days (cost.go)
+	gate         *admit.Gate // of computing days (availability.go)
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalog.Key, *catalog.Entry]

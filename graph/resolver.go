@@ -99,7 +99,7 @@ type Limits struct {
 	// no cap.
 	WaitlistPerKey int
 	// MaxSlots bounds the slots one availability answer may list and one
-	// search for the next free times may compute (cost.go); 0:
+	// search for the next free times may compute (availability.go); 0:
 	// quota.DefaultMaxSlots.
 	MaxSlots int
 }
