@@ -279,3 +279,73 @@ func TestWaitlistScheduleChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitlistOpeningGap checks the probe that decides whether freed time
+// is worth an offer pass: a start freed between bookings is not, for an
+// entry whose service is longer than the gap; once the gap fits it, the
+// time is offered.
+func TestWaitlistOpeningGap(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Gap", 1)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Long cut").SetDurationMinutes(60).
+			SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Barber.UpdateOne(s.barbers[0]).AddServices(long).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		booked := s.fullDay(day)
+		e, err := s.join("+351910000301", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := func(start, end time.Time) bool {
+			t.Helper()
+			var wrote bool
+			tx, err := db.Tx(actx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			wrote, err = store.InsertOpening(actx, tx, db.Dialect, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return wrote
+		}
+		// 10:00 frees between 09:30 and 10:30: 30 minutes, no 60-minute cut.
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[4].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if probe(booked[4].StartsAt, booked[4].EndsAt) {
+			t.Error("the probe wants a 30-minute gap for a 60-minute service")
+		}
+		if got := s.entry(e.ID); got.Status != waitlistentry.StatusWaiting {
+			t.Fatalf("entry after the first cancel: %s", got.Status)
+		}
+		// 10:30 frees too: the gap is an hour, and the entry gets 10:00.
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[5].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		got := s.entry(e.ID)
+		if got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(booked[4].StartsAt) {
+			t.Fatalf("entry after the second cancel: %s %v", got.Status, got.OfferStartsAt)
+		}
+		// With the day's last booking gone, the gap runs to the day's end
+		// (no later reservation): the probe lets hours decide.
+		last := booked[len(booked)-1]
+		if _, err := res.Mutation().CancelAppointment(s.ctx, last.ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.join("+351910000302", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID }); err != nil {
+			t.Fatal(err)
+		}
+		if !probe(last.StartsAt, last.EndsAt) {
+			t.Error("the probe refuses a gap with no reservation after it")
+		}
+	})
+}

@@ -20,10 +20,13 @@ const openingReach = 33 * 24 * time.Hour
 
 // InsertOpening records that a barber's time from start to end became free,
 // with the given id, if a waiting entry of the account may want it: one
-// waiting for that barber or any, whose times reach the span. Why not ent:
-// the check and the insert are one statement, and one walk of the index
-// of waiting entries by earliest start (bounded by openingReach), however
-// many entries wait. It reports whether it wrote the row.
+// waiting for that barber or any, whose times reach the span, and whose
+// service (with its buffer) fits the gap the span lies in, between the
+// barber's active reservations before and after it (hours and time off
+// only narrow that gap further). Why not ent: the check and the insert are
+// one statement, and one walk of the index of waiting entries by earliest
+// start (bounded by openingReach), however many entries wait. It reports
+// whether it wrote the row.
 func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	var a sqlArgs
 	param := a.add
@@ -31,12 +34,24 @@ func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID 
 		param = literal
 	}
 	account, barber := param(accountID), param(barberID)
-	from, to := param(start), param(end)
+	from, to, active := param(start), param(end), param(now)
+	// The gap: the end of the last active reservation starting before the
+	// span and the start of the first at or after its end (NULL: none).
+	// A block that touches the span and overlaps no reservation lies in it.
+	live := ` AND r.barber_id = ` + barber + ` AND (r.expires_at IS NULL OR r.expires_at > ` + active + `)`
+	gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
+(SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt) g`
+	fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
+	if dia != dialect.Postgres {
+		fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
+	}
 	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + param(now) + `
-WHERE EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
+SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + ` FROM ` + gap + `
+WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
+WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
 AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
-AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `))
+AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
+AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `))
 RETURNING id`
 	// On PostgreSQL the probe holds the account's waitlist fence, shared,
 	// until the commit (LockWaitlist), taken by a statement of its own
