@@ -157,6 +157,13 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := upd.Exec(ctx); err != nil {
 		return nil, err
 	}
+	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.free(ctx, tx, rs, cause); err != nil {
+		return nil, err
+	}
 	a.Status, a.UpdatedAt = status, at
 	a.Version++
 	if status == appointment.StatusCancelled {
@@ -165,17 +172,7 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := r.appointmentEdges(ctx, tx, a); err != nil {
 		return nil, err
 	}
-	if err := r.record(ctx, tx, a, event, source, nil); err != nil {
-		return nil, err
-	}
-	// The reservation goes last: its trigger raises the barber's bookings
-	// version, which holds the barber's row until the commit, and freeings
-	// of one barber queue on that row.
-	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	return a, r.free(ctx, tx, rs, cause)
+	return a, r.record(ctx, tx, a, event, source, nil)
 }
 
 // appointmentEdges hangs an appointment's unit, service and barber on it,
