@@ -6,13 +6,15 @@ import (
 	"slices"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"barberd/ent"
 	"barberd/ent/apikey"
 	"barberd/ent/barber"
 	"barberd/ent/hold"
 	"barberd/ent/notification"
+	"barberd/ent/predicate"
 	"barberd/ent/schema/tenant"
-	"barberd/ent/service"
 	"barberd/ent/unit"
 	"barberd/ent/waitlistentry"
 	"barberd/graph/catalog"
@@ -54,8 +56,7 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
 			// Of the barber's units and services: the others' catalog
 			// lookups would only find the barber not eligible.
-			waitlistentry.HasUnitWith(unit.HasBarbersWith(barber.ID(barberID))),
-			waitlistentry.HasServiceWith(service.HasBarbersWith(barber.ID(barberID))),
+			ofBarber(barberID),
 			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
 		if prev != nil {
 			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
@@ -426,4 +427,21 @@ func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 	return wl.db.WaitlistEntry.Update().
 		Where(waitlistentry.IDIn(ids...), waitlistentry.Waiting(true)).
 		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
+}
+
+// ofBarber selects the entries of a barber's units and services: a lookup
+// of each assignment's primary key, where ent's edge predicates nest a
+// query of units and of services, each through the barbers.
+func ofBarber(barberID string) predicate.WaitlistEntry {
+	return func(s *sql.Selector) {
+		// assigned: a row of table pairs the barber with the entry's entryCol.
+		assigned := func(table, barberCol, otherCol, entryCol string) *sql.Predicate {
+			t := sql.Table(table)
+			return sql.Exists(sql.Select(t.C(barberCol)).From(t).Where(sql.And(
+				sql.EQ(t.C(barberCol), barberID), sql.ColumnsEQ(t.C(otherCol), s.C(entryCol)))))
+		}
+		s.Where(sql.And(
+			assigned(unit.BarbersTable, unit.BarbersPrimaryKey[1], unit.BarbersPrimaryKey[0], waitlistentry.FieldUnitID),
+			assigned(barber.ServicesTable, barber.ServicesPrimaryKey[0], barber.ServicesPrimaryKey[1], waitlistentry.FieldServiceID)))
+	}
 }
