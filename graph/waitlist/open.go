@@ -80,8 +80,18 @@ type offerWorkers struct {
 	running atomic.Int32
 }
 
-// offerWorkerCount is how many openings a process offers at once.
-const offerWorkerCount = 4
+// offerWorkerCount is how many openings a process offers at once. A pass
+// mostly waits (for its barber's lock, behind the cancels, and for its
+// commit), so on PostgreSQL more passes at once keep the queue of openings
+// short (docs/performance.md: 8 workers gave an offer p99 of 0.6 s where 4
+// gave 2 s); SQLite writes one transaction at a time, and a worker waiting
+// for it holds one of its few connections.
+func (wl *Waitlist) offerWorkerCount() int {
+	if store.SerialWrites(wl.db.Dialect) {
+		return 4
+	}
+	return 8
+}
 
 // RunOffers makes the offers of the openings this process commits, with
 // offerWorkerCount workers, until ctx ends: a freeing request answers
@@ -92,7 +102,7 @@ func (wl *Waitlist) RunOffers(ctx context.Context) {
 	defer wl.offers.running.Add(-1)
 	ids := make(chan string)
 	var workers sync.WaitGroup
-	for range offerWorkerCount {
+	for range wl.offerWorkerCount() {
 		workers.Go(func() {
 			for id := range ids {
 				if _, due := wl.offers.pending.LoadAndDelete(id); due {
