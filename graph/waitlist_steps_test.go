@@ -190,12 +190,14 @@ func (c *wlCase) bookFree() {
 	}
 }
 
-// bookOffer books an offer with its hold, while the hold lasts (and the
-// barber still performs the service).
+// bookOffer books an offer with its hold, while the hold lasts, its start
+// is ahead (a hold keeps a start the clock has passed, which no booking
+// takes), and the barber still performs the service.
 func (c *wlCase) bookOffer() {
 	var live []*ent.WaitlistEntry
 	for _, e := range c.seen {
-		if e.Status == waitlistentry.StatusOffered && e.OfferHoldID != nil && slices.Contains(c.sh.eligible, *e.OfferBarberID) {
+		if e.Status == waitlistentry.StatusOffered && e.OfferHoldID != nil && e.OfferStartsAt.After(c.clock.now()) &&
+			slices.Contains(c.sh.eligible, *e.OfferBarberID) {
 			if h, err := c.db.Hold.Get(c.actx, *e.OfferHoldID); err == nil && h.Status == hold.StatusActive && h.ExpiresAt.After(c.clock.now()) {
 				live = append(live, e)
 			}
