@@ -65,6 +65,16 @@ func (w want) dates() []slots.Date {
 	return out
 }
 
+// earliestStart bounds from below the starts w allows: its first date's
+// (dates, ascending) daily start, an hour early, for a wall time skipped
+// by a daylight saving change may be placed either side of the gap.
+func (w want) earliestStart(dates []slots.Date, loc *time.Location) time.Time {
+	if len(dates) == 0 {
+		return w.from.Start(loc)
+	}
+	return wallAt(dates[0], w.start, loc).Add(-time.Hour)
+}
+
 // wantOf is the window of a stored entry, read from its columns alone
 // (they were checked when it joined): the offer pass reads it for every
 // candidate.
@@ -155,7 +165,8 @@ func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*mode
 	if last := today.AddDays(o.Unit.HorizonDays); w.to.Compare(last) > 0 {
 		return nil, domain.Errorf(domain.CodeOutsideWindow, "Bookings can be made at most %d days ahead: the waitlist can wait until %s at the latest.", o.Unit.HorizonDays, last)
 	}
-	if free, err := wl.b.FreeStarts(ctx, in.UnitID, in.ServiceID, in.BarberID, w.dates(), w.start, w.end, slotAvailableAlternatives); err != nil || len(free) > 0 {
+	dates := w.dates()
+	if free, err := wl.b.FreeStarts(ctx, in.UnitID, in.ServiceID, in.BarberID, dates, w.start, w.end, slotAvailableAlternatives); err != nil || len(free) > 0 {
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +193,7 @@ func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*mode
 			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetNillableBarberID(in.BarberID).
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
-			SetEarliestStart(w.from.Start(o.Loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.Loc).Add(span).UTC()).
+			SetEarliestStart(w.earliestStart(dates, o.Loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.Loc).Add(span).UTC()).
 			SetCustomerID(customerID).SetClientName(c.Name).SetClientPhone(c.Phone).SetNillableClientEmail(c.Email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
 			Save(ctx); err != nil {
