@@ -11,6 +11,7 @@ import (
 	"barberd/graph/metrics"
 	"barberd/graph/model"
 	"barberd/graph/slots"
+	"barberd/graph/store"
 )
 
 // core is the booking core as the packages beside graph reach it
@@ -63,16 +64,12 @@ func (c core) FreeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string,
 }
 
 func (c core) AtHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) (bool, error) {
-	k, err := tx.APIKey.Get(ctx, keyID)
+	kh, err := store.CountKeyHolds(ctx, tx, keyID, c.r.cfg.Limits.ActiveHoldsPerKey, now)
 	if err != nil {
 		return false, err
 	}
-	most := c.r.holdCap(k)
-	if most <= 0 {
-		return false, nil
-	}
-	n, err := activeHoldsOf(tx.Hold, keyID, now).Count(ctx)
-	return n >= most, err
+	most := c.r.capOf(kh.Cap)
+	return most > 0 && kh.Active >= most, nil
 }
 
 func (c core) HoldTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {

@@ -349,3 +349,30 @@ func TestWaitlistOpeningGap(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitlistOfferAtHoldCap checks that an offer to a key at its hold cap
+// tells the start without holding it.
+func TestWaitlistOfferAtHoldCap(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "HoldCap", 1)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		if err := db.APIKey.UpdateOneID(s.keyID).SetMaxActiveHolds(1).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		booked := s.fullDay(day)
+		s.mustHold(0, day.Add(48*time.Hour+10*time.Hour), 600) // the key's one hold
+		e, err := s.join("+351910000401", day.Format("2006-01-02"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[4].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		got := s.entry(e.ID)
+		if got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(booked[4].StartsAt) || got.OfferHoldID != nil {
+			t.Fatalf("entry of a key at its hold cap: %s %v hold %v, want offered without a hold", got.Status, got.OfferStartsAt, got.OfferHoldID)
+		}
+	})
+}
