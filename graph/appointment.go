@@ -84,14 +84,12 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
 	}
 	for _, b := range candidates {
-		if err := r.lockBarber(ctx, tx, b.ID); err != nil {
-			return nil, false, err
-		}
-		if _, err := r.freeExpiredHolds(ctx, tx, b.ID, now); err != nil {
-			return nil, false, err
-		}
-		d, err := o.Day(ctx, c, r.cfg.DB.Dialect, now, []*ent.Barber{b}, ignore...)
+		// The lock, the barber's expired holds freed, and the day.
+		d, expired, err := o.LockedDay(ctx, tx, r.cfg.DB, now, b, ignore...)
 		if err != nil {
+			return nil, false, err
+		}
+		if _, err := r.expiredFreed(ctx, tx, expired); err != nil {
 			return nil, false, err
 		}
 		if catalog.Offers(d, b.ID, o.Start) {

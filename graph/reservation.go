@@ -238,8 +238,17 @@ func (r *Resolver) endHold(ctx context.Context, tx *ent.Tx, h *ent.Hold, status 
 // Nothing expired costs one statement.
 func (r *Resolver) freeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) (int, error) {
 	rs, err := store.DeleteExpiredReservations(ctx, tx, barberID, now)
-	if err != nil || len(rs) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	return r.expiredFreed(ctx, tx, rs)
+}
+
+// expiredFreed records the holds whose reservations, expired, were deleted
+// as expired, tells timeFreed and says how many holds it recorded.
+func (r *Resolver) expiredFreed(ctx context.Context, tx *ent.Tx, rs []store.Reservation) (int, error) {
+	if len(rs) == 0 {
+		return 0, nil
 	}
 	var ids []string
 	for _, x := range rs {

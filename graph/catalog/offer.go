@@ -213,46 +213,90 @@ type DayInput struct {
 
 // Days is Day for several dates (ascending) at once, read in one statement.
 func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, dates []slots.Date, ignore ...string) ([]DayInput, error) {
-	out := make([]DayInput, len(dates))
+	r := o.dayRead(now, barbers, dates)
+	if len(barbers) == 0 || len(dates) == 0 {
+		return r.out, nil
+	}
+	// Hours, time off and reservations in one statement.
+	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, r.from(), r.to(), now)
+	if err != nil {
+		return nil, err
+	}
+	return r.fill(rows, ignore)
+}
+
+// LockedDay is Day for one barber read by a writer under the barber's lock
+// (store.DB.LockedSchedule: the lock, the deletion of the barber's holds
+// expired at now and the day, in one round trip on PostgreSQL). It returns
+// the reservations it deleted, for the caller to record as freed.
+func (o *Offer) LockedDay(ctx context.Context, tx *ent.Tx, db *store.DB, now time.Time, b *ent.Barber, ignore ...string) (slots.Day, []store.Reservation, error) {
+	r := o.dayRead(now, []*ent.Barber{b}, []slots.Date{o.Date})
+	locked, err := db.LockedSchedule(ctx, tx.Client(), o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
+	if err != nil {
+		return slots.Day{}, nil, err
+	}
+	ds, err := r.fill(locked.Rows, ignore)
+	if err != nil {
+		return slots.Day{}, locked.Expired, err
+	}
+	o.HoldsUntil = ds[0].HoldsUntil
+	return ds[0].Day, locked.Expired, nil
+}
+
+// dayRead is the reading of some barbers' days: the days as the slot
+// engine takes them, filled from their schedule rows.
+type dayRead struct {
+	out      []DayInput
+	ids      []string
+	index    map[string]int
+	weekdays []int
+	dates    []slots.Date
+	spans    []slots.Interval
+}
+
+// dayRead prepares the days of barbers on dates (ascending), empty.
+func (o *Offer) dayRead(now time.Time, barbers []*ent.Barber, dates []slots.Date) *dayRead {
+	r := &dayRead{out: make([]DayInput, len(dates)), dates: dates,
+		ids: make([]string, len(barbers)), index: make(map[string]int, len(barbers))}
 	for i, date := range dates {
-		out[i].Day = slots.Day{
+		r.out[i].Day = slots.Day{
 			Date: date, Location: o.Loc, Now: now, Policy: o.Policy(),
 			Duration: o.Duration(), Buffer: o.Buffer(),
 			Barbers: make([]slots.Barber, len(barbers)),
 		}
 		for j, b := range barbers {
-			out[i].Barbers[j].ID = b.ID
+			r.out[i].Barbers[j].ID = b.ID
 		}
 	}
-	if len(barbers) == 0 || len(dates) == 0 {
-		return out, nil
-	}
-	ids := make([]string, len(barbers))
-	index := make(map[string]int, len(barbers))
 	for i, b := range barbers {
-		ids[i] = b.ID
-		index[b.ID] = i
+		r.ids[i] = b.ID
+		r.index[b.ID] = i
 	}
-	var weekdays []int
 	for _, d := range dates {
-		if w := int(d.Weekday()); !slices.Contains(weekdays, w) {
-			weekdays = append(weekdays, w)
+		if w := int(d.Weekday()); !slices.Contains(r.weekdays, w) {
+			r.weekdays = append(r.weekdays, w)
 		}
 	}
 	// Anything that can touch a slot of a local day lies within a day and a
 	// half either side of its midnight, whatever the zone's offset.
-	spans := make([]slots.Interval, len(dates))
+	r.spans = make([]slots.Interval, len(dates))
 	for i, d := range dates {
 		midnight := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, o.Loc).UTC()
-		spans[i] = slots.Interval{Start: midnight.Add(-36 * time.Hour), End: midnight.Add(60 * time.Hour)}
+		r.spans[i] = slots.Interval{Start: midnight.Add(-36 * time.Hour), End: midnight.Add(60 * time.Hour)}
 	}
-	// Hours, time off and reservations in one statement.
-	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, ids, weekdays, spans[0].Start, spans[len(spans)-1].End, now)
-	if err != nil {
-		return nil, err
-	}
+	return r
+}
+
+// from and to bound the span the days' rows are read over.
+func (r *dayRead) from() time.Time { return r.spans[0].Start }
+func (r *dayRead) to() time.Time   { return r.spans[len(r.spans)-1].End }
+
+// fill puts the schedule rows on the days, but the reservations of the
+// appointments or holds in ignore.
+func (r *dayRead) fill(rows []store.ScheduleRow, ignore []string) ([]DayInput, error) {
+	out, dates, spans := r.out, r.dates, r.spans
 	for _, row := range rows {
-		b := index[row.BarberID]
+		b := r.index[row.BarberID]
 		switch row.Kind {
 		case store.RowHours:
 			work, breaks, err := domain.SpansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})

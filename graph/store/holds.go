@@ -23,7 +23,7 @@ type KeyHolds struct {
 // every hold pays them.
 func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
 	var a sqlArgs
-	acct, err := tenantFilter(ctx, &a, "k.")
+	acct, err := tenantFilter(ctx, a.add, "k.")
 	if err != nil {
 		return KeyHolds{}, err
 	}

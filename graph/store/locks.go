@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -29,4 +31,68 @@ func (db *DB) LockOwner(lock func() error) error {
 		return nil
 	}
 	return lock()
+}
+
+// LockedDay is what LockedSchedule read: the reservations of holds expired
+// by now that it deleted, and the barber's schedule rows.
+type LockedDay struct {
+	Expired []Reservation
+	Rows    []ScheduleRow
+}
+
+// LockedSchedule is what a writer does first with a barber's time: it locks
+// the barber (LockBarber), deletes the reservations of its holds expired at
+// now (DeleteExpiredReservations: the caller records them), and reads the
+// barber's schedule (ScheduleRows). On PostgreSQL the three statements go in
+// one round trip, a simple query with its values as literals, while each
+// statement still reads with a snapshot of its own taken once the one
+// before it is done: the schedule is read after the lock is held.
+func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID string, weekdays []int, from, to, now time.Time) (LockedDay, error) {
+	var d LockedDay
+	if db.Dialect != dialect.Postgres {
+		var err error
+		if d.Expired, err = DeleteExpiredReservations(ctx, c, barberID, now); err != nil {
+			return d, err
+		}
+		d.Rows, err = ScheduleRows(ctx, c, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
+		return d, err
+	}
+	acct, err := tenantFilter(ctx, literal, "")
+	if err != nil {
+		return d, err
+	}
+	schedule, err := scheduleQuery(ctx, literal, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
+	if err != nil {
+		return d, err
+	}
+	b := literal(barberID)
+	rows, err := c.QueryContext(ctx, `SELECT id FROM barbers WHERE id = `+b+acct+` FOR UPDATE;
+`+deleteReservationsQuery(`barber_id = `+b+` AND expires_at <= `+literal(now)+acct)+`;
+`+schedule)
+	if err != nil {
+		return d, err
+	}
+	defer rows.Close()
+	found := rows.Next()
+	if err := rows.Err(); err != nil {
+		return d, err
+	}
+	if !found {
+		return d, &ent.NotFoundError{} // as LockBarber's ent query says it
+	}
+	for rows.Next() {
+	}
+	if !rows.NextResultSet() {
+		return d, errors.Join(rows.Err(), errors.New("locked schedule: no deletion"))
+	}
+	if d.Expired, err = scanReservations(rows); err != nil {
+		return d, err
+	}
+	if !rows.NextResultSet() {
+		return d, errors.Join(rows.Err(), errors.New("locked schedule: no schedule"))
+	}
+	if d.Rows, err = scanSchedule(rows); err != nil {
+		return d, err
+	}
+	return d, rows.Close()
 }

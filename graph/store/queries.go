@@ -57,11 +57,12 @@ func (a *sqlArgs) list(vs []string) string {
 	return strings.Join(ps, ", ")
 }
 
-// tenantFilter returns the condition (" AND <alias>account_id = $n", or ""
+// tenantFilter returns the condition (" AND <alias>account_id = ", the
+// account bound by bind, or ""
 // for a system context) that keeps a statement to the context's account, as
 // ent's tenant interceptor does for its queries. Without an account or a
 // system context it fails, as the interceptor does.
-func tenantFilter(ctx context.Context, a *sqlArgs, alias string) (string, error) {
+func tenantFilter(ctx context.Context, bind func(any) string, alias string) (string, error) {
 	if tenant.IsSystem(ctx) {
 		return "", nil
 	}
@@ -69,7 +70,7 @@ func tenantFilter(ctx context.Context, a *sqlArgs, alias string) (string, error)
 	if !ok {
 		return "", schema.ErrNoTenant
 	}
-	return " AND " + alias + "account_id = " + a.add(id), nil
+	return " AND " + alias + "account_id = " + bind(id), nil
 }
 
 // RowKind is what a ScheduleRow is.
@@ -120,16 +121,38 @@ func (r ScheduleRow) Of(ids []string) bool {
 // availability answer and create pays them; UNION ALL makes it one.
 func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) ([]ScheduleRow, error) {
 	var a sqlArgs
-	acct, err := tenantFilter(ctx, &a, "")
+	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now)
 	if err != nil {
 		return nil, err
 	}
-	ids := a.list(barberIDs)
-	pFrom, pTo, pNow := a.add(from), a.add(to), a.add(now)
-	pUnit := a.add(unitID)
+	rows, err := c.QueryContext(ctx, q, a...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out, err := scanSchedule(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}
+
+// scheduleQuery is ScheduleRows' statement, its values named by bind.
+func scheduleQuery(ctx context.Context, bind func(any) string, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) (string, error) {
+	acct, err := tenantFilter(ctx, bind, "")
+	if err != nil {
+		return "", err
+	}
+	ps := make([]string, len(barberIDs))
+	for i, id := range barberIDs {
+		ps[i] = bind(id)
+	}
+	ids := strings.Join(ps, ", ")
+	pFrom, pTo, pNow := bind(from), bind(to), bind(now)
+	pUnit := bind(unitID)
 	days := make([]string, len(weekdays))
 	for i, d := range weekdays {
-		days[i] = a.add(int64(d))
+		days[i] = bind(int64(d))
 	}
 	overlaps := `starts_at < ` + pTo + ` AND ends_at > ` + pFrom
 	if dia == dialect.Postgres {
@@ -155,11 +178,11 @@ UNION ALL
 SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, opens_at, closes_at, CAST(breaks AS TEXT), weekday
 FROM working_hours
 WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` + strings.Join(days, ", ") + `)` + acct
-	rows, err := c.QueryContext(ctx, q, a...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	return q, nil
+}
+
+// scanSchedule reads the rows (a result set, not closed) of scheduleQuery.
+func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
 	var out []ScheduleRow
 	for rows.Next() {
 		var (
@@ -200,7 +223,7 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` +
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return out, rows.Close()
+	return out, nil
 }
 
 // Owed is who a notification is owed to: the API keys that read the

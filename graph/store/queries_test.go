@@ -39,6 +39,10 @@ func TestQueriesMatchSchema(t *testing.T) {
 					_, err := store.ScheduleRows(ctx, q, dia, "unt_1", []string{"bar_1", "bar_2"}, []int{2, 3}, at, at.Add(time.Hour), at)
 					return err
 				},
+				"LockedSchedule": func(q store.Queryer) error {
+					_, err := (&store.DB{Dialect: dia}).LockedSchedule(ctx, q, "unt_1", "bar_1", []int{2}, at, at.Add(time.Hour), at)
+					return err
+				},
 				"DeleteExpiredReservations": func(q store.Queryer) error {
 					_, err := store.DeleteExpiredReservations(ctx, q, "bar_1", at)
 					return err
@@ -134,7 +138,7 @@ func schemaColumns() map[string]map[string]bool {
 var (
 	keywords = words(`select from where and or not null is in union all as distinct
 		insert into values returning delete update set on conflict do exists with cross join over order by
-		case when then else end`)
+		case when then else end for`)
 	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length
 		row_number cardinality count`)
 	// tableFunctions are the functions that a FROM reads like a table, with

@@ -58,16 +58,31 @@ func DeleteEndedReservations(ctx context.Context, c Queryer, barberID string, be
 }
 
 func deleteReservations(ctx context.Context, c Queryer, where string, a sqlArgs) ([]Reservation, error) {
-	acct, err := tenantFilter(ctx, &a, "")
+	acct, err := tenantFilter(ctx, a.add, "")
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.QueryContext(ctx, `DELETE FROM reservations WHERE `+where+acct+`
-RETURNING account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`, a...)
+	rows, err := c.QueryContext(ctx, deleteReservationsQuery(where+acct), a...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	out, err := scanReservations(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}
+
+// deleteReservationsQuery deletes the reservations that match where and
+// returns what they held.
+func deleteReservationsQuery(where string) string {
+	return `DELETE FROM reservations WHERE ` + where + `
+RETURNING account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`
+}
+
+// scanReservations reads the rows (a result set, not closed) of deleteReservationsQuery.
+func scanReservations(rows *sql.Rows) ([]Reservation, error) {
 	var out []Reservation
 	for rows.Next() {
 		var r Reservation
@@ -87,7 +102,7 @@ RETURNING account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`, a
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return out, rows.Close()
+	return out, nil
 }
 
 // SerialWrites reports whether the database runs one write transaction at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -94,6 +95,8 @@ func literal(v any) string {
 		return pq.QuoteLiteral(v) + "::text"
 	case time.Time:
 		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + "::timestamptz"
+	case int64:
+		return strconv.FormatInt(v, 10)
 	case bool:
 		if v {
 			return "true"
@@ -139,7 +142,7 @@ type Opening struct {
 // id (or id is gone); SQLite's write transactions are serial.
 func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int) ([]Opening, error) {
 	var a sqlArgs
-	acct, err := tenantFilter(ctx, &a, "")
+	acct, err := tenantFilter(ctx, a.add, "")
 	if err != nil {
 		return nil, err
 	}
