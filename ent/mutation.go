@@ -12672,6 +12672,7 @@ type WaitlistEntryMutation struct {
 	appendweekdays        []int
 	earliest_start        *time.Time
 	latest_end            *time.Time
+	window_end            *time.Time
 	customer_id           *string
 	client_name           *string
 	client_phone          *string
@@ -13364,6 +13365,55 @@ func (m *WaitlistEntryMutation) OldLatestEnd(ctx context.Context) (v time.Time, 
 // ResetLatestEnd resets all changes to the "latest_end" field.
 func (m *WaitlistEntryMutation) ResetLatestEnd() {
 	m.latest_end = nil
+}
+
+// SetWindowEnd sets the "window_end" field.
+func (m *WaitlistEntryMutation) SetWindowEnd(t time.Time) {
+	m.window_end = &t
+}
+
+// WindowEnd returns the value of the "window_end" field in the mutation.
+func (m *WaitlistEntryMutation) WindowEnd() (r time.Time, exists bool) {
+	v := m.window_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWindowEnd returns the old "window_end" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldWindowEnd(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWindowEnd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWindowEnd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWindowEnd: %w", err)
+	}
+	return oldValue.WindowEnd, nil
+}
+
+// ClearWindowEnd clears the value of the "window_end" field.
+func (m *WaitlistEntryMutation) ClearWindowEnd() {
+	m.window_end = nil
+	m.clearedFields[waitlistentry.FieldWindowEnd] = struct{}{}
+}
+
+// WindowEndCleared returns if the "window_end" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) WindowEndCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldWindowEnd]
+	return ok
+}
+
+// ResetWindowEnd resets all changes to the "window_end" field.
+func (m *WaitlistEntryMutation) ResetWindowEnd() {
+	m.window_end = nil
+	delete(m.clearedFields, waitlistentry.FieldWindowEnd)
 }
 
 // SetCustomerID sets the "customer_id" field.
@@ -14203,7 +14253,7 @@ func (m *WaitlistEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WaitlistEntryMutation) Fields() []string {
-	fields := make([]string, 0, 28)
+	fields := make([]string, 0, 29)
 	if m.account != nil {
 		fields = append(fields, waitlistentry.FieldAccountID)
 	}
@@ -14245,6 +14295,9 @@ func (m *WaitlistEntryMutation) Fields() []string {
 	}
 	if m.latest_end != nil {
 		fields = append(fields, waitlistentry.FieldLatestEnd)
+	}
+	if m.window_end != nil {
+		fields = append(fields, waitlistentry.FieldWindowEnd)
 	}
 	if m.customer_id != nil {
 		fields = append(fields, waitlistentry.FieldCustomerID)
@@ -14324,6 +14377,8 @@ func (m *WaitlistEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.EarliestStart()
 	case waitlistentry.FieldLatestEnd:
 		return m.LatestEnd()
+	case waitlistentry.FieldWindowEnd:
+		return m.WindowEnd()
 	case waitlistentry.FieldCustomerID:
 		return m.CustomerID()
 	case waitlistentry.FieldClientName:
@@ -14389,6 +14444,8 @@ func (m *WaitlistEntryMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldEarliestStart(ctx)
 	case waitlistentry.FieldLatestEnd:
 		return m.OldLatestEnd(ctx)
+	case waitlistentry.FieldWindowEnd:
+		return m.OldWindowEnd(ctx)
 	case waitlistentry.FieldCustomerID:
 		return m.OldCustomerID(ctx)
 	case waitlistentry.FieldClientName:
@@ -14523,6 +14580,13 @@ func (m *WaitlistEntryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLatestEnd(v)
+		return nil
+	case waitlistentry.FieldWindowEnd:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWindowEnd(v)
 		return nil
 	case waitlistentry.FieldCustomerID:
 		v, ok := value.(string)
@@ -14676,6 +14740,9 @@ func (m *WaitlistEntryMutation) ClearedFields() []string {
 	if m.FieldCleared(waitlistentry.FieldTimeTo) {
 		fields = append(fields, waitlistentry.FieldTimeTo)
 	}
+	if m.FieldCleared(waitlistentry.FieldWindowEnd) {
+		fields = append(fields, waitlistentry.FieldWindowEnd)
+	}
 	if m.FieldCleared(waitlistentry.FieldClientEmail) {
 		fields = append(fields, waitlistentry.FieldClientEmail)
 	}
@@ -14725,6 +14792,9 @@ func (m *WaitlistEntryMutation) ClearField(name string) error {
 		return nil
 	case waitlistentry.FieldTimeTo:
 		m.ClearTimeTo()
+		return nil
+	case waitlistentry.FieldWindowEnd:
+		m.ClearWindowEnd()
 		return nil
 	case waitlistentry.FieldClientEmail:
 		m.ClearClientEmail()
@@ -14802,6 +14872,9 @@ func (m *WaitlistEntryMutation) ResetField(name string) error {
 		return nil
 	case waitlistentry.FieldLatestEnd:
 		m.ResetLatestEnd()
+		return nil
+	case waitlistentry.FieldWindowEnd:
+		m.ResetWindowEnd()
 		return nil
 	case waitlistentry.FieldCustomerID:
 		m.ResetCustomerID()

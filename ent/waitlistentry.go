@@ -52,6 +52,8 @@ type WaitlistEntry struct {
 	EarliestStart time.Time `json:"earliest_start,omitempty"`
 	// LatestEnd holds the value of the "latest_end" field.
 	LatestEnd time.Time `json:"latest_end,omitempty"`
+	// WindowEnd holds the value of the "window_end" field.
+	WindowEnd *time.Time `json:"window_end,omitempty"`
 	// CustomerID holds the value of the "customer_id" field.
 	CustomerID string `json:"customer_id,omitempty"`
 	// ClientName holds the value of the "client_name" field.
@@ -186,7 +188,7 @@ func (*WaitlistEntry) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case waitlistentry.FieldID, waitlistentry.FieldAccountID, waitlistentry.FieldAPIKeyID, waitlistentry.FieldUnitID, waitlistentry.FieldServiceID, waitlistentry.FieldBarberID, waitlistentry.FieldFromDate, waitlistentry.FieldToDate, waitlistentry.FieldTimeFrom, waitlistentry.FieldTimeTo, waitlistentry.FieldCustomerID, waitlistentry.FieldClientName, waitlistentry.FieldClientPhone, waitlistentry.FieldClientEmail, waitlistentry.FieldExternalReference, waitlistentry.FieldStatus, waitlistentry.FieldOfferBarberID, waitlistentry.FieldOfferHoldID, waitlistentry.FieldAppointmentID:
 			values[i] = new(sql.NullString)
-		case waitlistentry.FieldCreatedAt, waitlistentry.FieldUpdatedAt, waitlistentry.FieldEarliestStart, waitlistentry.FieldLatestEnd, waitlistentry.FieldOfferStartsAt, waitlistentry.FieldOfferEndsAt, waitlistentry.FieldOfferedAt:
+		case waitlistentry.FieldCreatedAt, waitlistentry.FieldUpdatedAt, waitlistentry.FieldEarliestStart, waitlistentry.FieldLatestEnd, waitlistentry.FieldWindowEnd, waitlistentry.FieldOfferStartsAt, waitlistentry.FieldOfferEndsAt, waitlistentry.FieldOfferedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -297,6 +299,13 @@ func (_m *WaitlistEntry) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field latest_end", values[i])
 			} else if value.Valid {
 				_m.LatestEnd = value.Time
+			}
+		case waitlistentry.FieldWindowEnd:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field window_end", values[i])
+			} else if value.Valid {
+				_m.WindowEnd = new(time.Time)
+				*_m.WindowEnd = value.Time
 			}
 		case waitlistentry.FieldCustomerID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -504,6 +513,11 @@ func (_m *WaitlistEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("latest_end=")
 	builder.WriteString(_m.LatestEnd.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.WindowEnd; v != nil {
+		builder.WriteString("window_end=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("customer_id=")
 	builder.WriteString(_m.CustomerID)

@@ -153,6 +153,20 @@ func (_c *WaitlistEntryCreate) SetLatestEnd(v time.Time) *WaitlistEntryCreate {
 	return _c
 }
 
+// SetWindowEnd sets the "window_end" field.
+func (_c *WaitlistEntryCreate) SetWindowEnd(v time.Time) *WaitlistEntryCreate {
+	_c.mutation.SetWindowEnd(v)
+	return _c
+}
+
+// SetNillableWindowEnd sets the "window_end" field if the given value is not nil.
+func (_c *WaitlistEntryCreate) SetNillableWindowEnd(v *time.Time) *WaitlistEntryCreate {
+	if v != nil {
+		_c.SetWindowEnd(*v)
+	}
+	return _c
+}
+
 // SetCustomerID sets the "customer_id" field.
 func (_c *WaitlistEntryCreate) SetCustomerID(v string) *WaitlistEntryCreate {
 	_c.mutation.SetCustomerID(v)
@@ -568,6 +582,10 @@ func (_c *WaitlistEntryCreate) createSpec() (*WaitlistEntry, *sqlgraph.CreateSpe
 		_spec.SetField(waitlistentry.FieldLatestEnd, field.TypeTime, value)
 		_node.LatestEnd = value
 	}
+	if value, ok := _c.mutation.WindowEnd(); ok {
+		_spec.SetField(waitlistentry.FieldWindowEnd, field.TypeTime, value)
+		_node.WindowEnd = &value
+	}
 	if value, ok := _c.mutation.CustomerID(); ok {
 		_spec.SetField(waitlistentry.FieldCustomerID, field.TypeString, value)
 		_node.CustomerID = value
@@ -979,6 +997,9 @@ func (u *WaitlistEntryUpsertOne) UpdateNewValues() *WaitlistEntryUpsertOne {
 		}
 		if _, exists := u.create.mutation.LatestEnd(); exists {
 			s.SetIgnore(waitlistentry.FieldLatestEnd)
+		}
+		if _, exists := u.create.mutation.WindowEnd(); exists {
+			s.SetIgnore(waitlistentry.FieldWindowEnd)
 		}
 		if _, exists := u.create.mutation.CustomerID(); exists {
 			s.SetIgnore(waitlistentry.FieldCustomerID)
@@ -1425,6 +1446,9 @@ func (u *WaitlistEntryUpsertBulk) UpdateNewValues() *WaitlistEntryUpsertBulk {
 			}
 			if _, exists := b.mutation.LatestEnd(); exists {
 				s.SetIgnore(waitlistentry.FieldLatestEnd)
+			}
+			if _, exists := b.mutation.WindowEnd(); exists {
+				s.SetIgnore(waitlistentry.FieldWindowEnd)
 			}
 			if _, exists := b.mutation.CustomerID(); exists {
 				s.SetIgnore(waitlistentry.FieldCustomerID)

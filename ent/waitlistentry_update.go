@@ -291,6 +291,9 @@ func (_u *WaitlistEntryUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if _u.mutation.TimeToCleared() {
 		_spec.ClearField(waitlistentry.FieldTimeTo, field.TypeString)
 	}
+	if _u.mutation.WindowEndCleared() {
+		_spec.ClearField(waitlistentry.FieldWindowEnd, field.TypeTime)
+	}
 	if _u.mutation.ClientEmailCleared() {
 		_spec.ClearField(waitlistentry.FieldClientEmail, field.TypeString)
 	}
@@ -677,6 +680,9 @@ func (_u *WaitlistEntryUpdateOne) sqlSave(ctx context.Context) (_node *WaitlistE
 	}
 	if _u.mutation.TimeToCleared() {
 		_spec.ClearField(waitlistentry.FieldTimeTo, field.TypeString)
+	}
+	if _u.mutation.WindowEndCleared() {
+		_spec.ClearField(waitlistentry.FieldWindowEnd, field.TypeTime)
 	}
 	if _u.mutation.ClientEmailCleared() {
 		_spec.ClearField(waitlistentry.FieldClientEmail, field.TypeString)

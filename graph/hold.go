@@ -8,7 +8,6 @@ import (
 	"barberd/graph/domain"
 
 	"barberd/ent"
-	"barberd/ent/apikey"
 	"barberd/ent/hold"
 	"barberd/graph/model"
 	"barberd/graph/slots"
@@ -125,33 +124,25 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 // it may, and says whether it has a cap: before the hold is written
 // (written false), unlocked, in one statement (a key at its cap is refused
 // at once); on PostgreSQL, for a key that had a cap, again once it is
-// written, under the key's row lock, where the count (a statement of its
-// own, which sees what committed while it waited) includes it. Locking last
+// written, under the key's row lock, where the count (sent with the lock
+// in one round trip, store.LockKeyHolds) includes it. Locking last
 // keeps the key's holds from queueing behind one another's barber work.
 // SQLite writes serially: the first check is exact. Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
 	if written && store.SerialWrites(r.cfg.DB.Dialect) {
 		return true, nil
 	}
-	var most, n int
-	if !written {
-		kh, err := store.CountKeyHolds(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
-		if err != nil {
-			return false, err
-		}
-		most, n = r.capOf(kh.Cap), kh.Active
-	} else {
-		k, err := tx.APIKey.Query().Where(apikey.ID(keyID)).Unique(false).
-			Select(apikey.FieldID, apikey.FieldMaxActiveHolds).Modify(store.NoKeyUpdate).Only(ctx)
-		if err != nil {
-			return true, err
-		}
-		if most = r.holdCap(k); most <= 0 {
-			return false, nil
-		}
-		if n, err = activeHoldsOf(tx.Hold, keyID, now).Count(ctx); err != nil {
-			return true, err
-		}
+	// Unlocked, or (written) under the key's lock, with this hold counted.
+	count := store.CountKeyHolds
+	if written {
+		count = store.LockKeyHolds
+	}
+	kh, err := count(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
+	if err != nil {
+		return written, err
+	}
+	most, n := r.capOf(kh.Cap), kh.Active
+	if written {
 		n-- // this hold
 	}
 	if most <= 0 {

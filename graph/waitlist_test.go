@@ -350,6 +350,60 @@ func TestWaitlistOpeningGap(t *testing.T) {
 	})
 }
 
+// TestWaitlistOpeningWindow checks that the freeings' probe keeps to an
+// entry's daily window on its date: from an hour before its start to an
+// hour after a start at its end could end (daylight saving's slack), and
+// to the whole day on rows written before window_end existed.
+func TestWaitlistOpeningWindow(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, _, s := openJobShop(t, db, "Window", 1)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		booked := s.fullDay(day) // 08:00, 08:30, ...
+		e, err := s.join("+351910000311", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) {
+			from, to := "10:00", "11:00"
+			in.TimeFrom, in.TimeTo = &from, &to
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := func(a *ent.Appointment) bool {
+			t.Helper()
+			tx, err := db.Tx(actx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			wrote, err := store.InsertOpening(actx, tx, db.Dialect, "opn_probe", s.acc.ID, s.barbers[0].ID, a.StartsAt, a.EndsAt, jobsMonday)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return wrote
+		}
+		for _, c := range []struct {
+			at   *ent.Appointment
+			want bool
+		}{
+			{booked[0], false},  // 08:00, before 09:00
+			{booked[4], true},   // 10:00
+			{booked[8], true},   // 12:00, in the hour after 11:30
+			{booked[12], false}, // 14:00
+		} {
+			if got := probe(c.at); got != c.want {
+				t.Errorf("a freeing at %s wrote an opening: %v, want %v", c.at.StartsAt.Format("15:04"), got, c.want)
+			}
+		}
+		// An entry from before window_end: its day's end bounds it.
+		if _, err := db.SQL.ExecContext(actx, `UPDATE waitlist_entries SET window_end = NULL WHERE id = $1`, e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if !probe(booked[12]) {
+			t.Error("without window_end, a freeing at 14:00 wrote no opening")
+		}
+	})
+}
+
 // TestWaitlistOfferAtHoldCap checks that an offer to a key at its hold cap
 // tells the start without holding it.
 func TestWaitlistOfferAtHoldCap(t *testing.T) {

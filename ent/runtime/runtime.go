@@ -874,7 +874,7 @@ func init() {
 	// waitlistentry.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	waitlistentry.UpdateDefaultUpdatedAt = waitlistentryDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// waitlistentryDescExternalReference is the schema descriptor for external_reference field.
-	waitlistentryDescExternalReference := waitlistentryFields[15].Descriptor()
+	waitlistentryDescExternalReference := waitlistentryFields[16].Descriptor()
 	// waitlistentry.ExternalReferenceValidator is a validator for the "external_reference" field. It is called by the builders before save.
 	waitlistentry.ExternalReferenceValidator = waitlistentryDescExternalReference.Validators[0].(func(string) error)
 	// waitlistentryDescID is the schema descriptor for id field.

@@ -45,6 +45,12 @@ func (WaitlistEntry) Fields() []ent.Field {
 			Annotations(entgql.Skip()),
 		field.Time("latest_end").Immutable().
 			Annotations(entgql.Skip()),
+		// window_end bounds them from above more tightly, for the freeings'
+		// probe: the end of a start at the last date's daily end (an hour
+		// late, for daylight saving), at most latest_end, which is when the
+		// entry expires. Nil on entries that joined before it existed.
+		field.Time("window_end").Optional().Nillable().Immutable().
+			Annotations(entgql.Skip()),
 		field.String("customer_id").Immutable().
 			Annotations(entgql.Skip()),
 		field.String("client_name").Immutable(),

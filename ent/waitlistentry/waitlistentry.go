@@ -46,6 +46,8 @@ const (
 	FieldEarliestStart = "earliest_start"
 	// FieldLatestEnd holds the string denoting the latest_end field in the database.
 	FieldLatestEnd = "latest_end"
+	// FieldWindowEnd holds the string denoting the window_end field in the database.
+	FieldWindowEnd = "window_end"
 	// FieldCustomerID holds the string denoting the customer_id field in the database.
 	FieldCustomerID = "customer_id"
 	// FieldClientName holds the string denoting the client_name field in the database.
@@ -149,6 +151,7 @@ var Columns = []string{
 	FieldWeekdays,
 	FieldEarliestStart,
 	FieldLatestEnd,
+	FieldWindowEnd,
 	FieldCustomerID,
 	FieldClientName,
 	FieldClientPhone,
@@ -298,6 +301,11 @@ func ByEarliestStart(opts ...sql.OrderTermOption) OrderOption {
 // ByLatestEnd orders the results by the latest_end field.
 func ByLatestEnd(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLatestEnd, opts...).ToFunc()
+}
+
+// ByWindowEnd orders the results by the window_end field.
+func ByWindowEnd(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWindowEnd, opts...).ToFunc()
 }
 
 // ByCustomerID orders the results by the customer_id field.

@@ -130,6 +130,11 @@ func LatestEnd(v time.Time) predicate.WaitlistEntry {
 	return predicate.WaitlistEntry(sql.FieldEQ(FieldLatestEnd, v))
 }
 
+// WindowEnd applies equality check predicate on the "window_end" field. It's identical to WindowEndEQ.
+func WindowEnd(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldEQ(FieldWindowEnd, v))
+}
+
 // CustomerID applies equality check predicate on the "customer_id" field. It's identical to CustomerIDEQ.
 func CustomerID(v string) predicate.WaitlistEntry {
 	return predicate.WaitlistEntry(sql.FieldEQ(FieldCustomerID, v))
@@ -968,6 +973,56 @@ func LatestEndLT(v time.Time) predicate.WaitlistEntry {
 // LatestEndLTE applies the LTE predicate on the "latest_end" field.
 func LatestEndLTE(v time.Time) predicate.WaitlistEntry {
 	return predicate.WaitlistEntry(sql.FieldLTE(FieldLatestEnd, v))
+}
+
+// WindowEndEQ applies the EQ predicate on the "window_end" field.
+func WindowEndEQ(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldEQ(FieldWindowEnd, v))
+}
+
+// WindowEndNEQ applies the NEQ predicate on the "window_end" field.
+func WindowEndNEQ(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldNEQ(FieldWindowEnd, v))
+}
+
+// WindowEndIn applies the In predicate on the "window_end" field.
+func WindowEndIn(vs ...time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldIn(FieldWindowEnd, vs...))
+}
+
+// WindowEndNotIn applies the NotIn predicate on the "window_end" field.
+func WindowEndNotIn(vs ...time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldNotIn(FieldWindowEnd, vs...))
+}
+
+// WindowEndGT applies the GT predicate on the "window_end" field.
+func WindowEndGT(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldGT(FieldWindowEnd, v))
+}
+
+// WindowEndGTE applies the GTE predicate on the "window_end" field.
+func WindowEndGTE(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldGTE(FieldWindowEnd, v))
+}
+
+// WindowEndLT applies the LT predicate on the "window_end" field.
+func WindowEndLT(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldLT(FieldWindowEnd, v))
+}
+
+// WindowEndLTE applies the LTE predicate on the "window_end" field.
+func WindowEndLTE(v time.Time) predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldLTE(FieldWindowEnd, v))
+}
+
+// WindowEndIsNil applies the IsNil predicate on the "window_end" field.
+func WindowEndIsNil() predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldIsNull(FieldWindowEnd))
+}
+
+// WindowEndNotNil applies the NotNil predicate on the "window_end" field.
+func WindowEndNotNil() predicate.WaitlistEntry {
+	return predicate.WaitlistEntry(sql.FieldNotNull(FieldWindowEnd))
 }
 
 // CustomerIDEQ applies the EQ predicate on the "customer_id" field.

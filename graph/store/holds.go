@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"barberd/ent/hold"
@@ -23,19 +24,69 @@ type KeyHolds struct {
 // every hold pays them.
 func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
 	var a sqlArgs
-	acct, err := tenantFilter(ctx, a.add, "k.")
+	q, err := countKeyHoldsQuery(ctx, a.add, keyID, defaultCap, now)
 	if err != nil {
 		return KeyHolds{}, err
 	}
-	id, def, active, at := a.add(keyID), a.add(int64(defaultCap)), a.add(string(hold.StatusActive)), a.add(now)
-	q := `SELECT k.max_active_holds, CASE WHEN COALESCE(k.max_active_holds, ` + def + `) > 0 THEN (SELECT COUNT(*) FROM holds h
-WHERE h.api_key_id = k.id AND h.status = ` + active + ` AND h.expires_at > ` + at + ` AND h.account_id = k.account_id) ELSE 0 END
-FROM api_keys k WHERE k.id = ` + id + acct
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return KeyHolds{}, err
 	}
 	defer rows.Close()
+	out, err := scanKeyHolds(rows)
+	if err != nil {
+		return KeyHolds{}, err
+	}
+	return out, rows.Close()
+}
+
+// LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
+// (FOR NO KEY UPDATE, as NoKeyUpdate): the lock and the count are two
+// statements sent in one round trip (a simple query, its values as
+// literals), so the count, a statement of its own, sees the holds that
+// committed while the lock was awaited.
+func LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
+	acct, err := tenantFilter(ctx, literal, "")
+	if err != nil {
+		return KeyHolds{}, err
+	}
+	count, err := countKeyHoldsQuery(ctx, literal, keyID, defaultCap, now)
+	if err != nil {
+		return KeyHolds{}, err
+	}
+	rows, err := c.QueryContext(ctx, `SELECT id FROM api_keys WHERE id = `+literal(keyID)+acct+` FOR NO KEY UPDATE;
+`+count)
+	if err != nil {
+		return KeyHolds{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	if !rows.NextResultSet() {
+		return KeyHolds{}, errors.Join(rows.Err(), errors.New("key holds: no count"))
+	}
+	out, err := scanKeyHolds(rows)
+	if err != nil {
+		return KeyHolds{}, err
+	}
+	return out, rows.Close()
+}
+
+// countKeyHoldsQuery is CountKeyHolds' statement, its values named by bind.
+func countKeyHoldsQuery(ctx context.Context, bind func(any) string, keyID string, defaultCap int, now time.Time) (string, error) {
+	acct, err := tenantFilter(ctx, bind, "k.")
+	if err != nil {
+		return "", err
+	}
+	id, def, active, at := bind(keyID), bind(int64(defaultCap)), bind(string(hold.StatusActive)), bind(now)
+	return `SELECT k.max_active_holds, CASE WHEN COALESCE(k.max_active_holds, ` + def + `) > 0 THEN (SELECT COUNT(*) FROM holds h
+WHERE h.api_key_id = k.id AND h.status = ` + active + ` AND h.expires_at > ` + at + ` AND h.account_id = k.account_id) ELSE 0 END
+FROM api_keys k WHERE k.id = ` + id + acct, nil
+}
+
+// scanKeyHolds reads the row (a result set, not closed) of
+// countKeyHoldsQuery; sql.ErrNoRows when there is none.
+func scanKeyHolds(rows *sql.Rows) (KeyHolds, error) {
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return KeyHolds{}, err
@@ -51,5 +102,5 @@ FROM api_keys k WHERE k.id = ` + id + acct
 		n := int(most.Int64)
 		out.Cap = &n
 	}
-	return out, rows.Close()
+	return out, nil
 }

@@ -22,7 +22,8 @@ const openingReach = 33 * 24 * time.Hour
 // InsertOpening records that a barber's time from start to end became free,
 // with the given id, if a waiting entry of the account may want it: one
 // waiting for that barber or any, at one of the barber's units for one of
-// the barber's services, whose times reach the span, and whose service
+// the barber's services, whose times (earliest_start to window_end, or
+// latest_end on older rows) reach the span, and whose service
 // (with its buffer) fits the gap the span lies in, between the
 // barber's active reservations before and after it (hours and time off
 // only narrow that gap further). Why not ent: the check and the insert are
@@ -52,7 +53,7 @@ SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to 
 WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
 WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
 AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
-AND w.latest_end > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
+AND COALESCE(w.window_end, w.latest_end) > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
 AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `))

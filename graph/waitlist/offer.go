@@ -53,6 +53,7 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 		q := tx.WaitlistEntry.Query().Where(
 			waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
 			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
+			waitlistentry.Or(waitlistentry.WindowEndIsNil(), waitlistentry.WindowEndGT(first.Start)),
 			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
 			// Of the barber's units and services: the others' catalog
 			// lookups would only find the barber not eligible.

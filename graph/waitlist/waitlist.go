@@ -75,6 +75,20 @@ func (w want) earliestStart(dates []slots.Date, loc *time.Location) time.Time {
 	return wallAt(dates[0], w.start, loc).Add(-time.Hour)
 }
 
+// windowEnd bounds from above the ends of the starts w allows: a start
+// at its last date's daily end, plus span (the service and its buffer),
+// an hour late (as earliestStart), at most latest.
+func (w want) windowEnd(dates []slots.Date, loc *time.Location, span time.Duration, latest time.Time) time.Time {
+	if len(dates) == 0 {
+		return latest
+	}
+	end := wallAt(dates[len(dates)-1], w.end, loc).Add(span + time.Hour).UTC()
+	if end.After(latest) {
+		return latest
+	}
+	return end
+}
+
 // wantOf is the window of a stored entry, read from its columns alone
 // (they were checked when it joined): the offer pass reads it for every
 // candidate.
@@ -180,6 +194,7 @@ func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*mode
 		hold = *in.OfferHoldSeconds
 	}
 	span := o.Duration() + o.Buffer()
+	latest := w.to.AddDays(1).Start(o.Loc).Add(span).UTC()
 	var e *ent.WaitlistEntry
 	err = wl.b.InTx(ctx, func(tx *ent.Tx) error {
 		if err := wl.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
@@ -193,7 +208,7 @@ func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*mode
 			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetNillableBarberID(in.BarberID).
 			SetFromDate(w.from.String()).SetToDate(w.to.String()).
 			SetNillableTimeFrom(in.TimeFrom).SetNillableTimeTo(in.TimeTo).SetWeekdays(weekdaysOf(in.Weekdays)).
-			SetEarliestStart(w.earliestStart(dates, o.Loc).UTC()).SetLatestEnd(w.to.AddDays(1).Start(o.Loc).Add(span).UTC()).
+			SetEarliestStart(w.earliestStart(dates, o.Loc).UTC()).SetLatestEnd(latest).SetWindowEnd(w.windowEnd(dates, o.Loc, span, latest)).
 			SetCustomerID(customerID).SetClientName(c.Name).SetClientPhone(c.Phone).SetNillableClientEmail(c.Email).
 			SetNillableExternalReference(ref).SetOfferHoldSeconds(hold).SetWaiting(true).
 			Save(ctx); err != nil {
