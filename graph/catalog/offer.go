@@ -231,7 +231,7 @@ func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 // the reservations it deleted, for the caller to record as freed.
 func (o *Offer) LockedDay(ctx context.Context, tx *ent.Tx, db *store.DB, now time.Time, b *ent.Barber, ignore ...string) (slots.Day, []store.Reservation, error) {
 	r := o.dayRead(now, []*ent.Barber{b}, []slots.Date{o.Date})
-	locked, err := db.LockedSchedule(ctx, tx.Client(), o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
+	locked, err := db.LockedSchedule(ctx, tx.Client(), tx, o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
 	if err != nil {
 		return slots.Day{}, nil, err
 	}

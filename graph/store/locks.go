@@ -43,13 +43,18 @@ type LockedDay struct {
 // LockedSchedule is what a writer does first with a barber's time: it locks
 // the barber (LockBarber), deletes the reservations of its holds expired at
 // now (DeleteExpiredReservations: the caller records them), and reads the
-// barber's schedule (ScheduleRows). On PostgreSQL the three statements go in
-// one round trip, a simple query with its values as literals, while each
-// statement still reads with a snapshot of its own taken once the one
-// before it is done: the schedule is read after the lock is held.
-func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID string, weekdays []int, from, to, now time.Time) (LockedDay, error) {
+// barber's schedule (ScheduleRows), each statement with a snapshot of its
+// own taken once the one before it is done: the schedule is read after the
+// lock is held. On PostgreSQL they are prepared statements, whose plans the
+// connection keeps; with the statement cache off, the three go in one
+// round trip instead, a simple query with its values as literals, planned
+// every time.
+func (db *DB) LockedSchedule(ctx context.Context, c Queryer, tx *ent.Tx, unitID, barberID string, weekdays []int, from, to, now time.Time) (LockedDay, error) {
 	var d LockedDay
-	if db.Dialect != dialect.Postgres {
+	if db.Dialect != dialect.Postgres || db.prepares {
+		if err := db.LockBarber(ctx, tx, barberID); err != nil {
+			return d, err
+		}
 		var err error
 		if d.Expired, err = DeleteExpiredReservations(ctx, c, barberID, now); err != nil {
 			return d, err

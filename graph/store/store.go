@@ -35,6 +35,9 @@ type DB struct {
 	*ent.Client
 	SQL     *sql.DB
 	Dialect string // dialect.SQLite or dialect.Postgres
+	// prepares: PostgreSQL connections keep their statements prepared
+	// (pqConn.prepared), so a statement sent alone costs no planning.
+	prepares bool
 }
 
 // Open connects to the database named by rawURL: "postgres://..." (or
@@ -46,10 +49,12 @@ func Open(rawURL string) (*DB, error) {
 		return nil, err
 	}
 	var db *sql.DB
+	prepares := false
 	if dia == dialect.Postgres {
 		var c sqldriver.Connector
 		if c, err = newPQConnector(dsn); err == nil {
 			db = sql.OpenDB(c)
+			prepares = c.(pqConnector).cache
 		}
 	} else {
 		db, err = sql.Open(driver, dsn)
@@ -69,7 +74,7 @@ func Open(rawURL string) (*DB, error) {
 		db.SetMaxIdleConns(8)
 	}
 	drv := entsql.OpenDB(dia, db)
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, prepares: prepares}, nil
 }
 
 // Close closes the database.
@@ -153,5 +158,5 @@ func Redact(raw string) string { return redact(raw) }
 // dialect.DebugWithContext. Close the original, not the copy.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db.SQL, Dialect: db.Dialect}
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db.SQL, Dialect: db.Dialect, prepares: db.prepares}
 }
