@@ -177,14 +177,15 @@ func (c *pqConn) ResetSession(ctx context.Context) error {
 
 func (c *pqConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	sent := c.written()
-	st, err := c.prepared(ctx, query, args)
 	var rows driver.Rows
-	if err == nil && st != nil {
-		rows, err = st.(driver.StmtQueryContext).QueryContext(ctx, asText(args))
-		c.forget(query, err)
-	} else if err == nil {
-		rows, err = c.pqDriverConn.QueryContext(ctx, query, asText(args))
-	}
+	err := c.run(ctx, query, args, func(st driver.Stmt) (err error) {
+		if st == nil {
+			rows, err = c.pqDriverConn.QueryContext(ctx, query, args)
+		} else {
+			rows, err = st.(driver.StmtQueryContext).QueryContext(ctx, args)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, c.failed(ctx, err, query, sent)
 	}
@@ -193,14 +194,15 @@ func (c *pqConn) QueryContext(ctx context.Context, query string, args []driver.N
 
 func (c *pqConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	sent := c.written()
-	st, err := c.prepared(ctx, query, args)
 	var res driver.Result
-	if err == nil && st != nil {
-		res, err = st.(driver.StmtExecContext).ExecContext(ctx, asText(args))
-		c.forget(query, err)
-	} else if err == nil {
-		res, err = c.pqDriverConn.ExecContext(ctx, query, asText(args))
-	}
+	err := c.run(ctx, query, args, func(st driver.Stmt) (err error) {
+		if st == nil {
+			res, err = c.pqDriverConn.ExecContext(ctx, query, args)
+		} else {
+			res, err = st.(driver.StmtExecContext).ExecContext(ctx, args)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, c.failed(ctx, err, query, sent)
 	}
@@ -239,14 +241,28 @@ func (c *pqConn) prepared(ctx context.Context, query string, args []driver.Named
 	return st, nil
 }
 
-// forget drops a prepared statement the server no longer runs as prepared:
-// gone (a pooler in front of PostgreSQL that discarded it), or its cached
-// plan refused after the schema under it changed; the next run prepares it
-// again.
-func (c *pqConn) forget(query string, err error) {
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && (pqErr.Code == "26000" || pqErr.Code == "0A000") {
+// run runs query with its arguments (as text) through exec, given the
+// query's prepared statement, or nil to run it unprepared. A prepared
+// statement the server no longer runs (gone, as after DISCARD ALL, or its
+// cached plan refused after the schema under it changed) is forgotten, and
+// prepared again by the next run; outside a transaction, where the failed
+// run changed nothing, that next run is this one's.
+func (c *pqConn) run(ctx context.Context, query string, args []driver.NamedValue, exec func(driver.Stmt) error) error {
+	args = asText(args)
+	for attempt := 0; ; attempt++ {
+		st, err := c.prepared(ctx, query, args)
+		if err != nil {
+			return err
+		}
+		err = exec(st)
+		var pqErr *pq.Error
+		if st == nil || !errors.As(err, &pqErr) || (pqErr.Code != "26000" && pqErr.Code != "0A000") {
+			return err
+		}
 		delete(c.stmts, query)
+		if c.inTx || attempt > 0 {
+			return err
+		}
 	}
 }
 

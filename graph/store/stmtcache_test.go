@@ -1,0 +1,109 @@
+package store_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// TestStatementCache checks, on PostgreSQL (SQLite prepares nothing of
+// barberd's), that a connection keeps a statement with arguments prepared
+// and runs it again on its plan, that statement_cache=off prepares nothing,
+// that a statement the server forgot (DISCARD ALL, as a pooler does) is
+// prepared again without failing a statement outside a transaction, and
+// that a bad statement_cache value is refused.
+func TestStatementCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := storetest.URL(t, dialect.Postgres)
+	const query = `SELECT count(*) FROM pg_class WHERE relname = $1`
+	run := func(t *testing.T, db *store.DB) {
+		t.Helper()
+		var n int
+		if err := db.SQL.QueryRowContext(ctx, query, "no_such_table").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("count: %d, %v", n, err)
+		}
+	}
+	// plans is how many times this session's prepared query ran, on a plan
+	// of its own and on the generic one (-1, -1: not prepared).
+	plans := func(t *testing.T, db *store.DB) (custom, generic int) {
+		t.Helper()
+		custom, generic = -1, -1
+		rows, err := db.SQL.QueryContext(ctx, `SELECT statement, custom_plans, generic_plans FROM pg_prepared_statements`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			var c, g int
+			if err := rows.Scan(&s, &c, &g); err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(s) == query {
+				custom, generic = c, g
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return custom, generic
+	}
+	with := func(param string) string {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("statement_cache", param)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	oneConn := func(t *testing.T, u string) *store.DB {
+		db, err := store.Open(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		db.SQL.SetMaxOpenConns(1) // pg_prepared_statements is the session's
+		return db
+	}
+
+	t.Run("on", func(t *testing.T) {
+		db := oneConn(t, dbURL)
+		for range 8 {
+			run(t, db)
+		}
+		custom, generic := plans(t, db)
+		if custom+generic != 8 || generic == 0 {
+			t.Errorf("8 runs: %d on plans of their own, %d on the generic plan; want 8 in all, some generic", custom, generic)
+		}
+		if _, err := db.SQL.ExecContext(ctx, `DISCARD ALL`); err != nil {
+			t.Fatal(err)
+		}
+		run(t, db) // prepared again
+		if custom, generic := plans(t, db); custom+generic != 1 {
+			t.Errorf("after DISCARD ALL: %d runs prepared, want 1", custom+generic)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		db := oneConn(t, with("off"))
+		for range 3 {
+			run(t, db)
+		}
+		if custom, generic := plans(t, db); custom != -1 || generic != -1 {
+			t.Errorf("statement_cache=off: the query was prepared (%d, %d runs)", custom, generic)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		if _, err := store.Open(with("sometimes")); err == nil || !strings.Contains(err.Error(), "statement_cache") {
+			t.Errorf("statement_cache=sometimes: %v, want refused", err)
+		}
+	})
+}
