@@ -311,7 +311,7 @@ func TestWaitlistOpeningGap(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback()
-			wrote, err = store.InsertOpening(actx, tx, db.Dialect, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
+			wrote, err = db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,7 +375,7 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback()
-			wrote, err := store.InsertOpening(actx, tx, db.Dialect, "opn_probe", s.acc.ID, s.barbers[0].ID, a.StartsAt, a.EndsAt, jobsMonday)
+			wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, a.StartsAt, a.EndsAt, jobsMonday)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,11 +30,18 @@ const openingReach = 33 * 24 * time.Hour
 // one statement, and one walk of the index of waiting entries by earliest
 // start (bounded by openingReach), however many entries wait. It reports
 // whether it wrote the row.
-func InsertOpening(ctx context.Context, c Queryer, dia, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
+func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
+	dia := db.Dialect
 	var a sqlArgs
 	param := a.add
-	if dia == dialect.Postgres {
+	together := dia == dialect.Postgres && !db.prepares
+	switch {
+	case together:
 		param = literal
+	case dia == dialect.Postgres:
+		// Typed as literal types them: a value both inserted and
+		// compared would otherwise be deduced two types.
+		param = func(v any) string { return a.add(v) + literalType(v) }
 	}
 	account, barber := param(accountID), param(barberID)
 	from, to, active := param(start), param(end), param(now)
@@ -61,19 +68,30 @@ RETURNING id`
 	// On PostgreSQL the probe holds the account's waitlist fence, shared,
 	// until the commit (LockWaitlist), taken by a statement of its own
 	// before it: a statement reads what was committed when it began, so the
-	// probe must begin once the fence is held. Both statements go in one
-	// round trip (a simple query, its values as literals), each with its
-	// own snapshot.
-	if dia == dialect.Postgres {
-		q = `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + account + `));
+	// probe must begin once the fence is held. Both are prepared statements
+	// (planning the probe costs more than running it); with the statement
+	// cache off they go in one round trip instead (a simple query, its
+	// values as literals), each with its own snapshot.
+	fence := `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(`
+	switch {
+	case together:
+		q = fence + account + `));
 ` + q
+	case dia == dialect.Postgres:
+		rows, err := c.QueryContext(ctx, fence+`$1))`, accountID)
+		if err != nil {
+			return false, err
+		}
+		if err := rows.Close(); err != nil {
+			return false, err
+		}
 	}
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
-	if dia == dialect.Postgres {
+	if together {
 		for rows.Next() { // the fence's row
 		}
 		if !rows.NextResultSet() {
@@ -89,13 +107,13 @@ RETURNING id`
 
 // literal is v as a PostgreSQL literal, for the text of a simple query
 // (which takes no parameters): strings quoted, instants as lib/pq sends
-// them.
+// them, each typed by literalType.
 func literal(v any) string {
 	switch v := v.(type) {
 	case string:
-		return pq.QuoteLiteral(v) + "::text"
+		return pq.QuoteLiteral(v) + literalType(v)
 	case time.Time:
-		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + "::timestamptz"
+		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + literalType(v)
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case bool:
@@ -105,6 +123,21 @@ func literal(v any) string {
 		return "false"
 	}
 	panic(fmt.Sprintf("literal of %T", v))
+}
+
+// literalType is the PostgreSQL cast that types a value of v's type.
+func literalType(v any) string {
+	switch v.(type) {
+	case string:
+		return "::text"
+	case time.Time:
+		return "::timestamptz"
+	case int64:
+		return "::bigint"
+	case bool:
+		return "::boolean"
+	}
+	panic(fmt.Sprintf("literal type of %T", v))
 }
 
 // waitlistFence is the first key of the PostgreSQL advisory locks that

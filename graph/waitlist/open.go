@@ -43,7 +43,7 @@ func (wl *Waitlist) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID 
 		return nil
 	}
 	id := opening.DefaultID()
-	wrote, err := store.InsertOpening(ctx, tx, wl.db.Dialect, id, accountID, barberID, start.UTC(), end.UTC(), now)
+	wrote, err := wl.db.InsertOpening(ctx, tx, id, accountID, barberID, start.UTC(), end.UTC(), now)
 	if err != nil || !wrote {
 		return err
 	}
