@@ -124,9 +124,9 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 // it may, and says whether it has a cap: before the hold is written
 // (written false), unlocked, in one statement (a key at its cap is refused
 // at once); on PostgreSQL, for a key that had a cap, again once it is
-// written, under the key's row lock, where the count (sent with the lock
-// in one round trip, store.LockKeyHolds) includes it. Locking last
-// keeps the key's holds from queueing behind one another's barber work.
+// written, under the key's row lock, where the count (a statement after
+// the lock's, store.DB.LockKeyHolds) includes it. Locking last keeps the
+// key's holds from queueing behind one another's barber work.
 // SQLite writes serially: the first check is exact. Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
 	if written && store.SerialWrites(r.cfg.DB.Dialect) {
@@ -135,7 +135,7 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 	// Unlocked, or (written) under the key's lock, with this hold counted.
 	count := store.CountKeyHolds
 	if written {
-		count = store.LockKeyHolds
+		count = r.cfg.DB.LockKeyHolds
 	}
 	kh, err := count(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
 	if err != nil {

@@ -42,10 +42,26 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 
 // LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
 // (FOR NO KEY UPDATE, as NoKeyUpdate): the lock and the count are two
-// statements sent in one round trip (a simple query, its values as
-// literals), so the count, a statement of its own, sees the holds that
-// committed while the lock was awaited.
-func LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
+// statements, so the count, a statement of its own, sees the holds that
+// committed while the lock was awaited. Both are prepared; with the
+// statement cache off they go in one round trip (a simple query, its values
+// as literals).
+func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
+	if db.prepares {
+		var a sqlArgs
+		acct, err := tenantFilter(ctx, a.add, "")
+		if err != nil {
+			return KeyHolds{}, err
+		}
+		rows, err := c.QueryContext(ctx, `SELECT id FROM api_keys WHERE id = `+a.add(keyID)+acct+` FOR NO KEY UPDATE`, a...)
+		if err != nil {
+			return KeyHolds{}, err
+		}
+		if err := rows.Close(); err != nil {
+			return KeyHolds{}, err
+		}
+		return CountKeyHolds(ctx, c, keyID, defaultCap, now)
+	}
 	acct, err := tenantFilter(ctx, literal, "")
 	if err != nil {
 		return KeyHolds{}, err

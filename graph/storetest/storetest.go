@@ -87,6 +87,12 @@ func URL(t testing.TB, d string) string {
 	})
 	u, _ := url.Parse(postgresURL())
 	u.Path = "/" + name
+	if v := os.Getenv("BARBERD_TEST_STATEMENT_CACHE"); v != "" {
+		// The other form of the statements the cache changes (.ci/run).
+		q := u.Query()
+		q.Set("statement_cache", v)
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }
 
