@@ -48,18 +48,8 @@ func (a *sqlArgs) add(v any) string {
 	return "$" + strconv.Itoa(len(*a))
 }
 
-// list appends arguments and returns their parameters, comma separated.
-func (a *sqlArgs) list(vs []string) string {
-	ps := make([]string, len(vs))
-	for i, v := range vs {
-		ps[i] = a.add(v)
-	}
-	return strings.Join(ps, ", ")
-}
-
 // tenantFilter returns the condition (" AND <alias>account_id = ", the
-// account bound by bind, or ""
-// for a system context) that keeps a statement to the context's account, as
+// account bound by bind, or "" for a system context) that keeps a statement to the context's account, as
 // ent's tenant interceptor does for its queries. Without an account or a
 // system context it fails, as the interceptor does.
 func tenantFilter(ctx context.Context, bind func(any) string, alias string) (string, error) {
