@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"barberd/ent/hold"
@@ -28,16 +27,7 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 	if err != nil {
 		return KeyHolds{}, err
 	}
-	rows, err := c.QueryContext(ctx, q, a...)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	defer rows.Close()
-	out, err := scanKeyHolds(rows)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	return out, rows.Close()
+	return queryRows(ctx, c, q, a, scanKeyHolds)
 }
 
 // LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
@@ -76,10 +66,8 @@ func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, default
 		return KeyHolds{}, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-	}
-	if !rows.NextResultSet() {
-		return KeyHolds{}, errors.Join(rows.Err(), errors.New("key holds: no count"))
+	if err := nextResult(rows, "key holds", true); err != nil {
+		return KeyHolds{}, err
 	}
 	out, err := scanKeyHolds(rows)
 	if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -85,16 +84,14 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, tx *ent.Tx, unitID,
 	if !found {
 		return d, &ent.NotFoundError{} // as LockBarber's ent query says it
 	}
-	for rows.Next() {
-	}
-	if !rows.NextResultSet() {
-		return d, errors.Join(rows.Err(), errors.New("locked schedule: no deletion"))
+	if err := nextResult(rows, "locked schedule", true); err != nil {
+		return d, err
 	}
 	if d.Expired, err = scanReservations(rows); err != nil {
 		return d, err
 	}
-	if !rows.NextResultSet() {
-		return d, errors.Join(rows.Err(), errors.New("locked schedule: no schedule"))
+	if err := nextResult(rows, "locked schedule", false); err != nil {
+		return d, err
 	}
 	if d.Rows, err = scanSchedule(rows); err != nil {
 		return d, err

@@ -18,6 +18,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -115,16 +116,35 @@ func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.QueryContext(ctx, q, a...)
+	return queryRows(ctx, c, q, a, scanSchedule)
+}
+
+// queryRows runs q and reads its result with scan.
+func queryRows[T any](ctx context.Context, c Queryer, q string, args []any, scan func(*sql.Rows) (T, error)) (T, error) {
+	var zero T
+	rows, err := c.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer rows.Close()
-	out, err := scanSchedule(rows)
+	out, err := scan(rows)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	return out, rows.Close()
+}
+
+// nextResult moves a simple query's rows to its next result set, which
+// what names in the error when there is none; with drain, it first passes
+// over what is left of the current one. (Not after Next said false: lib/pq
+// would read on into the next result set.)
+func nextResult(rows *sql.Rows, what string, drain bool) error {
+	for drain && rows.Next() {
+	}
+	if !rows.NextResultSet() {
+		return errors.Join(rows.Err(), fmt.Errorf("%s: no result", what))
+	}
+	return nil
 }
 
 // scheduleQuery is ScheduleRows' statement, its values named by bind.

@@ -62,16 +62,7 @@ func deleteReservations(ctx context.Context, c Queryer, where string, a sqlArgs)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.QueryContext(ctx, deleteReservationsQuery(where+acct), a...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out, err := scanReservations(rows)
-	if err != nil {
-		return nil, err
-	}
-	return out, rows.Close()
+	return queryRows(ctx, c, deleteReservationsQuery(where+acct), a, scanReservations)
 }
 
 // deleteReservationsQuery deletes the reservations that match where and

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -92,10 +91,8 @@ RETURNING id`
 	}
 	defer rows.Close()
 	if together {
-		for rows.Next() { // the fence's row
-		}
-		if !rows.NextResultSet() {
-			return false, errors.Join(rows.Err(), errors.New("waitlist probe: no result"))
+		if err := nextResult(rows, "waitlist probe", true); err != nil { // past the fence's row
+			return false, err
 		}
 	}
 	wrote := rows.Next()
