@@ -43,6 +43,25 @@ func (s *jobShop) join(phone, day string, extra func(*model.JoinWaitlistInput)) 
 	return p.Entry, nil
 }
 
+// probe runs the freeings' probe (store.DB.InsertOpening) for the first
+// barber's time from start to end, at jobsMonday, in a transaction it rolls
+// back, and says whether it would write an opening.
+func (s *jobShop) probe(start, end time.Time) bool {
+	s.t.Helper()
+	db := s.res.Settings().DB
+	actx := tenant.WithAccount(context.Background(), s.acc.ID)
+	tx, err := db.Tx(actx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return wrote
+}
+
 func (s *jobShop) entry(id string) *ent.WaitlistEntry {
 	s.t.Helper()
 	e, err := s.res.Query().WaitlistEntry(s.ctx, id)
@@ -303,25 +322,11 @@ func TestWaitlistOpeningGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		probe := func(start, end time.Time) bool {
-			t.Helper()
-			var wrote bool
-			tx, err := db.Tx(actx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
-			wrote, err = db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return wrote
-		}
 		// 10:00 frees between 09:30 and 10:30: 30 minutes, no 60-minute cut.
 		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[4].ID, "moved"); err != nil {
 			t.Fatal(err)
 		}
-		if probe(booked[4].StartsAt, booked[4].EndsAt) {
+		if s.probe(booked[4].StartsAt, booked[4].EndsAt) {
 			t.Error("the probe wants a 30-minute gap for a 60-minute service")
 		}
 		if got := s.entry(e.ID); got.Status != waitlistentry.StatusWaiting {
@@ -344,7 +349,7 @@ func TestWaitlistOpeningGap(t *testing.T) {
 		if _, err := s.join("+351910000302", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID }); err != nil {
 			t.Fatal(err)
 		}
-		if !probe(last.StartsAt, last.EndsAt) {
+		if !s.probe(last.StartsAt, last.EndsAt) {
 			t.Error("the probe refuses a gap with no reservation after it")
 		}
 	})
@@ -368,19 +373,6 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		probe := func(a *ent.Appointment) bool {
-			t.Helper()
-			tx, err := db.Tx(actx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
-			wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, a.StartsAt, a.EndsAt, jobsMonday)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return wrote
-		}
 		for _, c := range []struct {
 			at   *ent.Appointment
 			want bool
@@ -390,7 +382,7 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 			{booked[8], true},   // 12:00, in the hour after 11:30
 			{booked[12], false}, // 14:00
 		} {
-			if got := probe(c.at); got != c.want {
+			if got := s.probe(c.at.StartsAt, c.at.EndsAt); got != c.want {
 				t.Errorf("a freeing at %s wrote an opening: %v, want %v", c.at.StartsAt.Format("15:04"), got, c.want)
 			}
 		}
@@ -398,7 +390,7 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 		if _, err := db.SQL.ExecContext(actx, `UPDATE waitlist_entries SET window_end = NULL WHERE id = $1`, e.ID); err != nil {
 			t.Fatal(err)
 		}
-		if !probe(booked[12]) {
+		if !s.probe(booked[12].StartsAt, booked[12].EndsAt) {
 			t.Error("without window_end, a freeing at 14:00 wrote no opening")
 		}
 	})

@@ -39,11 +39,11 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
 	if db.prepares {
 		var a sqlArgs
-		acct, err := tenantFilter(ctx, a.add, "")
+		lock, err := lockKeyQuery(ctx, a.add, keyID)
 		if err != nil {
 			return KeyHolds{}, err
 		}
-		rows, err := c.QueryContext(ctx, `SELECT id FROM api_keys WHERE id = `+a.add(keyID)+acct+` FOR NO KEY UPDATE`, a...)
+		rows, err := c.QueryContext(ctx, lock, a...)
 		if err != nil {
 			return KeyHolds{}, err
 		}
@@ -52,7 +52,7 @@ func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, default
 		}
 		return CountKeyHolds(ctx, c, keyID, defaultCap, now)
 	}
-	acct, err := tenantFilter(ctx, literal, "")
+	lock, err := lockKeyQuery(ctx, literal, keyID)
 	if err != nil {
 		return KeyHolds{}, err
 	}
@@ -60,8 +60,7 @@ func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, default
 	if err != nil {
 		return KeyHolds{}, err
 	}
-	rows, err := c.QueryContext(ctx, `SELECT id FROM api_keys WHERE id = `+literal(keyID)+acct+` FOR NO KEY UPDATE;
-`+count)
+	rows, err := c.QueryContext(ctx, lock+";\n"+count)
 	if err != nil {
 		return KeyHolds{}, err
 	}
@@ -74,6 +73,16 @@ func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, default
 		return KeyHolds{}, err
 	}
 	return out, rows.Close()
+}
+
+// lockKeyQuery locks a key's row FOR NO KEY UPDATE, its values named by
+// bind.
+func lockKeyQuery(ctx context.Context, bind func(any) string, keyID string) (string, error) {
+	acct, err := tenantFilter(ctx, bind, "")
+	if err != nil {
+		return "", err
+	}
+	return `SELECT id FROM api_keys WHERE id = ` + bind(keyID) + acct + ` FOR NO KEY UPDATE`, nil
 }
 
 // countKeyHoldsQuery is CountKeyHolds' statement, its values named by bind.
