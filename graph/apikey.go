@@ -131,14 +131,15 @@ func (r *Resolver) Authenticate(ctx context.Context, secret string) (*domain.Vie
 	}
 	version, versioned := asInt64(config)
 	e := &keyEntry{viewer: domain.Viewer{
-		AccountID:     k.AccountID,
-		KeyID:         k.ID,
-		KeyName:       k.Name,
-		KeyPrefix:     k.Prefix,
-		Scopes:        k.Scopes,
-		KeyCreatedAt:  k.CreatedAt,
-		ConfigVersion: version,
-		Versioned:     versioned,
+		AccountID:      k.AccountID,
+		KeyID:          k.ID,
+		KeyName:        k.Name,
+		KeyPrefix:      k.Prefix,
+		Scopes:         k.Scopes,
+		KeyCreatedAt:   k.CreatedAt,
+		MaxActiveHolds: k.MaxActiveHolds,
+		ConfigVersion:  version,
+		Versioned:      versioned,
 	}}
 	if k.LastUsedAt != nil {
 		e.lastUsed.Store(k.LastUsedAt.UnixNano())

@@ -66,9 +66,11 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
-		capped, err := r.checkHoldCap(ctx, tx, v.KeyID, now, false)
-		if err != nil {
-			return err
+		capped := false
+		if r.capOf(v.MaxActiveHolds) > 0 {
+			if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+				return err
+			}
 		}
 		b, _, err := r.pickBarber(ctx, tx, o, now)
 		if err != nil {
@@ -120,14 +122,14 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 	return c.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now))
 }
 
-// checkHoldCap refuses another hold when the key has the most active holds
-// it may, and says whether it has a cap: before the hold is written
-// (written false), unlocked, in one statement (a key at its cap is refused
-// at once); on PostgreSQL, for a key that had a cap, again once it is
-// written, under the key's row lock, where the count (a statement after
-// the lock's, store.DB.LockKeyHolds) includes it. Locking last keeps the
-// key's holds from queueing behind one another's barber work.
-// SQLite writes serially: the first check is exact. Errors: too_many_holds.
+// checkHoldCap refuses another hold when the key (one with a cap, as its
+// viewer read it) has the most active holds it may, and says whether it has
+// a cap: before the hold is written (written false), unlocked, in one
+// statement (a key at its cap is refused at once); on PostgreSQL, for a key
+// that had a cap, again once it is written, under the key's row lock, with
+// this hold counted (store.DB.LockKeyHolds). Locking last keeps the key's
+// holds from queueing behind one another's barber work. SQLite writes
+// serially: the first check is exact. Errors: too_many_holds.
 func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
 	if written && store.SerialWrites(r.cfg.DB.Dialect) {
 		return true, nil

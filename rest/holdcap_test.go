@@ -294,7 +294,8 @@ func TestConversationsKeepHolding(t *testing.T) {
 }
 
 // TestHoldCapOff: with the cap at 0 a key may hold as many slots as it
-// likes, and GET /context says there is no cap.
+// likes, and GET /context says there is no cap, until the key gets a cap
+// of its own.
 func TestHoldCapOff(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
@@ -309,6 +310,16 @@ func TestHoldCapOff(t *testing.T) {
 		if v, ok := limits["active_holds_max"]; !ok || v != nil {
 			t.Fatalf("active_holds_max %v (present %v), want null", v, ok)
 		}
+		// A cap written straight to SQL on the key, which the server keeps
+		// cached without one (and so holds without counting), holds once
+		// the freshness window has passed: it raises the account's config
+		// version.
+		if _, err := e.db.SQL.ExecContext(e.ctx, "UPDATE api_keys SET max_active_holds = 12 WHERE id = $1", e.keyID(t, e.keys.APIKey)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * graph.DefaultFreshnessWindow)
+		r = call(t, e, "POST", "/slots/hold", e.keys.APIKey, holdRequest(e, haircut, times[12], "barber_id", e.barber(joao)))
+		expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
 	})
 }
 

@@ -226,12 +226,12 @@ func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 }
 
 // LockedDay is Day for one barber read by a writer under the barber's lock
-// (store.DB.LockedSchedule: the lock, the deletion of the barber's holds
-// expired at now and the day, in one round trip on PostgreSQL). It returns
+// (store.DB.LockedSchedule: the lock, then the deletion of the barber's
+// holds expired at now and the day in one statement). It returns
 // the reservations it deleted, for the caller to record as freed.
 func (o *Offer) LockedDay(ctx context.Context, tx *ent.Tx, db *store.DB, now time.Time, b *ent.Barber, ignore ...string) (slots.Day, []store.Reservation, error) {
 	r := o.dayRead(now, []*ent.Barber{b}, []slots.Date{o.Date})
-	locked, err := db.LockedSchedule(ctx, tx.Client(), tx, o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
+	locked, err := db.LockedSchedule(ctx, tx.Client(), o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
 	if err != nil {
 		return slots.Day{}, nil, err
 	}

@@ -38,6 +38,10 @@ type Viewer struct {
 	Scopes    []string
 	// KeyCreatedAt bounds which notifications the key receives.
 	KeyCreatedAt time.Time
+	// MaxActiveHolds is the key's own cap on active holds (nil: the
+	// server's default), as current as ConfigVersion: a change to it
+	// raises the account's config version.
+	MaxActiveHolds *int
 
 	// ConfigVersion is the account's config version read for this request
 	// (at or after its arrival), when Versioned; caches of the account's

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"barberd/ent/hold"
@@ -31,48 +32,20 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 }
 
 // LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
-// (FOR NO KEY UPDATE, as NoKeyUpdate): the lock and the count are two
-// statements, so the count, a statement of its own, sees the holds that
-// committed while the lock was awaited. Both are prepared; with the
-// statement cache off they go in one round trip (a simple query, its values
-// as literals).
+// (FOR NO KEY UPDATE, as NoKeyUpdate): a sequence of the lock and the
+// count, so the count sees the holds that committed while the lock was
+// awaited.
 func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
-	if db.prepares {
-		var a sqlArgs
-		lock, err := lockKeyQuery(ctx, a.add, keyID)
-		if err != nil {
-			return KeyHolds{}, err
-		}
-		rows, err := c.QueryContext(ctx, lock, a...)
-		if err != nil {
-			return KeyHolds{}, err
-		}
-		if err := rows.Close(); err != nil {
-			return KeyHolds{}, err
-		}
-		return CountKeyHolds(ctx, c, keyID, defaultCap, now)
-	}
-	lock, err := lockKeyQuery(ctx, literal, keyID)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	count, err := countKeyHoldsQuery(ctx, literal, keyID, defaultCap, now)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	rows, err := c.QueryContext(ctx, lock+";\n"+count)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	defer rows.Close()
-	if err := nextResult(rows, "key holds", true); err != nil {
-		return KeyHolds{}, err
-	}
-	out, err := scanKeyHolds(rows)
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	return out, rows.Close()
+	var out KeyHolds
+	err := db.sequence(ctx, c, "key holds",
+		step{query: func(bind func(any) string) (string, error) { return lockKeyQuery(ctx, bind, keyID) }, scan: drained},
+		step{query: func(bind func(any) string) (string, error) {
+			return countKeyHoldsQuery(ctx, bind, keyID, defaultCap, now)
+		}, scan: func(rows *sql.Rows) (err error) {
+			out, err = scanKeyHolds(rows)
+			return errors.Join(err, drained(rows))
+		}})
+	return out, err
 }
 
 // lockKeyQuery locks a key's row FOR NO KEY UPDATE, its values named by

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -41,19 +44,14 @@ type LockedDay struct {
 
 // LockedSchedule is what a writer does first with a barber's time: it locks
 // the barber (LockBarber), deletes the reservations of its holds expired at
-// now (DeleteExpiredReservations: the caller records them), and reads the
-// barber's schedule (ScheduleRows), each statement with a snapshot of its
-// own taken once the one before it is done: the schedule is read after the
-// lock is held. On PostgreSQL they are prepared statements, whose plans the
-// connection keeps; with the statement cache off, the three go in one
-// round trip instead, a simple query with its values as literals, planned
-// every time.
-func (db *DB) LockedSchedule(ctx context.Context, c Queryer, tx *ent.Tx, unitID, barberID string, weekdays []int, from, to, now time.Time) (LockedDay, error) {
+// now (the caller records them) and reads the barber's schedule
+// (ScheduleRows). On PostgreSQL that is a sequence of two statements: the
+// lock, then the deletion and the schedule in one statement (a
+// data-modifying WITH), which begins once the lock is held; the schedule
+// leaves out the expired holds the deletion removes.
+func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID string, weekdays []int, from, to, now time.Time) (LockedDay, error) {
 	var d LockedDay
-	if db.Dialect != dialect.Postgres || db.prepares {
-		if err := db.LockBarber(ctx, tx, barberID); err != nil {
-			return d, err
-		}
+	if db.Dialect != dialect.Postgres {
 		var err error
 		if d.Expired, err = DeleteExpiredReservations(ctx, c, barberID, now); err != nil {
 			return d, err
@@ -61,40 +59,37 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, tx *ent.Tx, unitID,
 		d.Rows, err = ScheduleRows(ctx, c, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
 		return d, err
 	}
-	acct, err := tenantFilter(ctx, literal, "")
-	if err != nil {
-		return d, err
-	}
-	schedule, err := scheduleQuery(ctx, literal, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
-	if err != nil {
-		return d, err
-	}
-	b := literal(barberID)
-	rows, err := c.QueryContext(ctx, `SELECT id FROM barbers WHERE id = `+b+acct+` FOR UPDATE;
-`+deleteReservationsQuery(`barber_id = `+b+` AND expires_at <= `+literal(now)+acct)+`;
-`+schedule)
-	if err != nil {
-		return d, err
-	}
-	defer rows.Close()
-	found := rows.Next()
-	if err := rows.Err(); err != nil {
-		return d, err
-	}
-	if !found {
+	lock := step{query: func(bind func(any) string) (string, error) {
+		acct, err := tenantFilter(ctx, bind, "")
+		return `SELECT id FROM barbers WHERE id = ` + bind(barberID) + acct + ` FOR UPDATE`, err
+	}, scan: found}
+	day := step{query: func(bind func(any) string) (string, error) {
+		acct, err := tenantFilter(ctx, bind, "")
+		if err != nil {
+			return "", err
+		}
+		schedule, err := scheduleQuery(ctx, bind, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
+		// The expired rows come last, so that the schedule's selects type
+		// the columns; the account stands in the id's column.
+		return `WITH expired AS (` + deleteReservationsQuery(`barber_id = `+bind(barberID)+` AND expires_at <= `+bind(now)+acct) + `)
+` + schedule + `
+UNION ALL
+SELECT ` + strconv.Itoa(int(rowExpired)) + `, account_id, barber_id, starts_at, ends_at, NULL, appointment_id, hold_id, NULL, NULL FROM expired`, err
+	}, scan: func(rows *sql.Rows) error {
+		all, err := scanSchedule(rows)
+		for _, r := range all {
+			if r.Kind != rowExpired {
+				d.Rows = append(d.Rows, r)
+				continue
+			}
+			d.Expired = append(d.Expired, Reservation{AccountID: r.ID, BarberID: r.BarberID,
+				StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(), HoldID: r.HoldID, AppointmentID: r.AppointmentID})
+		}
+		return err
+	}}
+	err := db.sequence(ctx, c, "locked schedule", lock, day)
+	if errors.Is(err, sql.ErrNoRows) {
 		return d, &ent.NotFoundError{} // as LockBarber's ent query says it
 	}
-	if err := nextResult(rows, "locked schedule", true); err != nil {
-		return d, err
-	}
-	if d.Expired, err = scanReservations(rows); err != nil {
-		return d, err
-	}
-	if err := nextResult(rows, "locked schedule", false); err != nil {
-		return d, err
-	}
-	if d.Rows, err = scanSchedule(rows); err != nil {
-		return d, err
-	}
-	return d, rows.Close()
+	return d, err
 }

@@ -72,6 +72,7 @@ const (
 	RowReservation RowKind = iota + 1
 	RowTimeOff
 	RowHours
+	rowExpired // LockedSchedule's deleted reservations of expired holds
 )
 
 // ScheduleRow is one row of a barber's day: a blocking reservation, a time
@@ -207,7 +208,7 @@ func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
 		}
 		r.Kind = RowKind(kind)
 		switch r.Kind {
-		case RowReservation:
+		case RowReservation, rowExpired:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
 			if expiry.Valid {
 				r.ExpiresAt = &expiry.Time

@@ -40,7 +40,7 @@ func TestQueriesMatchSchema(t *testing.T) {
 					return err
 				},
 				"LockedSchedule": func(q store.Queryer) error {
-					_, err := (&store.DB{Dialect: dia}).LockedSchedule(ctx, q, nil, "unt_1", "bar_1", []int{2}, at, at.Add(time.Hour), at)
+					_, err := (&store.DB{Dialect: dia}).LockedSchedule(ctx, q, "unt_1", "bar_1", []int{2}, at, at.Add(time.Hour), at)
 					return err
 				},
 				"DeleteExpiredReservations": func(q store.Queryer) error {

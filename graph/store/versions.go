@@ -18,8 +18,8 @@ import (
 //
 //   - accounts.config_version grows with every change to the account's
 //     units, services, barbers, their links, working hours, time off and
-//     API keys (not with a key's last_used_at, nor a barber's
-//     bookings_version);
+//     API keys (their name, scopes, revocation and hold cap; not a key's
+//     last_used_at, nor a barber's bookings_version);
 //   - barbers.bookings_version grows with every change to the barber's
 //     reservations (holds and confirmed appointments).
 
@@ -34,8 +34,8 @@ var configTables = []struct{ table, postgresWhen, sqliteWhen string }{
 	{"working_hours", "", ""},
 	{"time_offs", "", ""},
 	{"api_keys",
-		"OLD.name IS DISTINCT FROM NEW.name OR OLD.scopes IS DISTINCT FROM NEW.scopes OR OLD.revoked_at IS DISTINCT FROM NEW.revoked_at",
-		"OLD.name IS NOT NEW.name OR OLD.scopes IS NOT NEW.scopes OR OLD.revoked_at IS NOT NEW.revoked_at"},
+		"OLD.name IS DISTINCT FROM NEW.name OR OLD.scopes IS DISTINCT FROM NEW.scopes OR OLD.revoked_at IS DISTINCT FROM NEW.revoked_at OR OLD.max_active_holds IS DISTINCT FROM NEW.max_active_holds",
+		"OLD.name IS NOT NEW.name OR OLD.scopes IS NOT NEW.scopes OR OLD.revoked_at IS NOT NEW.revoked_at OR OLD.max_active_holds IS NOT NEW.max_active_holds"},
 }
 
 // configLinks are the link tables (no account_id of their own), with the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"time"
@@ -31,30 +32,21 @@ const openingReach = 33 * 24 * time.Hour
 // whether it wrote the row.
 func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	dia := db.Dialect
-	var a sqlArgs
-	param := a.add
-	together := dia == dialect.Postgres && !db.prepares
-	switch {
-	case together:
-		param = literal
-	case dia == dialect.Postgres:
-		// Typed as literal types them: a value both inserted and
-		// compared would otherwise be deduced two types.
-		param = func(v any) string { return a.add(v) + literalType(v) }
-	}
-	account, barber := param(accountID), param(barberID)
-	from, to, active := param(start), param(end), param(now)
-	// The gap: the end of the last active reservation starting before the
-	// span and the start of the first at or after its end (NULL: none).
-	// A block that touches the span and overlaps no reservation lies in it.
-	live := ` AND r.barber_id = ` + barber + ` AND (r.expires_at IS NULL OR r.expires_at > ` + active + `)`
-	gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
+	probe := func(param func(any) string) (string, error) {
+		account, barber := param(accountID), param(barberID)
+		from, to, active := param(start), param(end), param(now)
+		// The gap: the end of the last active reservation starting before
+		// the span and the start of the first at or after its end (NULL:
+		// none). A block that touches the span and overlaps no reservation
+		// lies in it.
+		live := ` AND r.barber_id = ` + barber + ` AND (r.expires_at IS NULL OR r.expires_at > ` + active + `)`
+		gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
 (SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt) g`
-	fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
-	if dia != dialect.Postgres {
-		fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
-	}
-	q := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+		fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
+		if dia != dialect.Postgres {
+			fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
+		}
+		return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + ` FROM ` + gap + `
 WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
 WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
@@ -63,43 +55,26 @@ AND COALESCE(w.window_end, w.latest_end) > ` + from + ` AND (w.barber_id IS NULL
 AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
 AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `))
-RETURNING id`
-	// On PostgreSQL the probe holds the account's waitlist fence, shared,
-	// until the commit (LockWaitlist), taken by a statement of its own
-	// before it: a statement reads what was committed when it began, so the
-	// probe must begin once the fence is held. Both are prepared statements
-	// (planning the probe costs more than running it); with the statement
-	// cache off they go in one round trip instead (a simple query, its
-	// values as literals), each with its own snapshot.
-	fence := `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(`
-	switch {
-	case together:
-		q = fence + account + `));
-` + q
-	case dia == dialect.Postgres:
-		rows, err := c.QueryContext(ctx, fence+`$1))`, accountID)
-		if err != nil {
-			return false, err
+RETURNING id`, nil
+	}
+	wrote := false
+	steps := []step{{query: probe, scan: func(rows *sql.Rows) error {
+		for rows.Next() {
+			wrote = true
 		}
-		if err := rows.Close(); err != nil {
-			return false, err
-		}
+		return rows.Err()
+	}}}
+	if dia == dialect.Postgres {
+		// The probe holds the account's waitlist fence, shared, until the
+		// commit (LockWaitlist), taken before it: a sequence, so the probe
+		// begins once the fence is held.
+		fence := step{query: func(bind func(any) string) (string, error) {
+			return `SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(` + bind(accountID) + `))`, nil
+		}, scan: drained}
+		steps = append([]step{fence}, steps...)
 	}
-	rows, err := c.QueryContext(ctx, q, a...)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	if together {
-		if err := nextResult(rows, "waitlist probe", true); err != nil { // past the fence's row
-			return false, err
-		}
-	}
-	wrote := rows.Next()
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	return wrote, rows.Close()
+	err := db.sequence(ctx, c, "waitlist probe", steps...)
+	return wrote, err
 }
 
 // literal is v as a PostgreSQL literal, for the text of a simple query

@@ -172,3 +172,7 @@ func dollarArgs(q string) string {
 	}
 	return b.String()
 }
+
+// StatementCache reports whether the PostgreSQL databases of the tests keep
+// their statements prepared (BARBERD_TEST_STATEMENT_CACHE is not "off").
+func StatementCache() bool { return os.Getenv("BARBERD_TEST_STATEMENT_CACHE") != "off" }
