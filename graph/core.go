@@ -73,7 +73,7 @@ func (c core) AtHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.
 }
 
 func (c core) HoldTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {
-	return holdTime(ctx, tx, create, buffer)
+	return c.r.holdTime(ctx, tx, create, buffer)
 }
 
 func (c core) ReleaseHold(ctx context.Context, tx *ent.Tx, id string) error {

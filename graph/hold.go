@@ -76,7 +76,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		if err != nil {
 			return err
 		}
-		created, err := holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+		created, err := r.holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
 			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
 			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
 		if err != nil {

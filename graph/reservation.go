@@ -68,16 +68,20 @@ func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation,
 }
 
 // bookAppointment writes an appointment, the reservation of its time
-// (buffer after it included) and its appointment.created event. The caller
-// checked the slot under the barber's lock; edges are the appointment's
-// unit, service and barber, as its view shows them.
+// (buffer after it included; one statement with the appointment on
+// PostgreSQL, store.DB.InsertReserved) and its appointment.created event.
+// The caller checked the slot under the barber's lock; edges are the
+// appointment's unit, service and barber, as its view shows them.
 func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.AppointmentCreate, buffer time.Duration, edges ent.AppointmentEdges, source appointment.Source) (*ent.Appointment, error) {
-	a, err := create.Save(ctx)
-	if err != nil {
-		return nil, err
-	}
-	err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(a.BarberID).
-		SetStartsAt(a.StartsAt).SetEndsAt(a.EndsAt.Add(buffer)).SetAppointmentID(a.ID).Exec(ctx)
+	var a *ent.Appointment
+	err := r.cfg.DB.InsertReserved(ctx, tx, func(ctx context.Context) (store.Reserve, error) {
+		var err error
+		if a, err = create.Save(ctx); err != nil {
+			return store.Reserve{}, err
+		}
+		return store.Reserve{AccountID: a.AccountID, BarberID: a.BarberID, StartsAt: a.StartsAt,
+			EndsAt: a.EndsAt.Add(buffer), AppointmentID: &a.ID}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -86,16 +90,18 @@ func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.
 }
 
 // holdTime writes a hold and the reservation of its time, which blocks
-// until the hold expires. The caller checked the slot under the barber's
-// lock.
-func holdTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {
-	h, err := create.Save(ctx)
-	if err != nil {
-		return nil, err
-	}
-	err = tx.Reservation.Create().SetAccountID(h.AccountID).SetBarberID(h.BarberID).
-		SetStartsAt(h.StartsAt).SetEndsAt(h.EndsAt.Add(buffer)).SetExpiresAt(h.ExpiresAt).
-		SetHoldID(h.ID).Exec(ctx)
+// until the hold expires (one statement on PostgreSQL). The caller checked
+// the slot under the barber's lock.
+func (r *Resolver) holdTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {
+	var h *ent.Hold
+	err := r.cfg.DB.InsertReserved(ctx, tx, func(ctx context.Context) (store.Reserve, error) {
+		var err error
+		if h, err = create.Save(ctx); err != nil {
+			return store.Reserve{}, err
+		}
+		return store.Reserve{AccountID: h.AccountID, BarberID: h.BarberID, StartsAt: h.StartsAt,
+			EndsAt: h.EndsAt.Add(buffer), ExpiresAt: &h.ExpiresAt, HoldID: &h.ID}, nil
+	})
 	return h, err
 }
 

@@ -19,15 +19,15 @@ var statementsMeasured = map[string]map[string]int{
 	"GET /services":                       {dialect.SQLite: 3, dialect.Postgres: 3},
 	"GET /barbers":                        {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /availability (cached)":          {dialect.SQLite: 0, dialect.Postgres: 0},
-	"POST /slots/hold":                    {dialect.SQLite: 10, dialect.Postgres: 12},
+	"POST /slots/hold":                    {dialect.SQLite: 10, dialect.Postgres: 11},
 	"GET /availability (after a write)":   {dialect.SQLite: 1, dialect.Postgres: 1},
-	"POST /appointments":                  {dialect.SQLite: 10, dialect.Postgres: 9},
+	"POST /appointments":                  {dialect.SQLite: 10, dialect.Postgres: 8},
 	"POST /appointments (replay)":         {dialect.SQLite: 6, dialect.Postgres: 6},
 	"GET /appointments/{id}":              {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone":      {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone&from": {dialect.SQLite: 5, dialect.Postgres: 5},
 	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 12, dialect.Postgres: 12},
-	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 7},
+	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 8},
 	"GET /notifications/pending":          {dialect.SQLite: 5, dialect.Postgres: 5},
 }
 

@@ -73,7 +73,7 @@ func Open(rawURL string) (*DB, error) {
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	drv := entsql.OpenDB(dia, db)
+	drv := recordingDriver{entsql.OpenDB(dia, db)}
 	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, prepares: prepares}, nil
 }
 
@@ -155,8 +155,9 @@ func Redact(raw string) string { return redact(raw) }
 
 // WithDriver returns a DB on the same connections whose ent client talks
 // through wrap(driver); tests count SQL statements this way, e.g. with
-// dialect.DebugWithContext. Close the original, not the copy.
+// dialect.DebugWithContext (which sees only what is sent: a recorded
+// statement, DB.InsertReserved's, is not). Close the original, not the copy.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
-	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	drv := recordingDriver{wrap(entsql.OpenDB(db.Dialect, db.SQL))}
 	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db.SQL, Dialect: db.Dialect, prepares: db.prepares}
 }

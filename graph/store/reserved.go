@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent"
+	"barberd/ent/reservation"
+)
+
+// A hold or an appointment and the reservation of its time are two rows
+// and, on PostgreSQL, one statement (DB.InsertReserved). ent still builds
+// the hold's or the appointment's INSERT (its ids, defaults and checks):
+// the transaction records it instead of sending it (recordingTx), and the
+// reservation's insert carries it in a WITH. Why not two ent creates: each
+// is a round trip, and every hold and every booking pays both while it
+// holds the barber's lock.
+
+// Reserve is the reservation of a hold's or an appointment's time.
+type Reserve struct {
+	AccountID, BarberID   string
+	StartsAt, EndsAt      time.Time  // the buffer after an appointment included
+	ExpiresAt             *time.Time // a hold's
+	HoldID, AppointmentID *string
+}
+
+// InsertReserved writes a hold or an appointment, with save (its ent
+// create's Save on the context it is given, which says what the row
+// reserves), and the reservation of its time: on PostgreSQL in one
+// statement, where save's INSERT is recorded and sent in a WITH before the
+// reservation's; elsewhere one after the other.
+func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.Context) (Reserve, error)) error {
+	if db.Dialect != dialect.Postgres {
+		r, err := save(ctx)
+		if err != nil {
+			return err
+		}
+		return tx.Reservation.Create().SetAccountID(r.AccountID).SetBarberID(r.BarberID).
+			SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetNillableExpiresAt(r.ExpiresAt).
+			SetNillableHoldID(r.HoldID).SetNillableAppointmentID(r.AppointmentID).Exec(ctx)
+	}
+	rec := &recorded{}
+	r, err := save(context.WithValue(ctx, recordKey{}, rec))
+	if err != nil {
+		return err
+	}
+	if rec.query == "" {
+		return errors.New("store: the create recorded no statement")
+	}
+	a := sqlArgs(rec.args)
+	q := `WITH w AS (` + rec.query + `)
+INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
+VALUES (` + a.add(reservation.DefaultID()) + `, ` + a.add(r.AccountID) + `, ` + a.add(r.BarberID) + `, ` +
+		a.add(r.StartsAt) + `, ` + a.add(r.EndsAt) + `, ` + a.add(nullTime(r.ExpiresAt)) + `, ` +
+		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `)`
+	_, err = queryRows(ctx, tx, q, a, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
+	return err
+}
+
+// recordKey is the context key of the *recorded that a transaction's next
+// statement fills instead of being sent.
+type recordKey struct{}
+
+// recorded is the statement an ent create sent on a context that records.
+type recorded struct {
+	query string
+	args  []any
+}
+
+// recordingDriver is a driver whose transactions record statements
+// (recordingTx).
+type recordingDriver struct{ dialect.Driver }
+
+func (d recordingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return recordingTx{tx}, nil
+}
+
+// recordingTx records, instead of sending, the one Exec made on a context
+// that records; another statement there is a mistake, and fails.
+type recordingTx struct{ dialect.Tx }
+
+func (t recordingTx) Exec(ctx context.Context, query string, args, v any) error {
+	rec, ok := ctx.Value(recordKey{}).(*recorded)
+	if !ok {
+		return t.Tx.Exec(ctx, query, args, v)
+	}
+	a, ok := args.([]any)
+	if rec.query != "" || !ok {
+		return fmt.Errorf("store: a recorded create sent another statement, or arguments of type %T", args)
+	}
+	rec.query, rec.args = query, a
+	if res, ok := v.(*sql.Result); ok {
+		*res = driver.RowsAffected(1)
+	}
+	return nil
+}
+
+func (t recordingTx) Query(ctx context.Context, query string, args, v any) error {
+	if _, ok := ctx.Value(recordKey{}).(*recorded); ok {
+		return errors.New("store: a recorded create may only insert")
+	}
+	return t.Tx.Query(ctx, query, args, v)
+}
+
+// execQuerier is what ent's ExecContext and QueryContext of a client or a
+// transaction ask of its driver; the recording wrappers pass them on.
+type execQuerier interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// passOn is the execQuerier under a recording wrapper.
+func passOn(x any) (execQuerier, error) {
+	eq, ok := x.(execQuerier)
+	if !ok {
+		return nil, fmt.Errorf("store: %T runs no SQL of its own", x)
+	}
+	return eq, nil
+}
+
+func (d recordingDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	eq, err := passOn(d.Driver)
+	if err != nil {
+		return nil, err
+	}
+	return eq.ExecContext(ctx, query, args...)
+}
+
+func (d recordingDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	eq, err := passOn(d.Driver)
+	if err != nil {
+		return nil, err
+	}
+	return eq.QueryContext(ctx, query, args...)
+}
+
+func (t recordingTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	eq, err := passOn(t.Tx)
+	if err != nil {
+		return nil, err
+	}
+	return eq.ExecContext(ctx, query, args...)
+}
+
+func (t recordingTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	eq, err := passOn(t.Tx)
+	if err != nil {
+		return nil, err
+	}
+	return eq.QueryContext(ctx, query, args...)
+}
