@@ -16,10 +16,10 @@
 // reservations. A writer that books or holds a barber's time first locks the
 // barber (pickBarber: SELECT ... FOR UPDATE on PostgreSQL; SQLite's write
 // transactions are serial), frees the barber's expired holds, checks the
-// slot against the barber's reservations and then inserts; the lock, the
-// expired holds' deletion and the barber's day go to PostgreSQL in one
-// round trip (store.DB.LockedSchedule), each statement with its own
-// snapshot, so the day is read once the lock is held. Below that the
+// slot against the barber's reservations and then inserts; on PostgreSQL
+// the lock is a statement of its own, then the expired holds' deletion and
+// the barber's day are one (store.DB.LockedSchedule), whose snapshot is
+// taken once the lock is held. Below that the
 // database itself refuses an overlap (an exclusion constraint on PostgreSQL,
 // a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
 // A reschedule does not count the appointment's own reservation as busy.

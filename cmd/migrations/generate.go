@@ -139,7 +139,8 @@ func (g *generator) entPlan(ctx context.Context, ldir *migrate.LocalDir, name st
 }
 
 // keepHandWritten keeps Ent from planning to drop what the hand-written DDL
-// made: the exclusion constraint's index on PostgreSQL.
+// made: the exclusion constraint's index and the waiting entries' span
+// index on PostgreSQL.
 func keepHandWritten(next schema.Differ) schema.Differ {
 	return schema.DiffFunc(func(current, desired *atlas.Schema) ([]atlas.Change, error) {
 		changes, err := next.Diff(current, desired)
@@ -150,7 +151,7 @@ func keepHandWritten(next schema.Differ) schema.Differ {
 			if m, ok := c.(*atlas.ModifyTable); ok {
 				m.Changes = slices.DeleteFunc(m.Changes, func(c atlas.Change) bool {
 					d, ok := c.(*atlas.DropIndex)
-					return ok && d.I.Name == "reservations_no_overlap"
+					return ok && (d.I.Name == "reservations_no_overlap" || d.I.Name == store.WaitingSpanIndex)
 				})
 			}
 		}

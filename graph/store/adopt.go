@@ -187,8 +187,9 @@ func replayOn(ctx context.Context, q queryer, dia string, ms []Migration) (*shap
 }
 
 // HandWritten returns the objects of the current schema that Ent does not
-// manage, by name, with their definitions: triggers, barberd's functions
-// and exclusion constraints on PostgreSQL, triggers on SQLite.
+// manage, by name, with their definitions: triggers, barberd's functions,
+// exclusion constraints and the waiting entries' span index on
+// PostgreSQL, triggers on SQLite.
 func HandWritten(ctx context.Context, q queryer, dia string) (map[string]string, error) {
 	query := `SELECT 'trigger ' || name, sql FROM sqlite_master WHERE type = 'trigger'`
 	if dia == dialect.Postgres {
@@ -197,7 +198,9 @@ WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace
 UNION ALL SELECT 'function ' || p.proname, pg_get_functiondef(p.oid) FROM pg_proc p
 WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'barberd\_%'
 UNION ALL SELECT 'constraint ' || conname, pg_get_constraintdef(oid) FROM pg_constraint
-WHERE contype = 'x' AND connamespace = current_schema()::regnamespace`
+WHERE contype = 'x' AND connamespace = current_schema()::regnamespace
+UNION ALL SELECT 'index ' || indexname, indexdef FROM pg_indexes
+WHERE schemaname = current_schema() AND indexname = '` + WaitingSpanIndex + `'`
 	}
 	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
@@ -216,12 +219,13 @@ WHERE contype = 'x' AND connamespace = current_schema()::regnamespace`
 }
 
 // HandWrittenDDL is the DDL of the schema that Ent does not write: the
-// no-overlap guarantee and the change-version triggers (versions.go). The
+// no-overlap guarantee, the change-version triggers (versions.go) and, on
+// PostgreSQL, the waiting entries' span index (waitlist.go). The
 // migration generator appends it to a migration after which the objects
 // differ from what it makes; every statement can run again.
 func HandWrittenDDL(dia string) []string {
 	if dia == dialect.Postgres {
-		return append(slices.Clone(postgresNoOverlap), postgresVersions()...)
+		return slices.Concat(postgresNoOverlap, postgresVersions(), postgresWaitingSpan)
 	}
 	return append(slices.Clone(sqliteNoOverlap), sqliteVersions()...)
 }

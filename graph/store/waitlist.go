@@ -43,13 +43,18 @@ func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barbe
 		gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
 (SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt) g`
 		fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
+		// On PostgreSQL the entries are found by their span's index (the
+		// condition is implied by the two after it); waiting is written
+		// out, not bound, so that every plan may use the partial index.
+		reach := ` AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
 		if dia != dialect.Postgres {
 			fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
+			reach = ""
 		}
 		return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + ` FROM ` + gap + `
 WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
-WHERE w.account_id = ` + account + ` AND w.waiting = ` + param(true) + `
+WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
 AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
 AND COALESCE(w.window_end, w.latest_end) > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
@@ -75,6 +80,26 @@ RETURNING id`, nil
 	}
 	err := db.sequence(ctx, c, "waitlist probe", steps...)
 	return wrote, err
+}
+
+// WaitingSpanIndex is the name of PostgreSQL's index of the waiting
+// entries by the span of time they may want (postgresWaitingSpan).
+const WaitingSpanIndex = "waitlist_entries_waiting_span"
+
+// WaitingSpan is the span of time a waiting entry may want on PostgreSQL,
+// as its index has it: from its earliest start to the end of its window
+// (window_end, or latest_end on older rows; never before the start). A
+// freed span overlaps it (&&) exactly when the entry's times reach the
+// span, as both the freeings' probe and the offer pass ask; the index
+// finds those entries without walking the others.
+const WaitingSpan = `tstzrange(earliest_start, GREATEST(earliest_start, COALESCE(window_end, latest_end)), '[)')`
+
+// postgresWaitingSpan indexes the waiting entries by WaitingSpan (a
+// partial index: entries leave it once they stop waiting), with btree_gist
+// for the account: the index the freeings' probe and the offer pass's
+// candidates are found by, however many entries wait.
+var postgresWaitingSpan = []string{
+	`CREATE INDEX IF NOT EXISTS ` + WaitingSpanIndex + ` ON waitlist_entries USING gist (account_id, ` + WaitingSpan + `) WHERE waiting`,
 }
 
 // literal is v as a PostgreSQL literal, for the text of a simple query

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
@@ -20,6 +21,7 @@ import (
 	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/slots"
+	"barberd/graph/store"
 	"barberd/rest/view"
 )
 
@@ -58,7 +60,8 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 			// Of the barber's units and services: the others' catalog
 			// lookups would only find the barber not eligible.
 			ofBarber(barberID),
-			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()))
+			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()),
+			spanReaches(wl.db.Dialect, first.Start, last.End))
 		if prev != nil {
 			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
 				waitlistentry.And(waitlistentry.CreatedAt(prev.CreatedAt), waitlistentry.IDGT(prev.ID))))
@@ -428,6 +431,21 @@ func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 	return wl.db.WaitlistEntry.Update().
 		Where(waitlistentry.IDIn(ids...), waitlistentry.Waiting(true)).
 		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
+}
+
+// spanReaches selects, on PostgreSQL, the waiting entries whose span
+// (store.WaitingSpan) overlaps from to to: implied by the query's other
+// conditions, it lets the span's index find them. waiting is written out,
+// not bound, so that every plan may use the partial index.
+func spanReaches(dia string, from, to time.Time) predicate.WaitlistEntry {
+	return func(s *sql.Selector) {
+		if dia != dialect.Postgres {
+			return
+		}
+		s.Where(sql.P(func(b *sql.Builder) {
+			b.WriteString("waiting AND " + store.WaitingSpan + " && tstzrange(").Arg(from).WriteString(", ").Arg(to).WriteString(", '[)')")
+		}))
+	}
 }
 
 // ofBarber selects the entries of a barber's units and services: a lookup
