@@ -154,19 +154,15 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			return refused(err)
 		}
 	}
-	var a, prior *ent.Appointment
+	var a *ent.Appointment
 	var barberInTx bool // a's barber was read in the transaction
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		a, prior, barberInTx = nil, nil, false
-		if ref != nil {
-			var err error
-			if prior, err = loadByReference(ctx, tx.Client(), v.KeyID, *ref); err != nil {
-				return err
-			}
-			if prior != nil {
-				return errReplay
-			}
-		}
+		a, barberInTx = nil, false
+		// The reference is not looked up first: its unique index refuses
+		// a second appointment, and a create refused for any reason looks
+		// it up before it says why (refused), so a repeat costs a first
+		// create nothing.
+		//
 		// The customer first: it needs no barber's lock, so that lock is
 		// held for one round trip fewer.
 		given := domain.RecordOf(in.Client)
@@ -214,10 +210,9 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		return nil
 	})
 	switch {
-	case errors.Is(err, errReplay):
-		return r.replay(ctx, detachAppointment(prior), nil)
 	case store.Classify(err) == store.Unique && ref != nil:
-		// Lost the race for the reference to a create that committed first.
+		// The reference was used before, or by a create that committed
+		// first in a race.
 		prior, err := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref)
 		if prior == nil && err == nil {
 			err = errors.New("unique violation without a prior appointment")
@@ -254,9 +249,6 @@ func (r *Resolver) appointmentCustomer(ctx context.Context, a *ent.Appointment) 
 	return c, err
 }
 
-// errReplay ends a create's transaction when its reference was used before.
-var errReplay = errors.New("external reference used before")
-
 // replay answers a repeated create with the appointment created first.
 func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*model.CreateAppointmentPayload, error) {
 	if err != nil {
@@ -268,26 +260,6 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 		}
 	}
 	return &model.CreateAppointmentPayload{Appointment: a, Replayed: true}, nil
-}
-
-// detachAppointment makes an appointment read with its edges in a
-// transaction (loadAppointment on the transaction's client) usable after it
-// ends: it and its edges are handed back to the client.
-func detachAppointment(a *ent.Appointment) *ent.Appointment {
-	e := &a.Edges
-	if e.Unit != nil {
-		e.Unit = e.Unit.Unwrap()
-	}
-	if e.Service != nil {
-		e.Service = e.Service.Unwrap()
-	}
-	if e.Barber != nil {
-		e.Barber = e.Barber.Unwrap()
-	}
-	if e.Customer != nil {
-		e.Customer = e.Customer.Unwrap()
-	}
-	return a.Unwrap()
 }
 
 // cancelAppointment cancels a confirmed appointment that has not started.

@@ -39,11 +39,13 @@
 // # Repeated creates
 //
 // A create with an external_reference its key used before returns the
-// appointment created then and creates nothing. The reference is looked up
-// first thing in the transaction; a create that fails after all looks again
-// before it says why, so a repeat replays whatever the rest of its body
-// says; and two racing creates with one reference that both pass the lookup
-// meet at its unique index, where the second replays the first.
+// appointment created then and creates nothing. The reference is not looked
+// up first (a first create, by far the most common, would pay a statement
+// for it): the reference's unique index refuses a second appointment, and
+// a create refused for any reason (that index, a slot taken by the first
+// one, a hold it used) looks the reference up before it says why, so a
+// repeat replays whatever the rest of its body says, and of two racing
+// creates with one reference the second replays the first.
 //
 // # Caps
 //
