@@ -356,9 +356,10 @@ func TestWaitlistOpeningGap(t *testing.T) {
 }
 
 // TestWaitlistOpeningWindow checks that the freeings' probe keeps to an
-// entry's daily window on its date: from an hour before its start to an
-// hour after a start at its end could end (daylight saving's slack), and
-// to the whole day on rows written before window_end existed.
+// entry's daily window on its date: from its start to where a start at its
+// end ends (an hour more either side only on a day whose clocks change:
+// TestShiftSlack), and to the whole day on rows written before window_end
+// existed.
 func TestWaitlistOpeningWindow(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -377,9 +378,11 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 			at   *ent.Appointment
 			want bool
 		}{
-			{booked[0], false},  // 08:00, before 09:00
+			{booked[0], false},  // 08:00
+			{booked[3], false},  // 09:30, ends as the window starts
 			{booked[4], true},   // 10:00
-			{booked[8], true},   // 12:00, in the hour after 11:30
+			{booked[6], true},   // 11:00, the window's last start
+			{booked[8], false},  // 12:00, after a start at 11:00 ends
 			{booked[12], false}, // 14:00
 		} {
 			if got := s.probe(c.at.StartsAt, c.at.EndsAt); got != c.want {

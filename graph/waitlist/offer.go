@@ -37,7 +37,7 @@ const candidatePage = 100
 // offered without a hold is not offered again in the same pass. The
 // barber is locked once a start is free for an entry, and the barber's
 // expired holds freed before the first hold is written.
-func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, error) {
+func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barberID string, config int64, freed []slots.Interval, now time.Time) (int, passCounts, error) {
 	p := &offerPass{wl: wl, tx: tx, accountID: accountID, barberID: barberID, config: config, freed: freed,
 		now: now, told: map[time.Time]bool{}, offers: map[[2]string]*catalog.Offer{}, days: map[dayKey]slots.Day{},
 		free: map[freeKey][]slots.Slot{}}
@@ -68,7 +68,7 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 		}
 		es, err := q.Order(waitlistentry.ByCreatedAt(), waitlistentry.ByID()).Limit(candidatePage).All(ctx)
 		if err != nil {
-			return p.made, err
+			return p.made, p.seen, err
 		}
 		relocked := false
 		for _, e := range es {
@@ -80,19 +80,19 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 				break
 			}
 			if err != nil {
-				return p.made, err
+				return p.made, p.seen, err
 			}
 		}
 		switch {
 		case relocked:
 			prev = nil // again from the oldest, reading under the lock
 		case len(es) < candidatePage:
-			return p.made, nil
+			return p.made, p.seen, nil
 		default:
 			prev = es[len(es)-1]
 		}
 	}
-	return p.made, nil
+	return p.made, p.seen, nil
 }
 
 // offerPass is the offering of a barber's freed time.
@@ -120,6 +120,14 @@ type offerPass struct {
 	// locked: the barber is locked; expired: its expired holds are freed.
 	locked, expired bool
 	made            int
+	// seen counts the entries considered, by what came of them (for the
+	// log of a pass that offers nothing).
+	seen passCounts
+}
+
+// passCounts are the entries an offer pass considered, by outcome.
+type passCounts struct {
+	Entries, NotBookable, NoDate, NoStart, NotWaiting int
 }
 
 type dayKey struct {
@@ -165,13 +173,16 @@ func (p *offerPass) touches(block slots.Interval) bool {
 
 // consider offers e the earliest free start it matches, if there is one.
 func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
+	p.seen.Entries++
 	o, err := p.offerOf(ctx, e)
 	if err != nil || o == nil {
+		p.seen.NotBookable++
 		return err
 	}
 	w := wantOf(e)
 	dates := p.wantedDates(o, w)
 	if len(dates) == 0 {
+		p.seen.NoDate++
 		return nil
 	}
 	if !p.locked {
@@ -183,8 +194,10 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		// the commit).
 		_, ok, err := p.freeStart(ctx, o, w, dates)
 		if err != nil || !ok {
+			p.seen.NoStart++
 			return err
 		}
+		p.seen = passCounts{} // considered again under the lock
 		if err := p.wl.b.LockBarber(ctx, p.tx, p.barberID); err != nil {
 			return err
 		}
@@ -195,6 +208,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	}
 	s, ok, err := p.freeStart(ctx, o, w, dates)
 	if err != nil || !ok {
+		p.seen.NoStart++
 		return err
 	}
 	if !p.expired && e.OfferHoldSeconds > 0 {
@@ -206,6 +220,7 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 	}
 	err = p.wl.makeOffer(ctx, p.tx, e, o, s, p.now)
 	if errors.Is(err, errNotWaiting) {
+		p.seen.NotWaiting++
 		return nil
 	}
 	if err != nil {

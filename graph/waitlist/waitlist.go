@@ -66,23 +66,38 @@ func (w want) dates() []slots.Date {
 }
 
 // earliestStart bounds from below the starts w allows: its first date's
-// (dates, ascending) daily start, an hour early, for a wall time skipped
-// by a daylight saving change may be placed either side of the gap.
+// (dates, ascending) daily start, an hour early on a day of a daylight
+// saving change, for a wall time the change skips may be placed either
+// side of the gap.
 func (w want) earliestStart(dates []slots.Date, loc *time.Location) time.Time {
 	if len(dates) == 0 {
 		return w.from.Start(loc)
 	}
-	return wallAt(dates[0], w.start, loc).Add(-time.Hour)
+	return wallAt(dates[0], w.start, loc).Add(-shiftSlack(dates[0], loc))
+}
+
+// shiftSlack is an hour on a day of d whose clocks change in loc (its
+// midnights' offsets differ), else nothing: how far a wall time of the
+// day may be placed from where time.Date puts it.
+func shiftSlack(d slots.Date, loc *time.Location) time.Duration {
+	_, before := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, loc).Zone()
+	_, after := time.Date(d.Year, d.Month, d.Day+1, 0, 0, 0, 0, loc).Zone()
+	if before == after {
+		return 0
+	}
+	return time.Hour
 }
 
 // windowEnd bounds from above the ends of the starts w allows: a start
 // at its last date's daily end, plus span (the service and its buffer),
-// an hour late (as earliestStart), at most latest.
+// an hour late on a day of a daylight saving change (as earliestStart),
+// at most latest.
 func (w want) windowEnd(dates []slots.Date, loc *time.Location, span time.Duration, latest time.Time) time.Time {
 	if len(dates) == 0 {
 		return latest
 	}
-	end := wallAt(dates[len(dates)-1], w.end, loc).Add(span + time.Hour).UTC()
+	last := dates[len(dates)-1]
+	end := wallAt(last, w.end, loc).Add(span + shiftSlack(last, loc)).UTC()
 	if end.After(latest) {
 		return latest
 	}
