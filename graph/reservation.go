@@ -73,14 +73,9 @@ func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation,
 // The caller checked the slot under the barber's lock; edges are the
 // appointment's unit, service and barber, as its view shows them.
 func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.AppointmentCreate, buffer time.Duration, edges ent.AppointmentEdges, source appointment.Source) (*ent.Appointment, error) {
-	var a *ent.Appointment
-	err := r.cfg.DB.InsertReserved(ctx, tx, func(ctx context.Context) (store.Reserve, error) {
-		var err error
-		if a, err = create.Save(ctx); err != nil {
-			return store.Reserve{}, err
-		}
+	a, err := insertReserved(ctx, r.cfg.DB, tx, create.Save, func(a *ent.Appointment) store.Reserve {
 		return store.Reserve{AccountID: a.AccountID, BarberID: a.BarberID, StartsAt: a.StartsAt,
-			EndsAt: a.EndsAt.Add(buffer), AppointmentID: &a.ID}, nil
+			EndsAt: a.EndsAt.Add(buffer), AppointmentID: &a.ID}
 	})
 	if err != nil {
 		return nil, err
@@ -93,16 +88,24 @@ func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.
 // until the hold expires (one statement on PostgreSQL). The caller checked
 // the slot under the barber's lock.
 func (r *Resolver) holdTime(ctx context.Context, tx *ent.Tx, create *ent.HoldCreate, buffer time.Duration) (*ent.Hold, error) {
-	var h *ent.Hold
-	err := r.cfg.DB.InsertReserved(ctx, tx, func(ctx context.Context) (store.Reserve, error) {
+	return insertReserved(ctx, r.cfg.DB, tx, create.Save, func(h *ent.Hold) store.Reserve {
+		return store.Reserve{AccountID: h.AccountID, BarberID: h.BarberID, StartsAt: h.StartsAt,
+			EndsAt: h.EndsAt.Add(buffer), ExpiresAt: &h.ExpiresAt, HoldID: &h.ID}
+	})
+}
+
+// insertReserved writes a row with save (an ent create's Save) and the
+// reservation of its time, reserve (store.DB.InsertReserved).
+func insertReserved[T any](ctx context.Context, db *store.DB, tx *ent.Tx, save func(context.Context) (T, error), reserve func(T) store.Reserve) (T, error) {
+	var row T
+	err := db.InsertReserved(ctx, tx, func(ctx context.Context) (store.Reserve, error) {
 		var err error
-		if h, err = create.Save(ctx); err != nil {
+		if row, err = save(ctx); err != nil {
 			return store.Reserve{}, err
 		}
-		return store.Reserve{AccountID: h.AccountID, BarberID: h.BarberID, StartsAt: h.StartsAt,
-			EndsAt: h.EndsAt.Add(buffer), ExpiresAt: &h.ExpiresAt, HoldID: &h.ID}, nil
+		return reserve(row), nil
 	})
-	return h, err
+	return row, err
 }
 
 // moveAppointment moves a confirmed appointment, read under its row lock,
