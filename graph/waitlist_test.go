@@ -62,6 +62,28 @@ func (s *jobShop) probe(start, end time.Time) bool {
 	return wrote
 }
 
+// take runs an offer pass's take of the opening id (store.TakeOpenings)
+// at jobsMonday, in a transaction it rolls back, and says whether the
+// opening came back and whether a waiting entry still wants it.
+func (s *jobShop) take(id string) (found, wanted bool) {
+	s.t.Helper()
+	db := s.res.Settings().DB
+	sys := tenant.System(context.Background())
+	tx, err := db.Tx(sys)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	ops, err := store.TakeOpenings(sys, tx, db.Dialect, id, 10, jobsMonday)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(ops) == 0 || ops[0].ID != id {
+		return false, false
+	}
+	return true, ops[0].Wanted
+}
+
 func (s *jobShop) entry(id string) *ent.WaitlistEntry {
 	s.t.Helper()
 	e, err := s.res.Query().WaitlistEntry(s.ctx, id)
@@ -422,6 +444,79 @@ func TestWaitlistOfferAtHoldCap(t *testing.T) {
 		got := s.entry(e.ID)
 		if got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(booked[4].StartsAt) || got.OfferHoldID != nil {
 			t.Fatalf("entry of a key at its hold cap: %s %v hold %v, want offered without a hold", got.Status, got.OfferStartsAt, got.OfferHoldID)
+		}
+	})
+}
+
+// TestWaitlistTakeWanted checks that an offer pass's take of its openings
+// tells which a waiting entry still wants (the probe's condition, asked
+// again): an opening whose entry another pass offered first, with only
+// entries whose service cannot fit its gap left, is taken and read no
+// further, and offers nothing.
+func TestWaitlistTakeWanted(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Wanted", 2)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Long cut").SetDurationMinutes(60).
+			SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Barber.UpdateOne(s.barbers[0]).AddServices(long).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		date := day.Format("2006-01-02")
+		booked := s.fullDay(day)
+		var other []*ent.Appointment // the second barber's day, full too
+		for at := day.Add(8 * time.Hour); at.Before(day.Add(20 * time.Hour)); at = at.Add(30 * time.Minute) {
+			other = append(other, s.book(1, at))
+		}
+		short, err := s.join("+351910000501", date, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longEntry, err := s.join("+351910000502", date, func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An opening of 10:00-10:30, between bookings: the short entry's
+		// 30 minutes fit its gap, the long entry's 60 do not.
+		tx, err := db.Tx(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrote, err := db.InsertOpening(actx, tx, "opn_wanted", s.acc.ID, s.barbers[0].ID, booked[4].StartsAt, booked[4].EndsAt, jobsMonday)
+		if err != nil || !wrote {
+			t.Fatalf("opening written %v: %v", wrote, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if found, wanted := s.take("opn_wanted"); !found || !wanted {
+			t.Fatalf("take with the short entry waiting: found %v, wanted %v", found, wanted)
+		}
+		// Another barber's freeing offers the short entry first (its pass
+		// takes that barber's openings only).
+		if _, err := res.Mutation().CancelAppointment(s.ctx, other[8].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.entry(short.ID); got.Status != waitlistentry.StatusOffered {
+			t.Fatalf("short entry after the cancel: %s", got.Status)
+		}
+		if found, wanted := s.take("opn_wanted"); !found || wanted {
+			t.Fatalf("take with only the long entry waiting: found %v, wanted %v", found, wanted)
+		}
+		n, err := res.Waitlist().OfferOpenings(tenant.System(context.Background()), 0)
+		if err != nil || n != 0 {
+			t.Fatalf("the job offered %d: %v", n, err)
+		}
+		if left, err := db.Opening.Query().Count(tenant.System(context.Background())); err != nil || left != 0 {
+			t.Fatalf("openings left after the job: %d, %v", left, err)
+		}
+		if got := s.entry(longEntry.ID); got.Status != waitlistentry.StatusWaiting {
+			t.Fatalf("long entry after the job: %s", got.Status)
 		}
 	})
 }

@@ -20,46 +20,19 @@ import (
 const openingReach = 33 * 24 * time.Hour
 
 // InsertOpening records that a barber's time from start to end became free,
-// with the given id, if a waiting entry of the account may want it: one
-// waiting for that barber or any, at one of the barber's units for one of
-// the barber's services, whose times (earliest_start to window_end, or
-// latest_end on older rows) reach the span, and whose service
-// (with its buffer) fits the gap the span lies in, between the
-// barber's active reservations before and after it (hours and time off
-// only narrow that gap further). Why not ent: the check and the insert are
-// one statement, and one walk of the index of waiting entries by earliest
-// start (bounded by openingReach), however many entries wait. It reports
-// whether it wrote the row.
+// with the given id, if a waiting entry of the account may want it
+// (wantedSpan). Why not ent: the check and the insert are one statement,
+// and one walk of the index of waiting entries, however many entries wait.
+// It reports whether it wrote the row.
 func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	dia := db.Dialect
 	probe := func(param func(any) string) (string, error) {
 		account, barber := param(accountID), param(barberID)
 		from, to, active := param(start), param(end), param(now)
-		// The gap: the end of the last active reservation starting before
-		// the span and the start of the first at or after its end (NULL:
-		// none). A block that touches the span and overlaps no reservation
-		// lies in it.
-		live := ` AND r.barber_id = ` + barber + ` AND (r.expires_at IS NULL OR r.expires_at > ` + active + `)`
-		gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
-(SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt) g`
-		fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
-		// On PostgreSQL the entries are found by their span's index (the
-		// condition is implied by the two after it); waiting is written
-		// out, not bound, so that every plan may use the partial index.
-		reach := ` AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
-		if dia != dialect.Postgres {
-			fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
-			reach = ""
-		}
+		wanted := wantedSpan(dia, account, barber, from, to, active, param(start.Add(-openingReach)))
 		return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + ` FROM ` + gap + `
-WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
-WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
-AND w.earliest_start < ` + to + ` AND w.earliest_start > ` + param(start.Add(-openingReach)) + `
-AND COALESCE(w.window_end, w.latest_end) > ` + from + ` AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
-AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
-AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
-AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `))
+SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + `
+WHERE ` + wanted + `
 RETURNING id`, nil
 	}
 	wrote := false
@@ -80,6 +53,49 @@ RETURNING id`, nil
 	}
 	err := db.sequence(ctx, c, "waitlist probe", steps...)
 	return wrote, err
+}
+
+// wantedSpan is the SQL condition that a waiting entry of the account may
+// want the barber's time from from to to, as of active (each an SQL
+// expression: a parameter, or a column of the row a statement reads): one
+// waiting for that barber or any, at one of the barber's units for one of
+// the barber's services, whose times (earliest_start to window_end, or
+// latest_end on older rows) reach the span, and whose service (with its
+// buffer) fits the gap the span lies in, between the barber's active
+// reservations before and after it (hours and time off only narrow that
+// gap further; a reservation written inside the span since it was freed
+// is not counted, so the condition never leaves out an entry a free start
+// of the span would suit). reachFloor, when not empty, bounds the
+// entries' earliest start from below (openingReach), so that SQLite's walk
+// of their index by earliest start stays bounded; PostgreSQL finds them by
+// their span's index.
+func wantedSpan(dia, account, barber, from, to, active, reachFloor string) string {
+	// The gap: the end of the last active reservation starting before
+	// the span and the start of the first at or after its end (NULL:
+	// none). A block that touches the span and overlaps no reservation
+	// lies in it.
+	live := ` AND r.barber_id = ` + barber + ` AND (r.expires_at IS NULL OR r.expires_at > ` + active + `)`
+	gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
+(SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt) g`
+	fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
+	// On PostgreSQL the entries are found by their span's index (the
+	// condition is implied by the two after it); waiting is written
+	// out, not bound, so that every plan may use the partial index.
+	reach := ` AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
+	if dia != dialect.Postgres {
+		fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
+		reach = ""
+	}
+	if reachFloor != "" {
+		reach += ` AND w.earliest_start > ` + reachFloor
+	}
+	return `EXISTS (SELECT 1 FROM ` + gap + ` WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
+WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
+AND w.earliest_start < ` + to + ` AND COALESCE(w.window_end, w.latest_end) > ` + from + `
+AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
+AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
+AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
+AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)))`
 }
 
 // WaitingSpanIndex is the name of PostgreSQL's index of the waiting
@@ -159,34 +175,42 @@ func LockWaitlist(ctx context.Context, c Queryer, dia, accountID string) error {
 }
 
 // Opening is a freed span of a barber's time taken by TakeOpenings, with
-// its account's config version read by the same statement.
+// its account's config version read by the same statement, and whether a
+// waiting entry may still want it (wantedSpan, as of the take).
 type Opening struct {
 	ID, AccountID, BarberID string
 	StartsAt, EndsAt        time.Time
 	ConfigVersion           int64
+	Wanted                  bool
 }
 
 // TakeOpenings deletes the opening id and up to most-1 other openings of
-// its barber, oldest first, and returns them (id first): one statement
-// where ent takes four. On PostgreSQL it passes over openings another
+// its barber, oldest first, and returns them (id first), each saying
+// whether a waiting entry may still want it as of now: one statement where
+// ent takes four, and an opening whose entries another pass offered first
+// costs its pass no more. On PostgreSQL it passes over openings another
 // transaction holds (FOR UPDATE SKIP LOCKED), and takes none when that is
 // id (or id is gone); SQLite's write transactions are serial.
-func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int) ([]Opening, error) {
+func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int, now time.Time) ([]Opening, error) {
 	var a sqlArgs
 	acct, err := tenantFilter(ctx, a.add, "")
 	if err != nil {
 		return nil, err
 	}
 	p := a.add(id)
-	lock, lockOf := "", ""
+	lock, lockOf, reachFloor := "", "", ""
 	if dia == dialect.Postgres {
 		lock, lockOf = " FOR UPDATE SKIP LOCKED", " FOR UPDATE OF o SKIP LOCKED"
+		reachFloor = fmt.Sprintf(`openings.starts_at - interval '%d seconds'`, int64(openingReach/time.Second))
 	}
+	limit := a.add(most)
+	wanted := wantedSpan(dia, "openings.account_id", "openings.barber_id", "openings.starts_at", "openings.ends_at",
+		a.add(now), reachFloor)
 	q := `WITH op AS (SELECT barber_id FROM openings WHERE id = ` + p + acct + lock + `)
 DELETE FROM openings WHERE id IN (SELECT o.id FROM openings o JOIN op ON o.barber_id = op.barber_id
-ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + a.add(most) + lockOf + `)
+ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + limit + lockOf + `)
 RETURNING id, account_id, barber_id, starts_at, ends_at,
-(SELECT config_version FROM accounts WHERE accounts.id = openings.account_id)`
+(SELECT config_version FROM accounts WHERE accounts.id = openings.account_id), ` + wanted
 	rows, err := c.QueryContext(ctx, q, a...)
 	if err != nil {
 		return nil, err
@@ -195,7 +219,7 @@ RETURNING id, account_id, barber_id, starts_at, ends_at,
 	var out []Opening
 	for rows.Next() {
 		var o Opening
-		if err := rows.Scan(&o.ID, &o.AccountID, &o.BarberID, &o.StartsAt, &o.EndsAt, &o.ConfigVersion); err != nil {
+		if err := rows.Scan(&o.ID, &o.AccountID, &o.BarberID, &o.StartsAt, &o.EndsAt, &o.ConfigVersion, &o.Wanted); err != nil {
 			return nil, err
 		}
 		o.StartsAt, o.EndsAt = o.StartsAt.UTC(), o.EndsAt.UTC()

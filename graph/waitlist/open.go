@@ -190,19 +190,29 @@ func (wl *Waitlist) offerOpening(ctx context.Context, id string) (int, error) {
 	made, ids := 0, []string(nil)
 	var seen passCounts
 	var freed []slots.Interval
+	unwanted := 0
 	err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
-		made, ids, seen = 0, nil, passCounts{}
-		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch)
+		made, ids, seen, freed, unwanted = 0, nil, passCounts{}, nil, 0
+		now := wl.b.Now()
+		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch, now)
 		if err != nil || len(ops) == 0 {
 			return err
 		}
-		freed = make([]slots.Interval, len(ops))
 		ids = make([]string, len(ops))
 		for i, o := range ops {
-			freed[i], ids[i] = slots.Interval{Start: o.StartsAt, End: o.EndsAt}, o.ID
+			ids[i] = o.ID
+			// No waiting entry may want it any more (another pass offered
+			// them first, say): nothing to read for it.
+			if !o.Wanted {
+				unwanted++
+				continue
+			}
+			freed = append(freed, slots.Interval{Start: o.StartsAt, End: o.EndsAt})
 		}
-		if made, seen, err = wl.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, wl.b.Now()); err != nil || made > 0 {
-			return err
+		if len(freed) > 0 {
+			if made, seen, err = wl.offerFreed(ctx, tx, ops[0].AccountID, ops[0].BarberID, ops[0].ConfigVersion, freed, now); err != nil || made > 0 {
+				return err
+			}
 		}
 		// Nothing offered: losing this commit to a crash of the database
 		// only brings the openings back, for the job.
@@ -217,11 +227,11 @@ func (wl *Waitlist) offerOpening(ctx context.Context, id string) (int, error) {
 	if made > 0 {
 		wl.b.Metrics().WaitlistOffered(made)
 	} else if len(ids) > 0 {
-		// Why time freed for a waiting entry offered nothing: entries
-		// whose service the barber no longer takes, whose days or times
-		// cannot touch the time, that found no free start, or that another
-		// pass offered first.
-		wl.log.DebugContext(ctx, "waitlist pass offered nothing", "openings", len(ids), "freed", freed,
+		// Why time freed for a waiting entry offered nothing: openings no
+		// waiting entry wants any more, entries whose service the barber
+		// no longer takes, whose days or times cannot touch the time, that
+		// found no free start, or that another pass offered first.
+		wl.log.DebugContext(ctx, "waitlist pass offered nothing", "openings", len(ids), "unwanted", unwanted, "freed", freed,
 			"entries", seen.Entries, "not_bookable", seen.NotBookable, "no_date", seen.NoDate,
 			"no_start", seen.NoStart, "not_waiting", seen.NotWaiting)
 	}
