@@ -5,7 +5,9 @@
 package free
 
 import (
+	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"time"
 
@@ -27,6 +29,7 @@ type Day struct {
 	duration                          time.Duration // of every slot
 	barbers                           []string      // those with free slots
 	rank                              []int32       // of each of barbers among the eligible, in the order creates try them
+	base                              int64         // Unix nanoseconds of the first free slot's start
 	free                              []freeSlot    // sorted by time, then barber
 	inWindow                          bool          // the date was within the booking window
 	empty                             []emptyBarber // the other eligible barbers
@@ -55,12 +58,17 @@ var reasons = [...]string{
 	slots.StageFree:    ReasonFullyBooked, // not reached: a free barber has slots
 }
 
-// freeSlot is a slot of a Day, kept small since days are cached: its start
-// (Unix nanoseconds) and its barber (an index into Day.barbers).
+// freeSlot is a slot of a Day, kept small since days are cached (8 bytes):
+// its start, in whole seconds after the Day's base (slot starts lie on a
+// grid of whole seconds from the day's midnight, slots.FreeSlots), and its
+// barber (an index into Day.barbers).
 type freeSlot struct {
-	start  int64
-	barber int32
+	offset uint32
+	barber uint32
 }
+
+// start is the Unix nanoseconds of s's start.
+func (d *Day) start(s freeSlot) int64 { return d.base + int64(s.offset)*int64(time.Second) }
 
 // Of names what a Day is of: a unit (and its zone) and a service (and the
 // duration of its slots).
@@ -82,16 +90,26 @@ func NewDay(of Of, date slots.Date, order []string, free []slots.Slot, inWindow 
 	for i, b := range empty {
 		d.empty[i] = emptyBarber{b.ID, b.Stage}
 	}
-	index := map[string]int32{}
+	if len(free) > 0 {
+		d.base = free[0].Start.UnixNano()
+		for _, s := range free {
+			d.base = min(d.base, s.Start.UnixNano())
+		}
+	}
+	index := map[string]uint32{}
 	for i, s := range free {
 		b, ok := index[s.BarberID]
 		if !ok {
-			b = int32(len(d.barbers))
+			b = uint32(len(d.barbers))
 			index[s.BarberID] = b
 			d.barbers = append(d.barbers, s.BarberID)
 			d.rank = append(d.rank, int32(slices.Index(order, s.BarberID)))
 		}
-		d.free[i] = freeSlot{start: s.Start.UnixNano(), barber: b}
+		off := s.Start.UnixNano() - d.base
+		if off%int64(time.Second) != 0 || off/int64(time.Second) > math.MaxUint32 {
+			panic(fmt.Sprintf("free.NewDay: a slot at %s is not whole seconds within 136 years of the day's first", s.Start))
+		}
+		d.free[i] = freeSlot{offset: uint32(off / int64(time.Second)), barber: b}
 	}
 	return d
 }
@@ -110,7 +128,7 @@ func (d *Day) Barbers() []string { return d.barbers }
 func (d *Day) Slots() iter.Seq2[int64, int] {
 	return func(yield func(int64, int) bool) {
 		for _, s := range d.free {
-			if !yield(s.start, int(s.barber)) {
+			if !yield(d.start(s), int(s.barber)) {
 				return
 			}
 		}
@@ -132,7 +150,7 @@ func (d *Day) Availability(barberID *string) *model.Availability {
 	for _, s := range d.free {
 		id := d.barbers[s.barber]
 		if barberID == nil || id == *barberID {
-			start := time.Unix(0, s.start)
+			start := time.Unix(0, d.start(s))
 			a.Slots = append(a.Slots, SlotModel(slots.Slot{Start: start, End: start.Add(d.duration), BarberID: id}, d.loc))
 		}
 	}
@@ -170,7 +188,7 @@ func (d *Day) Reason(barberID *string) string {
 }
 
 // Size is about what the day costs to keep, in bytes.
-func (d *Day) Size() int { return 256 + 16*cap(d.free) + 20*len(d.barbers) + 24*len(d.empty) }
+func (d *Day) Size() int { return 256 + 8*cap(d.free) + 20*len(d.barbers) + 24*len(d.empty) }
 
 // AppendNext appends the day's free slots of barberID (nil: any) that start
 // at or after after, from..to seconds past local midnight, until dst holds
@@ -182,7 +200,7 @@ func (d *Day) AppendNext(dst []*model.Slot, barberID *string, after time.Time, f
 		if barberID != nil && d.barbers[f.barber] != *barberID {
 			continue
 		}
-		start := time.Unix(0, f.start).In(d.loc)
+		start := time.Unix(0, d.start(f)).In(d.loc)
 		if start.Before(after) {
 			continue
 		}
@@ -192,7 +210,7 @@ func (d *Day) AppendNext(dst []*model.Slot, barberID *string, after time.Time, f
 		if barberID == nil {
 			// The slots of one start are together: take the one a
 			// create would, the first of the eligible barbers.
-			for ; i+1 < len(d.free) && d.free[i+1].start == f.start; i++ {
+			for ; i+1 < len(d.free) && d.free[i+1].offset == f.offset; i++ {
 				if d.rank[d.free[i+1].barber] < d.rank[f.barber] {
 					f = d.free[i+1]
 				}
