@@ -10,7 +10,9 @@
 // no write path can forget them: accounts.config_version grows with every
 // change to the account's units, services, barbers and their links, working
 // hours, time off and API keys; barbers.bookings_version grows with every
-// change to the barber's reservations. A trigger bumps a version in the
+// change to the barber's reservations (on PostgreSQL, not with the deletion
+// of one that had already ended: that frees no slot a cache could show). A
+// trigger bumps a version in the
 // transaction that changes the data, and a cache reads a version before (or
 // in the same snapshot as) the data it caches under it. So an entry tagged
 // with versions read at some moment reflects every change committed before

@@ -21,7 +21,8 @@ import (
 //     API keys (their name, scopes, revocation and hold cap; not a key's
 //     last_used_at, nor a barber's bookings_version);
 //   - barbers.bookings_version grows with every change to the barber's
-//     reservations (holds and confirmed appointments).
+//     reservations (holds and confirmed appointments), except, on
+//     PostgreSQL, the deletion of a reservation that had already ended.
 
 // configTables are the tables with an account_id whose rows make up an
 // account's configuration, with the condition (on OLD and NEW) under which
@@ -66,7 +67,13 @@ func postgresVersions() []string {
 	}
 	for _, ev := range []struct{ event, tables, barbers string }{
 		{"INSERT", "NEW TABLE AS new_rows", "SELECT barber_id FROM new_rows"},
-		{"DELETE", "OLD TABLE AS old_rows", "SELECT barber_id FROM old_rows"},
+		// A reservation deleted after it ended (the pruning of past
+		// appointments' time, every jobs interval) cannot change a free
+		// slot: every slot offered starts after now, and a cached day never
+		// outlives its first slot's lead (graph's validUntil). Bumping for it
+		// would drop every cached day of the barber, every date, to show
+		// nothing new.
+		{"DELETE", "OLD TABLE AS old_rows", "SELECT barber_id FROM old_rows WHERE ends_at > now()"},
 		{"UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows", "SELECT barber_id FROM old_rows UNION SELECT barber_id FROM new_rows"},
 	} {
 		name := "reservations_bookings_version_" + strings.ToLower(ev.event)
