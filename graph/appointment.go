@@ -71,7 +71,7 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
-		d, err := o.Day(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
+		d, err := o.StartDay(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
 		if err != nil {
 			return nil, false, err
 		}

@@ -9,7 +9,9 @@ import (
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
+	"barberd/graph/catalog"
 	"barberd/graph/model"
+	"barberd/graph/slots"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -235,6 +237,74 @@ func TestHoldExpiryJob(t *testing.T) {
 				t.Fatalf("hold %s not freed 10 s after it expired", h.ID)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// TestStartDayOffersAsTheDay checks the narrow read a writer checks a
+// start with (catalog.Offer.StartDay: only the time off and reservations
+// that overlap the start's slot and buffer) against the whole day's read:
+// for every start of the day, on and off the grid, with bookings, a hold
+// and time off around, each barber is offered it by one exactly when by
+// the other.
+func TestStartDayOffersAsTheDay(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, _, s := openJobShop(t, db, "StartDay", 2)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Cut and wash").SetDurationMinutes(45).
+			SetBufferMinutes(10).SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range s.barbers {
+			if err := db.Barber.UpdateOne(b).AddServices(long).Exec(actx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A 5-minute grid, so that a booking can sit in another start's
+		// buffer alone.
+		if err := db.Unit.UpdateOne(s.unit).SetSlotStepMinutes(5).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		for _, h := range []time.Duration{9*time.Hour + 45*time.Minute, 11 * time.Hour, 14*time.Hour + 30*time.Minute} {
+			s.book(0, day.Add(h))
+		}
+		s.mustHold(0, day.Add(16*time.Hour), 600)
+		if err := db.TimeOff.Create().SetAccountID(s.acc.ID).SetBarberID(s.barbers[1].ID).
+			SetStartsAt(day.Add(12 * time.Hour)).SetEndsAt(day.Add(13*time.Hour + 20*time.Minute)).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		o, err := catalog.Lookup(actx, db.Client, s.unit.ID, long.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offered, refused := 0, 0
+		for at := day.Add(7 * time.Hour); at.Before(day.Add(21 * time.Hour)); at = at.Add(5 * time.Minute) {
+			o.Start, o.Date = at, slots.DateOf(at, o.Loc)
+			whole, err := o.Day(actx, db.Client, db.Dialect, jobsMonday, s.barbers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			narrow, err := o.StartDay(actx, db.Client, db.Dialect, jobsMonday, s.barbers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range s.barbers {
+				want := catalog.Offers(whole, b.ID, at)
+				if got := catalog.Offers(narrow, b.ID, at); got != want {
+					t.Errorf("%s with %s: the start's read offers it %v, the day's %v", at.Format("15:04"), b.Name, got, want)
+				}
+				if want {
+					offered++
+				} else {
+					refused++
+				}
+			}
+		}
+		if offered == 0 || refused == 0 {
+			t.Fatalf("%d starts offered, %d not: the day tells nothing", offered, refused)
 		}
 	})
 }

@@ -204,6 +204,32 @@ func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Tim
 	return ds[0].Day, nil
 }
 
+// StartDay is Day as a writer needs it to check the offer's start: the
+// barbers' hours, and only their time off and reservations that overlap
+// the start's block (its slot and buffer), which are all that can keep the
+// start from being free (slots.FreeSlots checks a start against those it
+// overlaps), where a day's read spans four days of them. The day it
+// returns offers the start exactly when the whole day would.
+func (o *Offer) StartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
+	r := o.dayRead(now, barbers, []slots.Date{o.Date})
+	from, to := o.block()
+	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
+	if err != nil {
+		return slots.Day{}, err
+	}
+	ds, err := r.fill(rows, ignore)
+	if err != nil {
+		return slots.Day{}, err
+	}
+	return ds[0].Day, nil
+}
+
+// block is the span the offer's start keeps its barber from other
+// bookings: the slot and the service's buffer after it.
+func (o *Offer) block() (from, to time.Time) {
+	return o.Start, o.Start.Add(o.Duration() + o.Buffer())
+}
+
 // DayInput is a day as the slot engine takes it, and when the first hold
 // blocking it expires (zero: none).
 type DayInput struct {
@@ -225,13 +251,14 @@ func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 	return r.fill(rows, ignore)
 }
 
-// LockedDay is Day for one barber read by a writer under the barber's lock
-// (store.DB.LockedSchedule: the lock, then the deletion of the barber's
-// holds expired at now and the day in one statement). It returns
-// the reservations it deleted, for the caller to record as freed.
+// LockedDay is StartDay for one barber read by a writer under the
+// barber's lock (store.DB.LockedSchedule: the lock, then the deletion of
+// the barber's holds expired at now and the day in one statement). It
+// returns the reservations it deleted, for the caller to record as freed.
 func (o *Offer) LockedDay(ctx context.Context, tx *ent.Tx, db *store.DB, now time.Time, b *ent.Barber, ignore ...string) (slots.Day, []store.Reservation, error) {
 	r := o.dayRead(now, []*ent.Barber{b}, []slots.Date{o.Date})
-	locked, err := db.LockedSchedule(ctx, tx.Client(), o.Unit.ID, b.ID, r.weekdays, r.from(), r.to(), now)
+	from, to := o.block()
+	locked, err := db.LockedSchedule(ctx, tx.Client(), o.Unit.ID, b.ID, r.weekdays, from, to, now)
 	if err != nil {
 		return slots.Day{}, nil, err
 	}
