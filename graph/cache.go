@@ -19,7 +19,7 @@ import (
 
 // Bounds on what is kept, for memory: entries for keys and catalogs, bytes
 // for availability (Config.AvailabilityCacheBytes), where a unit's open
-// day with a dozen barbers takes about 5 kB.
+// day with a dozen barbers takes about 2.5-5 kB (8 bytes a free slot).
 const (
 	maxCachedKeys                 = 10_000
 	maxCachedCatalogs             = 10_000
