@@ -107,6 +107,25 @@ func openJobShop(t *testing.T, db *store.DB, name string, barbers int) (*jobCloc
 	return clock, res, newJobShop(t, res, name, barbers)
 }
 
+// service adds a service of the given minutes and buffer at the shop's
+// unit, performed by the given barbers (indexes into s.barbers).
+func (s *jobShop) service(name string, minutes, buffer int, barbers ...int) *ent.Service {
+	s.t.Helper()
+	db := s.res.Settings().DB
+	actx := tenant.WithAccount(context.Background(), s.acc.ID)
+	svc, err := db.Service.Create().SetAccountID(s.acc.ID).SetName(name).SetDurationMinutes(minutes).
+		SetBufferMinutes(buffer).SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, b := range barbers {
+		if err := db.Barber.UpdateOne(s.barbers[b]).AddServices(svc).Exec(actx); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return svc
+}
+
 // at is a local (= UTC) time in the form requests take.
 func at(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
 

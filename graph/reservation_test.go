@@ -252,16 +252,7 @@ func TestStartDayOffersAsTheDay(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, _, s := openJobShop(t, db, "StartDay", 2)
 		actx := tenant.WithAccount(context.Background(), s.acc.ID)
-		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Cut and wash").SetDurationMinutes(45).
-			SetBufferMinutes(10).SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range s.barbers {
-			if err := db.Barber.UpdateOne(b).AddServices(long).Exec(actx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		long := s.service("Cut and wash", 45, 10, 0, 1)
 		// A 5-minute grid, so that a booking can sit in another start's
 		// buffer alone.
 		if err := db.Unit.UpdateOne(s.unit).SetSlotStepMinutes(5).Exec(actx); err != nil {

@@ -329,15 +329,7 @@ func TestWaitlistOpeningGap(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Gap", 1)
-		actx := tenant.WithAccount(context.Background(), s.acc.ID)
-		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Long cut").SetDurationMinutes(60).
-			SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Barber.UpdateOne(s.barbers[0]).AddServices(long).Exec(actx); err != nil {
-			t.Fatal(err)
-		}
+		long := s.service("Long cut", 60, 0, 0)
 		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
 		booked := s.fullDay(day)
 		e, err := s.join("+351910000301", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
@@ -458,14 +450,7 @@ func TestWaitlistTakeWanted(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Wanted", 2)
 		actx := tenant.WithAccount(context.Background(), s.acc.ID)
-		long, err := db.Service.Create().SetAccountID(s.acc.ID).SetName("Long cut").SetDurationMinutes(60).
-			SetPriceAmount(3000).SetPriceCurrency("EUR").AddUnits(s.unit).Save(actx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Barber.UpdateOne(s.barbers[0]).AddServices(long).Exec(actx); err != nil {
-			t.Fatal(err)
-		}
+		long := s.service("Long cut", 60, 0, 0)
 		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
 		date := day.Format("2006-01-02")
 		booked := s.fullDay(day)
