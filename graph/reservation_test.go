@@ -299,3 +299,40 @@ func TestStartDayOffersAsTheDay(t *testing.T) {
 		}
 	})
 }
+
+// TestDaySpanReachesPastMidnight checks that a day's read (catalog's
+// DaySpan) reaches past the next midnight by a slot and its buffer: the
+// day's last start, whose buffer spills past midnight, is not offered
+// while a reservation just after midnight keeps its barber.
+func TestDaySpanReachesPastMidnight(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, _, s := openJobShop(t, db, "Midnight", 1)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		if _, err := db.WorkingHours.Update().SetClosesAt("24:00").Save(actx); err != nil {
+			t.Fatal(err)
+		}
+		long := s.service("Late cut", 60, 20, 0)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		late, next := day.Add(23*time.Hour), day.Add(24*time.Hour)
+		if err := db.Reservation.Create().SetAccountID(s.acc.ID).SetBarberID(s.barbers[0].ID).
+			SetStartsAt(next.Add(10 * time.Minute)).SetEndsAt(next.Add(40 * time.Minute)).Exec(actx); err != nil {
+			t.Fatal(err)
+		}
+		o, err := catalog.Lookup(actx, db.Client, s.unit.ID, long.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Date = slots.DateOf(day, o.Loc)
+		d, err := o.Day(actx, db.Client, db.Dialect, jobsMonday, s.barbers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if catalog.Offers(d, s.barbers[0].ID, late) {
+			t.Errorf("23:00 offered: its buffer reaches the reservation at 00:10")
+		}
+		if !catalog.Offers(d, s.barbers[0].ID, late.Add(-time.Hour)) {
+			t.Errorf("22:00 not offered: the day tells nothing")
+		}
+	})
+}

@@ -18,6 +18,8 @@ import (
 	"entgo.io/ent/dialect"
 
 	"barberd/ent/schema/tenant"
+	catalogs "barberd/graph/catalog"
+	"barberd/graph/slots"
 	"barberd/graph/store"
 )
 
@@ -46,7 +48,8 @@ type coldRun struct {
 	days      []coldDay
 	next      atomic.Int64
 	accountID string
-	answers   [][]byte // sample answers the floor writes
+	blocks    map[string]time.Duration // each service's slot and buffer, by id
+	answers   [][]byte                 // sample answers the floor writes
 	srv       *http.Server
 	cl        *apiClient
 }
@@ -82,6 +85,10 @@ func (b *bench) prepareCold(ctx context.Context) error {
 	}
 	if err := db.SQL.QueryRowContext(ctx, q, b.cat.units[0].ID).Scan(&c.accountID); err != nil {
 		return fmt.Errorf("cold floor: the account: %w", err)
+	}
+	var err error
+	if c.blocks, err = serviceBlocks(ctx, db, c.accountID); err != nil {
+		return fmt.Errorf("cold floor: the services: %w", err)
 	}
 	// Sample answers from the end of the cycle, which the measured phases
 	// reach last, if at all.
@@ -185,15 +192,16 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 func (b *bench) readDay(ctx context.Context, d coldDay) error {
 	loc := b.cat.locs[d.unitID]
 	local := time.Now().In(loc).AddDate(0, 0, d.day)
-	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc).UTC()
 	barbers := b.cat.barbers[d.unitID+"/"+d.serviceID]
 	ids := make([]string, len(barbers))
 	for i, br := range barbers {
 		ids[i] = br.ID
 	}
 	ctx = tenant.WithAccount(ctx, b.cold.accountID)
+	date := slots.Date{Year: local.Year(), Month: local.Month(), Day: local.Day()}
+	span := catalogs.DaySpan(date, loc, b.cold.blocks[d.serviceID])
 	_, err := store.ScheduleRows(ctx, b.floor.db.SQL, b.floor.db.Dialect, d.unitID, ids, []int{int(local.Weekday())},
-		midnight.Add(-36*time.Hour), midnight.Add(60*time.Hour), time.Now())
+		span.Start, span.End, time.Now())
 	return err
 }
 
@@ -241,4 +249,25 @@ func noteLookups(rep *Report, before, after [2]int64) {
 	if h+m > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("availability cache during the scenario (server's /metrics): %d hits, %d misses (%.1f%% misses)", h, m, 100*float64(m)/float64(h+m)))
 	}
+}
+
+// serviceBlocks reads the length of each service's slot and buffer, by
+// id, for the day spans the floor reads as barberd does.
+func serviceBlocks(ctx context.Context, db *store.DB, accountID string) (map[string]time.Duration, error) {
+	q := "SELECT id, duration_minutes + buffer_minutes FROM services WHERE account_id = $1"
+	rows, err := db.SQL.QueryContext(ctx, q, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Duration{}
+	for rows.Next() {
+		var id string
+		var minutes int
+		if err := rows.Scan(&id, &minutes); err != nil {
+			return nil, err
+		}
+		out[id] = time.Duration(minutes) * time.Minute
+	}
+	return out, rows.Err()
 }

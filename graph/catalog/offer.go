@@ -304,14 +304,27 @@ func (o *Offer) dayRead(now time.Time, barbers []*ent.Barber, dates []slots.Date
 			r.weekdays = append(r.weekdays, w)
 		}
 	}
-	// Anything that can touch a slot of a local day lies within a day and a
-	// half either side of its midnight, whatever the zone's offset.
 	r.spans = make([]slots.Interval, len(dates))
 	for i, d := range dates {
-		midnight := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, o.Loc).UTC()
-		r.spans[i] = slots.Interval{Start: midnight.Add(-36 * time.Hour), End: midnight.Add(60 * time.Hour)}
+		r.spans[i] = DaySpan(d, o.Loc, o.Duration()+o.Buffer())
 	}
 	return r
+}
+
+// daySlack is how far a clock change can move a local midnight: an hour
+// almost everywhere, two in a few zones' history; taken wide.
+const daySlack = 3 * time.Hour
+
+// DaySpan is the span over which the time off and reservations that can
+// touch a slot of the local date d in loc lie, for a service whose slot
+// and buffer take block: from the day's midnight (its first start) to the
+// next midnight plus block (where a slot starting at the day's last
+// instant ends), with daySlack either side. What a day's read asks for
+// (the cold scenario's floor reads the same).
+func DaySpan(d slots.Date, loc *time.Location, block time.Duration) slots.Interval {
+	start := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, loc)
+	end := time.Date(d.Year, d.Month, d.Day+1, 0, 0, 0, 0, loc)
+	return slots.Interval{Start: start.Add(-daySlack).UTC(), End: end.Add(block + daySlack).UTC()}
 }
 
 // from and to bound the span the days' rows are read over.
