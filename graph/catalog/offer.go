@@ -35,11 +35,8 @@ type Offer struct {
 	// eligible are the eligible barbers, by name, when barber is nil
 	// (never nil then, once resolveCatalog has listed them).
 	Eligible []*ent.Barber
-	// holdsUntil is when the first hold that day() found blocking expires
-	// (zero: none).
-	HoldsUntil time.Time
-	Start      time.Time
-	Date       slots.Date
+	Start    time.Time
+	Date     slots.Date
 }
 
 // Policy is the unit's booking policy.
@@ -193,14 +190,12 @@ func MustZone(name string) (*time.Location, error) {
 // Day loads everything the slot engine needs to compute the offer's day for
 // the given barbers: their hours and breaks at the unit, their time off, and
 // the reservations that block them (but those of the appointment or hold
-// being moved, listed in ignore), from c, a database of dialect dia. It
-// sets o.HoldsUntil.
+// being moved, listed in ignore), from c, a database of dialect dia.
 func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
 	ds, err := o.Days(ctx, c, dia, now, barbers, []slots.Date{o.Date}, ignore...)
 	if err != nil {
 		return slots.Day{}, err
 	}
-	o.HoldsUntil = ds[0].HoldsUntil
 	return ds[0].Day, nil
 }
 
@@ -266,7 +261,6 @@ func (o *Offer) LockedDay(ctx context.Context, tx *ent.Tx, db *store.DB, now tim
 	if err != nil {
 		return slots.Day{}, locked.Expired, err
 	}
-	o.HoldsUntil = ds[0].HoldsUntil
 	return ds[0].Day, locked.Expired, nil
 }
 
