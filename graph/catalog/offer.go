@@ -208,11 +208,7 @@ func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Tim
 func (o *Offer) StartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
 	r := o.dayRead(now, barbers, []slots.Date{o.Date})
 	from, to := o.block()
-	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
-	if err != nil {
-		return slots.Day{}, err
-	}
-	ds, err := r.fill(rows, ignore)
+	ds, err := o.read(ctx, c, dia, r, from, to, now, ignore)
 	if err != nil {
 		return slots.Day{}, err
 	}
@@ -238,8 +234,14 @@ func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 	if len(barbers) == 0 || len(dates) == 0 {
 		return r.out, nil
 	}
-	// Hours, time off and reservations in one statement.
-	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, r.from(), r.to(), now)
+	return o.read(ctx, c, dia, r, r.from(), r.to(), now, ignore)
+}
+
+// read fills r's days with its barbers' hours, and their time off and
+// reservations over from to to (but those in ignore), read in one
+// statement.
+func (o *Offer) read(ctx context.Context, c *ent.Client, dia string, r *dayRead, from, to, now time.Time, ignore []string) ([]DayInput, error) {
+	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
 	if err != nil {
 		return nil, err
 	}

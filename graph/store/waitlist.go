@@ -198,14 +198,17 @@ func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int, now 
 		return nil, err
 	}
 	p := a.add(id)
-	lock, lockOf, reachFloor := "", "", ""
+	lock, lockOf := "", ""
 	if dia == dialect.Postgres {
 		lock, lockOf = " FOR UPDATE SKIP LOCKED", " FOR UPDATE OF o SKIP LOCKED"
-		reachFloor = fmt.Sprintf(`openings.starts_at - interval '%d seconds'`, int64(openingReach/time.Second))
 	}
 	limit := a.add(most)
+	// No floor on the entries' earliest start: PostgreSQL finds them by
+	// their span's index; on SQLite, whose instants are text, the openings'
+	// starts cannot be shifted by openingReach in SQL, so its walk of
+	// the index by earliest start begins at the account's oldest entry.
 	wanted := wantedSpan(dia, "openings.account_id", "openings.barber_id", "openings.starts_at", "openings.ends_at",
-		a.add(now), reachFloor)
+		a.add(now), "")
 	q := `WITH op AS (SELECT barber_id FROM openings WHERE id = ` + p + acct + lock + `)
 DELETE FROM openings WHERE id IN (SELECT o.id FROM openings o JOIN op ON o.barber_id = op.barber_id
 ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + limit + lockOf + `)
