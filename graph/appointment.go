@@ -84,19 +84,31 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
 	}
 	for _, b := range candidates {
-		// The lock, the barber's expired holds freed, and the day.
-		d, expired, err := o.LockedDay(ctx, tx, r.cfg.DB, now, b, ignore...)
+		free, err := r.lockedStart(ctx, tx, o, b, now, ignore...)
 		if err != nil {
 			return nil, false, err
 		}
-		if _, err := r.expiredFreed(ctx, tx, expired); err != nil {
-			return nil, false, err
-		}
-		if catalog.Offers(d, b.ID, o.Start) {
+		if free {
 			return b, inTx, nil
 		}
 	}
 	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+}
+
+// lockedStart is a writer's check of the offer's start with barber b: it
+// locks b, frees b's holds expired at now (recording them) and reads the
+// start's block of b's day (catalog.Offer.LockedDay), and reports whether
+// the start is free then; ignore names reservations that do not count as
+// busy. The lock holds until tx ends, whatever it reports.
+func (r *Resolver) lockedStart(ctx context.Context, tx *ent.Tx, o *catalog.Offer, b *ent.Barber, now time.Time, ignore ...string) (bool, error) {
+	d, expired, err := o.LockedDay(ctx, tx, r.cfg.DB, now, b, ignore...)
+	if err != nil {
+		return false, err
+	}
+	if _, err := r.expiredFreed(ctx, tx, expired); err != nil {
+		return false, err
+	}
+	return catalog.Offers(d, b.ID, o.Start), nil
 }
 
 // loadByReference returns the appointment a key created with an external

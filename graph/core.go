@@ -55,13 +55,17 @@ func (c core) FreeStarts(ctx context.Context, unitID, serviceID string, barberID
 	return out, nil
 }
 
-func (c core) LockBarber(ctx context.Context, tx *ent.Tx, id string) error {
-	return c.r.lockBarber(ctx, tx, id)
+func (c core) LockStart(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (bool, error) {
+	if f, ok := ctx.Value(beforeLockStartKey{}).(func(*ent.Tx, *catalog.Offer)); ok {
+		f(tx, o)
+	}
+	return c.r.lockedStart(ctx, tx, o, o.Barber, now)
 }
 
-func (c core) FreeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) (int, error) {
-	return c.r.freeExpiredHolds(ctx, tx, barberID, now)
-}
+// beforeLockStartKey is the context key of a function an offer pass calls
+// in its transaction right before it locks the barber to check the start
+// it found (tests book the start in between).
+type beforeLockStartKey struct{}
 
 func (c core) AtHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) (bool, error) {
 	kh, err := store.CountKeyHolds(ctx, tx, keyID, c.r.cfg.Limits.ActiveHoldsPerKey, now)

@@ -1,8 +1,11 @@
 package graph
 
 import (
-	"barberd/graph/waitlist"
 	"context"
+
+	"barberd/ent"
+	"barberd/graph/catalog"
+	"barberd/graph/waitlist"
 )
 
 // ObserveFreed returns ctx with f, which is told of each Freed that
@@ -13,3 +16,10 @@ func ObserveFreed(ctx context.Context, f func(Freed)) context.Context {
 
 // Waitlist is the resolver's waitlist, for its jobs.
 func (r *Resolver) Waitlist() *waitlist.Waitlist { return r.waitlist }
+
+// BeforeLockStart returns ctx with f, which an offer pass made in ctx
+// calls in its transaction right before it locks the barber to check the
+// start it found, read without the lock.
+func BeforeLockStart(ctx context.Context, f func(*ent.Tx, *catalog.Offer)) context.Context {
+	return context.WithValue(ctx, beforeLockStartKey{}, f)
+}

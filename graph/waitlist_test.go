@@ -11,6 +11,7 @@ import (
 	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
 	"barberd/graph"
+	"barberd/graph/catalog"
 	"barberd/graph/domain"
 	"barberd/graph/model"
 	"barberd/graph/store"
@@ -502,6 +503,52 @@ func TestWaitlistTakeWanted(t *testing.T) {
 		}
 		if got := s.entry(longEntry.ID); got.Status != waitlistentry.StatusWaiting {
 			t.Fatalf("long entry after the job: %s", got.Status)
+		}
+	})
+}
+
+// TestWaitlistStartBookedBeforeLock: a start an offer pass found free
+// without the barber's lock, and booked before the pass locks the barber,
+// is not offered: the pass's check under the lock sees it taken, and the
+// pass ends cleanly (its opening done, the entry still waiting).
+func TestWaitlistStartBookedBeforeLock(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Booked before lock", 1)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		booked := s.fullDay(day)
+		entry, err := s.join("+351910000601", day.Format("2006-01-02"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freed := booked[6]
+		var checked []time.Time
+		ctx := graph.BeforeLockStart(s.ctx, func(tx *ent.Tx, o *catalog.Offer) {
+			checked = append(checked, o.Start)
+			// Another writer books the start between the pass's read and
+			// its lock (in the pass's transaction: SQLite writes one at a
+			// time).
+			err := tx.Reservation.Create().SetAccountID(s.acc.ID).SetBarberID(o.Barber.ID).
+				SetStartsAt(o.Start).SetEndsAt(o.Start.Add(30 * time.Minute)).Exec(s.ctx)
+			if err != nil {
+				t.Errorf("booking the start: %v", err)
+			}
+		})
+		if _, err := res.Mutation().CancelAppointment(ctx, freed.ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if len(checked) != 1 || !checked[0].Equal(freed.StartsAt) {
+			t.Fatalf("the pass checked %v under the lock, want %v", checked, freed.StartsAt)
+		}
+		if got := s.entry(entry.ID); got.Status != waitlistentry.StatusWaiting {
+			t.Fatalf("entry after its start was booked first: %s", got.Status)
+		}
+		sys := tenant.System(context.Background())
+		if n, err := db.Opening.Query().Count(sys); err != nil || n != 0 {
+			t.Fatalf("openings left after the pass: %d, %v", n, err)
+		}
+		if n, err := db.Hold.Query().Count(sys); err != nil || n != 0 {
+			t.Fatalf("holds after the pass: %d, %v", n, err)
 		}
 	})
 }

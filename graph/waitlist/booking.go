@@ -43,9 +43,11 @@ type Booking interface {
 	// of day (seconds) is in [from, to), earliest first, as availability
 	// answers them (scope appointments:write).
 	FreeStarts(ctx context.Context, unitID, serviceID string, barberID *string, dates []slots.Date, from, to, limit int) ([]*model.Slot, error)
-	LockBarber(ctx context.Context, tx *ent.Tx, id string) error
-	// FreeExpiredHolds frees the time of a barber's holds expired at now.
-	FreeExpiredHolds(ctx context.Context, tx *ent.Tx, barberID string, now time.Time) (int, error)
+	// LockStart locks o's barber until tx ends, frees the barber's holds
+	// expired at now, and reports whether o's start is free for o's
+	// service then: the check every writer makes under the lock, reading
+	// only the start's block of the barber's day.
+	LockStart(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (bool, error)
 	// AtHoldCap reports whether a key has as many active holds as it may.
 	AtHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) (bool, error)
 	// HoldTime writes a hold and the reservation of its time.

@@ -117,8 +117,8 @@ type offerPass struct {
 	// held are the blocks of the pass's offers' holds: once they cover
 	// the freed time, the pass ends.
 	held []slots.Interval
-	// locked: the barber is locked; expired: its expired holds are freed.
-	locked, expired bool
+	// locked: the barber is locked, and its expired holds are freed.
+	locked bool
 	made            int
 	// seen counts the entries considered, by what came of them (for the
 	// log of a pass that offers nothing).
@@ -185,38 +185,33 @@ func (p *offerPass) consider(ctx context.Context, e *ent.WaitlistEntry) error {
 		p.seen.NoDate++
 		return nil
 	}
+	s, date, ok, err := p.freeStart(ctx, o, w, dates)
+	if err != nil || !ok {
+		p.seen.NoStart++
+		return err
+	}
 	if !p.locked {
 		// Read unlocked, the barber's time can only tell that nothing is
 		// free for e: time freed since has an opening of its own, whose
 		// pass reads it. Cancels wait for a barber's lock, so a pass locks
-		// it only once a start is free, and then considers the entries
-		// again from the oldest, reading under the lock (which holds until
-		// the commit).
-		_, ok, err := p.freeStart(ctx, o, w, dates)
-		if err != nil || !ok {
-			p.seen.NoStart++
-			return err
-		}
-		p.seen = passCounts{} // considered again under the lock
-		if err := p.wl.b.LockBarber(ctx, p.tx, p.barberID); err != nil {
+		// it only once a start is free, with the writers' check of that
+		// start under the lock (which holds until the commit, and frees
+		// the barber's expired holds: a hold's reservation may not overlap
+		// an expired one's). Booked since, the pass considers the entries
+		// again from the oldest, reading under the lock.
+		at := *o
+		at.Start, at.Date = s.Start, date
+		free, err := p.wl.b.LockStart(ctx, p.tx, &at, p.now)
+		if err != nil {
 			return err
 		}
 		p.locked = true
 		clear(p.days)
 		clear(p.free)
-		return errLocked
-	}
-	s, ok, err := p.freeStart(ctx, o, w, dates)
-	if err != nil || !ok {
-		p.seen.NoStart++
-		return err
-	}
-	if !p.expired && e.OfferHoldSeconds > 0 {
-		// A hold's reservation may not overlap an expired one's.
-		if _, err := p.wl.b.FreeExpiredHolds(ctx, p.tx, p.barberID, p.now); err != nil {
-			return err
+		if !free {
+			p.seen = passCounts{} // considered again under the lock
+			return errLocked
 		}
-		p.expired = true
 	}
 	err = p.wl.makeOffer(ctx, p.tx, e, o, s, p.now)
 	if errors.Is(err, errNotWaiting) {
@@ -314,8 +309,9 @@ func wallAt(d slots.Date, secs int, loc *time.Location) time.Time {
 }
 
 // freeStart is the earliest start free now for o's service with the pass's
-// barber whose time touches the freed span and which w wants, on dates.
-func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dates []slots.Date) (slots.Slot, bool, error) {
+// barber whose time touches the freed span and which w wants, on dates,
+// and the date of its day.
+func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dates []slots.Date) (slots.Slot, slots.Date, bool, error) {
 	var missing []slots.Date
 	for _, d := range dates {
 		if _, ok := p.days[dayKey{o.Unit.ID, d}]; !ok {
@@ -325,7 +321,7 @@ func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dat
 	if len(missing) > 0 {
 		read, err := o.Days(ctx, p.tx.Client(), p.wl.db.Dialect, p.now, []*ent.Barber{o.Barber}, missing)
 		if err != nil {
-			return slots.Slot{}, false, err
+			return slots.Slot{}, slots.Date{}, false, err
 		}
 		for i, d := range missing {
 			p.days[dayKey{o.Unit.ID, d}] = read[i].Day
@@ -342,11 +338,11 @@ func (p *offerPass) freeStart(ctx context.Context, o *catalog.Offer, w want, dat
 		}
 		for _, s := range free {
 			if p.touches(s.Block(o.Buffer())) && !p.told[s.Start] && w.matches(s.Start, o.Loc) {
-				return s, true, nil
+				return s, d, true, nil
 			}
 		}
 	}
-	return slots.Slot{}, false, nil
+	return slots.Slot{}, slots.Date{}, false, nil
 }
 
 // errLocked sends an offer pass back to its oldest entry once it has
