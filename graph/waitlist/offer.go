@@ -119,7 +119,7 @@ type offerPass struct {
 	held []slots.Interval
 	// locked: the barber is locked, and its expired holds are freed.
 	locked bool
-	made            int
+	made   int
 	// seen counts the entries considered, by what came of them (for the
 	// log of a pass that offers nothing).
 	seen passCounts
