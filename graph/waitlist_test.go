@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"barberd/ent"
 	"barberd/ent/hold"
 	"barberd/ent/schema/tenant"
 	"barberd/ent/waitlistentry"
+	"barberd/ent/workinghours"
 	"barberd/graph"
 	"barberd/graph/catalog"
 	"barberd/graph/domain"
@@ -355,17 +358,91 @@ func TestWaitlistOpeningGap(t *testing.T) {
 		if got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(booked[4].StartsAt) {
 			t.Fatalf("entry after the second cancel: %s %v", got.Status, got.OfferStartsAt)
 		}
-		// With the day's last booking gone, the gap runs to the day's end
-		// (no later reservation): the probe lets hours decide.
+		// With the day's last booking gone, no reservation ends the gap:
+		// the hours do. 19:30 leaves no hour before 20:00. PostgreSQL's
+		// probe reads the hours and refuses; SQLite's lets the gap decide
+		// (its pass then finds no start).
 		last := booked[len(booked)-1]
 		if _, err := res.Mutation().CancelAppointment(s.ctx, last.ID, "moved"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.join("+351910000302", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID }); err != nil {
+		late, err := s.join("+351910000302", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.probe(last.StartsAt, last.EndsAt) {
-			t.Error("the probe refuses a gap with no reservation after it")
+		if got, want := s.probe(last.StartsAt, last.EndsAt), db.Dialect != dialect.Postgres; got != want {
+			t.Errorf("the probe of 19:30 with the day's end after it: %v, want %v", got, want)
+		}
+		// 19:00 frees too: an hour before closing, offered.
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[len(booked)-2].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.entry(late.ID); got.Status != waitlistentry.StatusOffered || !got.OfferStartsAt.Equal(booked[len(booked)-2].StartsAt) {
+			t.Fatalf("entry after 19:00 freed: %s %v", got.Status, got.OfferStartsAt)
+		}
+	})
+}
+
+// TestWaitlistOpeningHours checks that PostgreSQL's probe reads the
+// barber's hours where the gap between reservations runs into a break:
+// 11:30 freed before a 12:00-13:00 break leaves a 90-minute gap to the
+// 13:00 booking, but no hour of working time that could touch 11:30. On
+// SQLite the gap alone decides. Starts the hours allow are wanted on both.
+func TestWaitlistOpeningHours(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		_, res, s := openJobShop(t, db, "Hours", 1)
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		long := s.service("Long cut", 60, 0, 0)
+		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		booked := s.fullDay(day) // 08:00, 08:30, ..., 19:30
+		// The day's hours gain a break over two of its bookings, which
+		// then go.
+		n, err := db.WorkingHours.Update().Where(workinghours.BarberID(s.barbers[0].ID), workinghours.Weekday(int(day.Weekday()))).
+			SetBreaks([]string{"12:00-13:00"}).Save(actx)
+		if err != nil || n != 1 {
+			t.Fatalf("break: %d rows, %v", n, err)
+		}
+		for _, a := range booked[8:10] {
+			if _, err := res.Mutation().CancelAppointment(s.ctx, a.ID, "break"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := s.join("+351910000321", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.probe(booked[7].StartsAt, booked[7].EndsAt), db.Dialect != dialect.Postgres; got != want {
+			t.Errorf("the probe of 11:30 before the break: %v, want %v", got, want)
+		}
+		// 13:00 after the break, with 13:30 free too: an hour that fits.
+		if _, err := res.Mutation().CancelAppointment(s.ctx, booked[11].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		if !s.probe(booked[10].StartsAt, booked[10].EndsAt) {
+			t.Error("the probe of 13:00, with 13:00-14:00 free of bookings and break, wants nothing")
+		}
+		// Without the break 11:30 has its hour; breaks written behind
+		// barberd's back that it cannot read refuse nothing (and fail
+		// nothing).
+		for _, breaks := range []string{`NULL`, `'null'`, `'[]'`, `'["noon"]'`, `'[1200]'`, `'"12:00-13:00"'`, `'{"from": "12:00"}'`} {
+			if _, err := db.SQL.ExecContext(actx, `UPDATE working_hours SET breaks = `+breaks+` WHERE barber_id = $1`, s.barbers[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if !s.probe(booked[7].StartsAt, booked[7].EndsAt) {
+				t.Errorf("the probe of 11:30 with breaks %s wants nothing", breaks)
+			}
+		}
+		for _, hours := range []string{`'8:00'`, `'25:00'`, `' 08:00'`} {
+			if _, err := db.SQL.ExecContext(actx, `UPDATE working_hours SET breaks = '["12:00-13:00"]', opens_at = `+hours+` WHERE barber_id = $1`, s.barbers[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if !s.probe(booked[7].StartsAt, booked[7].EndsAt) {
+				t.Errorf("the probe of 11:30 with the break, opening at %s, wants nothing", hours)
+			}
+		}
+		if got := s.entry(e.ID); got.Status != waitlistentry.StatusWaiting {
+			t.Fatalf("entry: %s", got.Status)
 		}
 	})
 }

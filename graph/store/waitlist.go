@@ -89,13 +89,67 @@ func wantedSpan(dia, account, barber, from, to, active, reachFloor string) strin
 	if reachFloor != "" {
 		reach += ` AND w.earliest_start > ` + reachFloor
 	}
+	hours := ""
+	if dia == dialect.Postgres {
+		hours = `
+AND NOT ` + hoursRefuse(barber, from, to)
+	}
 	return `EXISTS (SELECT 1 FROM ` + gap + ` WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
 WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
 AND w.earliest_start < ` + to + ` AND COALESCE(w.window_end, w.latest_end) > ` + from + `
 AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
-AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)))`
+AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)` + hours + `))`
+}
+
+// hoursRefuse is PostgreSQL's condition, inside wantedSpan's walk of the
+// entries (w, its service s, the gap g), that the barber's working hours
+// at the entry's unit leave no start for the entry's service that could
+// touch the span from from to to: a start s lies between the gap's start
+// and the span's end, its block (service and buffer) ends after the span
+// starts and by the gap's end, and its service lies in one working span
+// of the day (hours less breaks; the buffer may run past it), as the slot
+// engine has it. The earliest such start in a working span is the
+// earliest the gap allows or the span's own start (the opening or a
+// break's end), so those are the only starts it tries. It refuses only on
+// a day without a clock change whose starts all fall on one local date,
+// at hours it can read (HH:MM, as barberd writes them); elsewhere, and on
+// SQLite, the gap alone decides, which never leaves out an entry (time
+// off, the slot grid and the lead only narrow the starts further). A
+// freeing next to a break or the day's end, whose gap the break or the
+// night makes long, then costs no offer pass for services the working
+// span cannot take.
+func hoursRefuse(barber, from, to string) string {
+	const clock = `'^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$'`
+	// at is the instant of the wall time t (HH:MM) on r.d at the unit;
+	// NULL, where no cast can fail, for a t that is not a clock time (the
+	// checks below then refuse nothing, whatever order the database
+	// evaluates them in).
+	at := func(t string) string {
+		return `(CASE WHEN ` + t + ` ~ ` + clock + ` THEN (r.d + (` + t + `)::time) AT TIME ZONE u.timezone END)`
+	}
+	// The breaks as text (none for SQL NULL or JSON null, as ent reads
+	// them; a value that is not an array fails the check below).
+	breaks := `jsonb_array_elements_text(CASE WHEN jsonb_typeof(h.breaks) = 'array' THEN h.breaks ELSE '[]'::jsonb END) AS x`
+	part := func(i string) string { return `btrim(split_part(x, '-', ` + i + `))` }
+	return `EXISTS (SELECT 1 FROM units u
+JOIN working_hours h ON h.unit_id = u.id AND h.barber_id = ` + barber + `
+CROSS JOIN LATERAL (SELECT
+  GREATEST(g.prev, ` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AS lo,
+  LEAST(g.nxt - (s.duration_minutes + s.buffer_minutes) * interval '1 minute', ` + to + `) AS hi,
+  s.duration_minutes * interval '1 minute' AS dur,
+  ((` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AT TIME ZONE u.timezone)::date AS d) r
+WHERE u.id = w.unit_id AND h.weekday = EXTRACT(DOW FROM r.d)
+AND ((` + to + ` - interval '1 microsecond') AT TIME ZONE u.timezone)::date = r.d
+AND ((r.d + 1)::timestamp AT TIME ZONE u.timezone) - (r.d::timestamp AT TIME ZONE u.timezone) = interval '24 hours'
+AND h.opens_at ~ ` + clock + ` AND h.closes_at ~ ` + clock + `
+AND COALESCE(jsonb_typeof(h.breaks), 'null') IN ('array', 'null')
+AND NOT EXISTS (SELECT 1 FROM ` + breaks + ` WHERE NOT (` + part("1") + ` ~ ` + clock + ` AND ` + part("2") + ` ~ ` + clock + `))
+AND NOT EXISTS (SELECT 1 FROM (SELECT r.lo AS c UNION ALL SELECT ` + at("h.opens_at") + `
+  UNION ALL SELECT ` + at(part("2")) + ` FROM ` + breaks + `) starts
+  WHERE starts.c >= r.lo AND starts.c <= r.hi AND starts.c >= ` + at("h.opens_at") + ` AND starts.c + r.dur <= ` + at("h.closes_at") + `
+  AND NOT EXISTS (SELECT 1 FROM ` + breaks + ` WHERE ` + at(part("1")) + ` < starts.c + r.dur AND ` + at(part("2")) + ` > starts.c)))`
 }
 
 // WaitingSpanIndex is the name of PostgreSQL's index of the waiting

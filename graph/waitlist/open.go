@@ -193,11 +193,14 @@ func (wl *Waitlist) offerOpening(ctx context.Context, id string) (int, error) {
 	unwanted := 0
 	err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
 		made, ids, seen, freed, unwanted = 0, nil, passCounts{}, nil, 0
-		now := wl.b.Now()
-		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch, now)
+		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch, wl.b.Now())
 		if err != nil || len(ops) == 0 {
 			return err
 		}
+		// The offers' time is read after the take: a pass that waited
+		// (for a connection, under load) takes the openings committed
+		// meanwhile, and offers their time no sooner than it was freed.
+		now := wl.b.Now()
 		ids = make([]string, len(ops))
 		for i, o := range ops {
 			ids[i] = o.ID
