@@ -441,6 +441,20 @@ func TestWaitlistOpeningHours(t *testing.T) {
 				t.Errorf("the probe of 11:30 with the break, opening at %s, wants nothing", hours)
 			}
 		}
+		// A unit's time zone PostgreSQL does not know (its zone database
+		// older than Go's) refuses nothing either.
+		if _, err := db.SQL.ExecContext(actx, `UPDATE working_hours SET opens_at = '08:00' WHERE barber_id = $1`, s.barbers[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.probe(booked[7].StartsAt, booked[7].EndsAt), db.Dialect != dialect.Postgres; got != want {
+			t.Errorf("the probe of 11:30 before the break, hours restored: %v, want %v", got, want)
+		}
+		if _, err := db.SQL.ExecContext(actx, `UPDATE units SET timezone = 'Mars/Olympus_Mons' WHERE id = $1`, s.unit.ID); err != nil {
+			t.Fatal(err)
+		}
+		if !s.probe(booked[7].StartsAt, booked[7].EndsAt) {
+			t.Error("the probe of 11:30 in a time zone the database does not know wants nothing")
+		}
 		if got := s.entry(e.ID); got.Status != waitlistentry.StatusWaiting {
 			t.Fatalf("entry: %s", got.Status)
 		}

@@ -114,7 +114,8 @@ AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)` + hours + `))`
 // earliest the gap allows or the span's own start (the opening or a
 // break's end), so those are the only starts it tries. It refuses only on
 // a day without a clock change whose starts all fall on one local date,
-// at hours it can read (HH:MM, as barberd writes them); elsewhere, and on
+// at hours it can read (HH:MM, as barberd writes them) in a time zone
+// PostgreSQL knows (barberd_zone_known); elsewhere, and on
 // SQLite, the gap alone decides, which never leaves out an entry (time
 // off, the slot grid and the lead only narrow the starts further). A
 // freeing next to a break or the day's end, whose gap the break or the
@@ -127,7 +128,7 @@ func hoursRefuse(barber, from, to string) string {
 	// checks below then refuse nothing, whatever order the database
 	// evaluates them in).
 	at := func(t string) string {
-		return `(CASE WHEN ` + t + ` ~ ` + clock + ` THEN (r.d + (` + t + `)::time) AT TIME ZONE u.timezone END)`
+		return `(CASE WHEN ` + t + ` ~ ` + clock + ` THEN (r.d + (` + t + `)::time) AT TIME ZONE z.tz END)`
 	}
 	// The breaks as text (none for SQL NULL or JSON null, as ent reads
 	// them; a value that is not an array fails the check below).
@@ -135,14 +136,15 @@ func hoursRefuse(barber, from, to string) string {
 	part := func(i string) string { return `btrim(split_part(x, '-', ` + i + `))` }
 	return `EXISTS (SELECT 1 FROM units u
 JOIN working_hours h ON h.unit_id = u.id AND h.barber_id = ` + barber + `
+CROSS JOIN LATERAL (SELECT CASE WHEN barberd_zone_known(u.timezone) THEN u.timezone END AS tz) z
 CROSS JOIN LATERAL (SELECT
   GREATEST(g.prev, ` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AS lo,
   LEAST(g.nxt - (s.duration_minutes + s.buffer_minutes) * interval '1 minute', ` + to + `) AS hi,
   s.duration_minutes * interval '1 minute' AS dur,
-  ((` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AT TIME ZONE u.timezone)::date AS d) r
+  ((` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AT TIME ZONE z.tz)::date AS d) r
 WHERE u.id = w.unit_id AND h.weekday = EXTRACT(DOW FROM r.d)
-AND ((` + to + ` - interval '1 microsecond') AT TIME ZONE u.timezone)::date = r.d
-AND ((r.d + 1)::timestamp AT TIME ZONE u.timezone) - (r.d::timestamp AT TIME ZONE u.timezone) = interval '24 hours'
+AND ((` + to + ` - interval '1 microsecond') AT TIME ZONE z.tz)::date = r.d
+AND ((r.d + 1)::timestamp AT TIME ZONE z.tz) - (r.d::timestamp AT TIME ZONE z.tz) = interval '24 hours'
 AND h.opens_at ~ ` + clock + ` AND h.closes_at ~ ` + clock + `
 AND COALESCE(jsonb_typeof(h.breaks), 'null') IN ('array', 'null')
 AND NOT EXISTS (SELECT 1 FROM ` + breaks + ` WHERE NOT (` + part("1") + ` ~ ` + clock + ` AND ` + part("2") + ` ~ ` + clock + `))
@@ -150,6 +152,21 @@ AND NOT EXISTS (SELECT 1 FROM (SELECT r.lo AS c UNION ALL SELECT ` + at("h.opens
   UNION ALL SELECT ` + at(part("2")) + ` FROM ` + breaks + `) starts
   WHERE starts.c >= r.lo AND starts.c <= r.hi AND starts.c >= ` + at("h.opens_at") + ` AND starts.c + r.dur <= ` + at("h.closes_at") + `
   AND NOT EXISTS (SELECT 1 FROM ` + breaks + ` WHERE ` + at(part("1")) + ` < starts.c + r.dur AND ` + at(part("2")) + ` > starts.c)))`
+}
+
+// postgresZoneKnown is barberd_zone_known(name): whether PostgreSQL knows
+// the time zone name, where AT TIME ZONE fails on one it does not (a
+// unit's zone is checked against Go's zone database, which may be newer
+// than the server's). Declared immutable, as the zone database is for a
+// running server; the exception block costs a subtransaction per call.
+var postgresZoneKnown = []string{
+	`CREATE OR REPLACE FUNCTION barberd_zone_known(name text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+		BEGIN
+			PERFORM now() AT TIME ZONE name;
+			RETURN true;
+		EXCEPTION WHEN OTHERS THEN
+			RETURN false;
+		END $$`,
 }
 
 // WaitingSpanIndex is the name of PostgreSQL's index of the waiting
