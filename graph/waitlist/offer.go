@@ -447,14 +447,16 @@ func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 // spanReaches selects, on PostgreSQL, the waiting entries whose span
 // (store.WaitingSpan) overlaps from to to: implied by the query's other
 // conditions, it lets the span's index find them. waiting is written out,
-// not bound, so that every plan may use the partial index.
+// not bound, so that every plan may use the partial index; the query is
+// planned for each run's span (store.PlanEachRun), as a generic plan walks
+// another index.
 func spanReaches(dia string, from, to time.Time) predicate.WaitlistEntry {
 	return func(s *sql.Selector) {
 		if dia != dialect.Postgres {
 			return
 		}
 		s.Where(sql.P(func(b *sql.Builder) {
-			b.WriteString("waiting AND " + store.WaitingSpan + " && tstzrange(").Arg(from).WriteString(", ").Arg(to).WriteString(", '[)')")
+			b.WriteString(store.PlanEachRun + " waiting AND " + store.WaitingSpan + " && tstzrange(").Arg(from).WriteString(", ").Arg(to).WriteString(", '[)')")
 		}))
 	}
 }
