@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/go-chi/chi/v5"
 
 	"barberd/graph"
@@ -96,7 +98,8 @@ func TestSeedAndRun(t *testing.T) {
 				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: d,
 					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
 					maxRequests: 1_000_000, days: 30, seed: 1, waitlist: 40,
-					webhook: scenario == "create" || scenario == "flow", adminKey: res.AdminAPIKey, rate: 50}, io.Discard)
+					webhook: scenario == "create" || scenario == "flow", adminKey: res.AdminAPIKey, rate: 50,
+					pid: os.Getpid()}, io.Discard) // the server runs in this process
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,6 +122,7 @@ func TestSeedAndRun(t *testing.T) {
 				}
 				if scenario == "waitlist" {
 					checkWaitlist(t, db, rep)
+					checkWaitlistCPU(t, db, rep)
 				}
 				if scenario == "create" {
 					// At most 50 creates a second, each delivered to the receiver.
@@ -194,5 +198,35 @@ func checkWaitlist(t *testing.T, db *store.DB, rep *Report) {
 	}
 	if n := storetest.Count(t, db, "SELECT count(*) FROM waitlist_entries WHERE status IN ('waiting', 'offered')"); n != 0 {
 		t.Errorf("waitlist: %d entries left waiting or offered", n)
+	}
+}
+
+// checkWaitlistCPU checks the CPU a cancel cost in each phase: the
+// server's (this process) always, PostgreSQL's when it is on this machine.
+func checkWaitlistCPU(t *testing.T, db *store.DB, rep *Report) {
+	t.Helper()
+	c := rep.Waitlist.CPU
+	if c == nil {
+		t.Fatal("waitlist: no CPU figures with --pid")
+	}
+	if c.ServerAloneMs <= 0 || c.ServerWaitingMs <= 0 || c.Ratio <= 0 {
+		t.Errorf("waitlist: CPU a cancel %+v, want the server's in both phases", c)
+	}
+	if pg := db.Dialect == dialect.Postgres; c.Database != pg || pg && (c.DatabaseAloneMs <= 0 || c.DatabaseWaitingMs <= 0) {
+		t.Errorf("waitlist: CPU a cancel %+v: PostgreSQL's counted %v, want %v", c, c.Database, pg)
+	}
+}
+
+// TestStatCPU reads a /proc/PID/stat line whose command holds spaces and
+// parentheses, and refuses lines it cannot read.
+func TestStatCPU(t *testing.T) {
+	line := "4242 (postgres: a (b) c) S 1 4242 4242 0 -1 4194560 120 0 0 0 250 130 0 0 20 0 1 0 100 0 0"
+	if sec, ok := statCPU(line); !ok || sec != 3.8 {
+		t.Errorf("statCPU = %v, %v; want 3.8 s (250 + 130 ticks)", sec, ok)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 120 0 0 0 a b"} {
+		if _, ok := statCPU(bad); ok {
+			t.Errorf("statCPU(%q) read", bad)
+		}
 	}
 }

@@ -157,8 +157,11 @@ func (w *worker) cancelOne(ctx context.Context) error {
 // returns the second cancel phase, which the report totals.
 func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Duration, error) {
 	wl := b.wl
+	meter, metered := newCPUMeter(b.c.pid, b.c.databaseURL)
 	wl.use(wl.none, cancelAlone)
+	cpu0 := meter.read()
 	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.duration, (*worker).cancelOne)
+	cpuAlone := meter.read().since(cpu0)
 	alone := b.addRows(rep, rec, wall, "scenario")[cancelAlone]
 	var dry []string
 	if wl.dry.Load() {
@@ -180,7 +183,9 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 
 	fmt.Fprintf(b.logOut, "barberbench: cancels with %d entries waiting %s\n", joined.status[http.StatusCreated], b.c.duration)
 	wl.use(wl.with, cancelWaiting)
+	cpu0 = meter.read()
 	rec, wall = b.runPhase(ctx, b.c.concurrency, b.c.duration, (*worker).cancelOne)
+	cpuWaiting := meter.read().since(cpu0)
 	st, err := b.measureOffers(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -188,8 +193,12 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 	st.Entries, st.Matchable = joined.status[http.StatusCreated], matchable
 	st.CancelAlonePerSec = alone.PerSec
 	if s := rec.series[cancelWaiting]; s != nil && alone.PerSec > 0 {
-		st.CancelWaitingPerSec = s.stats(cancelWaiting, "scenario", wall).PerSec
+		waiting := s.stats(cancelWaiting, "scenario", wall)
+		st.CancelWaitingPerSec = waiting.PerSec
 		st.ThroughputRatio = round2(st.CancelWaitingPerSec / alone.PerSec)
+		if metered {
+			st.CPU = cpuPerCancel(meter, cpuAlone, alone.Requests, cpuWaiting, waiting.Requests)
+		}
 	}
 	rep.Waitlist = st
 	if refused := joined.codes["429 too_many_waitlist_entries"]; refused > 0 {

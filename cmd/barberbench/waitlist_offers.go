@@ -45,6 +45,41 @@ type WaitlistStats struct {
 	CancelAlonePerSec   float64 `json:"cancel_alone_per_s"`
 	CancelWaitingPerSec float64 `json:"cancel_waiting_per_s"`
 	ThroughputRatio     float64 `json:"throughput_ratio"`
+	// CPU is the CPU a cancel cost in each phase (with --pid).
+	CPU *WaitlistCPU `json:"cpu,omitempty"`
+}
+
+// WaitlistCPU is the CPU time a cancel cost, in milliseconds, with no
+// waitlist and with the entries waiting (the offers' passes included):
+// barberd's and, with the database on this machine, PostgreSQL's, and
+// their sum's second over its first. On a saturated machine the throughput
+// ratio follows Ratio, which other tenants' load moves less.
+type WaitlistCPU struct {
+	ServerAloneMs     float64 `json:"server_alone_ms"`
+	ServerWaitingMs   float64 `json:"server_waiting_ms"`
+	DatabaseAloneMs   float64 `json:"database_alone_ms,omitempty"`
+	DatabaseWaitingMs float64 `json:"database_waiting_ms,omitempty"`
+	Database          bool    `json:"database"`
+	Ratio             float64 `json:"ratio"`
+}
+
+// cpuPerCancel divides each phase's CPU by its cancels.
+func cpuPerCancel(m cpuMeter, alone cpuSample, nAlone int, waiting cpuSample, nWaiting int) *WaitlistCPU {
+	if nAlone == 0 || nWaiting == 0 {
+		return nil
+	}
+	per := func(sec float64, n int) float64 { return round2(sec * 1000 / float64(n)) }
+	c := &WaitlistCPU{
+		ServerAloneMs: per(alone.server, nAlone), ServerWaitingMs: per(waiting.server, nWaiting),
+		Database: m.postgres,
+	}
+	if m.postgres {
+		c.DatabaseAloneMs, c.DatabaseWaitingMs = per(alone.database, nAlone), per(waiting.database, nWaiting)
+	}
+	if a := c.ServerAloneMs + c.DatabaseAloneMs; a > 0 {
+		c.Ratio = round2((c.ServerWaitingMs + c.DatabaseWaitingMs) / a)
+	}
+	return c
 }
 
 // offerDrain bounds the wait, after the second cancel phase, for offers
@@ -162,4 +197,12 @@ func (s *WaitlistStats) write(w io.Writer) {
 		s.OfferP50Ms, s.OfferP99Ms, s.OfferMaxMs, s.DrainSeconds, s.OpeningsLeft)
 	fmt.Fprintf(w, "waitlist: cancels %.1f/s with the entries waiting, %.1f/s with none: ×%.2f (goal ≥ 0.8)\n",
 		s.CancelWaitingPerSec, s.CancelAlonePerSec, s.ThroughputRatio)
+	if c := s.CPU; c != nil {
+		of := "barberd's alone (the database is not on this machine)"
+		if c.Database {
+			of = fmt.Sprintf("barberd %.2f and %.2f, PostgreSQL %.2f and %.2f", c.ServerAloneMs, c.ServerWaitingMs, c.DatabaseAloneMs, c.DatabaseWaitingMs)
+		}
+		fmt.Fprintf(w, "waitlist: CPU a cancel %.2f ms with none, %.2f ms with the entries waiting: ×%.2f (%s)\n",
+			c.ServerAloneMs+c.DatabaseAloneMs, c.ServerWaitingMs+c.DatabaseWaitingMs, c.Ratio, of)
+	}
 }

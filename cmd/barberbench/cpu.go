@@ -1,0 +1,100 @@
+package main
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// cpuMeter reads the CPU time spent so far by the server (--pid) and, when
+// the database is on this machine, by every PostgreSQL process: the work a
+// phase cost, divided by its requests, is steadier on a shared machine
+// than its throughput, which other tenants' load moves.
+type cpuMeter struct {
+	pid      int
+	postgres bool // count the processes named postgres
+}
+
+// newCPUMeter meters the server pid and, for a PostgreSQL database at a
+// loopback address, the database's processes; ok is false where /proc
+// cannot tell (no --pid, not Linux).
+func newCPUMeter(pid int, databaseURL string) (cpuMeter, bool) {
+	if pid <= 0 {
+		return cpuMeter{}, false
+	}
+	if _, ok := processCPU(pid); !ok {
+		return cpuMeter{}, false
+	}
+	m := cpuMeter{pid: pid}
+	if u, err := url.Parse(databaseURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		host := u.Hostname()
+		ip := net.ParseIP(host)
+		m.postgres = host == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return m, true
+}
+
+// cpuSample is the CPU seconds spent so far by the server and the database.
+type cpuSample struct{ server, database float64 }
+
+func (m cpuMeter) read() cpuSample {
+	var s cpuSample
+	s.server, _ = processCPU(m.pid)
+	if !m.postgres {
+		return s
+	}
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		if name, err := os.ReadFile(c); err != nil || strings.TrimSpace(string(name)) != "postgres" {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(c)))
+		if err != nil {
+			continue
+		}
+		if sec, ok := processCPU(pid); ok {
+			s.database += sec
+		}
+	}
+	return s
+}
+
+// since is the CPU spent between two samples. Processes that ended in
+// between (PostgreSQL's autovacuum workers) are not in it.
+func (s cpuSample) since(before cpuSample) cpuSample {
+	return cpuSample{s.server - before.server, s.database - before.database}
+}
+
+// processCPU is the user and system CPU seconds a process has spent.
+func processCPU(pid int) (float64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	return statCPU(string(data))
+}
+
+// userHz is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
+const userHz = 100
+
+// statCPU reads utime and stime (fields 14 and 15) from a /proc/PID/stat
+// line; the command (field 2, in parentheses) may hold spaces.
+func statCPU(stat string) (float64, bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(stat[i+1:]) // from field 3, the state
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return float64(utime+stime) / userHz, true
+}
