@@ -26,6 +26,9 @@ import (
 // jobsMonday is the fixed "now" the job tests start from: a Monday, 09:00 UTC.
 var jobsMonday = time.Date(2030, 3, 4, 9, 0, 0, 0, time.UTC)
 
+// jobsTuesday is the midnight after jobsMonday's day (UTC).
+var jobsTuesday = jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+
 type jobClock struct{ t atomic.Int64 }
 
 func (c *jobClock) now() time.Time  { return time.Unix(0, c.t.Load()).UTC() }

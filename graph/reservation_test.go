@@ -258,7 +258,7 @@ func TestStartDayOffersAsTheDay(t *testing.T) {
 		if err := db.Unit.UpdateOne(s.unit).SetSlotStepMinutes(5).Exec(actx); err != nil {
 			t.Fatal(err)
 		}
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		for _, h := range []time.Duration{9*time.Hour + 45*time.Minute, 11 * time.Hour, 14*time.Hour + 30*time.Minute} {
 			s.book(0, day.Add(h))
 		}
@@ -313,7 +313,7 @@ func TestDaySpanReachesPastMidnight(t *testing.T) {
 			t.Fatal(err)
 		}
 		long := s.service("Late cut", 60, 20, 0)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		late, next := day.Add(23*time.Hour), day.Add(24*time.Hour)
 		if err := db.Reservation.Create().SetAccountID(s.acc.ID).SetBarberID(s.barbers[0].ID).
 			SetStartsAt(next.Add(10 * time.Minute)).SetEndsAt(next.Add(40 * time.Minute)).Exec(actx); err != nil {

@@ -106,7 +106,7 @@ func TestWaitlistOfferChain(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Waitlist", 1)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		date := day.Format("2006-01-02")
 		if _, err := s.join("+351910000001", date, nil); domain.ErrorCode(err) != domain.CodeSlotAvailable {
 			t.Fatalf("join with the day free: %v, want slot_available", err)
@@ -186,7 +186,7 @@ func TestWaitlistCap(t *testing.T) {
 		limits.ActiveHoldsPerKey, limits.WaitlistPerKey = 0, 2
 		res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
 		s := newJobShop(t, res, "Capped", 1)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		s.fullDay(day)
 		for i := range 3 {
 			_, err := s.join(fmt.Sprintf("+35191000010%d", i), day.Format("2006-01-02"), nil)
@@ -211,7 +211,7 @@ func TestWaitlistOtherFreeings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock, res, s := openJobShop(t, db, "Freeings", 1)
 		bg := context.Background()
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		date := day.Format("2006-01-02")
 		booked := s.fullDay(day)
 		// Cancel 10:00, then take it away with time off: nothing is free.
@@ -273,7 +273,7 @@ func TestWaitlistScheduleChanges(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Schedules", 1)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		date := day.Format("2006-01-02")
 		s.fullDay(day)
 		evening, err := s.join("+351910000301", date, func(in *model.JoinWaitlistInput) {
@@ -334,7 +334,7 @@ func TestWaitlistOpeningGap(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Gap", 1)
 		long := s.service("Long cut", 60, 0, 0)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		booked := s.fullDay(day)
 		e, err := s.join("+351910000301", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) { in.ServiceID = long.ID })
 		if err != nil {
@@ -394,7 +394,7 @@ func TestWaitlistOpeningHours(t *testing.T) {
 		_, res, s := openJobShop(t, db, "Hours", 1)
 		actx := tenant.WithAccount(context.Background(), s.acc.ID)
 		long := s.service("Long cut", 60, 0, 0)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		booked := s.fullDay(day) // 08:00, 08:30, ..., 19:30
 		// The day's hours gain a break over two of its bookings, which
 		// then go.
@@ -471,7 +471,7 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, _, s := openJobShop(t, db, "Window", 1)
 		actx := tenant.WithAccount(context.Background(), s.acc.ID)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		booked := s.fullDay(day) // 08:00, 08:30, ...
 		e, err := s.join("+351910000311", day.Format("2006-01-02"), func(in *model.JoinWaitlistInput) {
 			from, to := "10:00", "11:00"
@@ -515,7 +515,7 @@ func TestWaitlistOfferAtHoldCap(t *testing.T) {
 		if err := db.APIKey.UpdateOneID(s.keyID).SetMaxActiveHolds(1).Exec(actx); err != nil {
 			t.Fatal(err)
 		}
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		booked := s.fullDay(day)
 		s.mustHold(0, day.Add(48*time.Hour+10*time.Hour), 600) // the key's one hold
 		e, err := s.join("+351910000401", day.Format("2006-01-02"), nil)
@@ -543,7 +543,7 @@ func TestWaitlistTakeWanted(t *testing.T) {
 		_, res, s := openJobShop(t, db, "Wanted", 2)
 		actx := tenant.WithAccount(context.Background(), s.acc.ID)
 		long := s.service("Long cut", 60, 0, 0)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		date := day.Format("2006-01-02")
 		booked := s.fullDay(day)
 		var other []*ent.Appointment // the second barber's day, full too
@@ -606,7 +606,7 @@ func TestWaitlistStartBookedBeforeLock(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, res, s := openJobShop(t, db, "Booked before lock", 1)
-		day := jobsMonday.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		day := jobsTuesday
 		booked := s.fullDay(day)
 		entry, err := s.join("+351910000601", day.Format("2006-01-02"), nil)
 		if err != nil {

@@ -40,6 +40,10 @@ type DB struct {
 	prepares bool
 }
 
+// PostgresConns is how many connections a process opens to PostgreSQL at
+// most (requests, jobs and offer workers share them).
+const PostgresConns = 20
+
 // Open connects to the database named by rawURL: "postgres://..." (or
 // "postgresql://...") for PostgreSQL, "sqlite:PATH" for an SQLite file.
 // It does not migrate; call Migrate.
@@ -64,8 +68,8 @@ func Open(rawURL string) (*DB, error) {
 	}
 	switch dia {
 	case dialect.Postgres:
-		db.SetMaxOpenConns(20)
-		db.SetMaxIdleConns(20)
+		db.SetMaxOpenConns(PostgresConns)
+		db.SetMaxIdleConns(PostgresConns)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	case dialect.SQLite:
 		// One writer at a time is SQLite's nature; a few connections let

@@ -85,16 +85,20 @@ type offerWorkers struct {
 // commit), so on PostgreSQL more passes at once keep the queue of openings
 // short (docs/performance.md: 8 workers gave an offer p99 of 0.6 s where 4
 // gave 2 s; 16 gave 0.32–0.38 s where 8 gave 0.7–1.0 s, and the cancels
-// beside them lost less). Each holds one of the pool's 20 connections
-// while it waits, so requests keep at least 4. SQLite writes one
+// beside them lost less). Each holds one of the pool's connections while
+// it waits, so requests keep requestConns of them. SQLite writes one
 // transaction at a time, and a worker waiting for it holds one of its few
 // connections.
 func (wl *Waitlist) offerWorkerCount() int {
 	if store.SerialWrites(wl.db.Dialect) {
 		return 4
 	}
-	return 16
+	return store.PostgresConns - requestConns
 }
+
+// requestConns are the PostgreSQL connections the offer workers leave to
+// requests and jobs however many openings are due.
+const requestConns = 4
 
 // RunOffers makes the offers of the openings this process commits, with
 // offerWorkerCount workers, until ctx ends: a freeing request answers
