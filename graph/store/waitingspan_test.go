@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,69 @@ WHERE account_id = $1 AND waiting AND `+store.WaitingSpan+` && tstzrange($2, $3,
 		if !strings.Contains(plan, store.WaitingSpanIndex) {
 			t.Errorf("the entries reaching a span were not found by %s:\n%s", store.WaitingSpanIndex, plan)
 		}
+
+		// The freeings' probe, on the generic plan a connection keeps for
+		// it after five runs: made from no values, it must still find the
+		// entries by their span (a plan that walked the entries by earliest
+		// start read every entry waiting in the month before the span).
+		probe, args := store.InsertOpeningStatement(db.Dialect, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour))
+		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE probe AS ` + probe} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		err = conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE probe(`+strings.Join(args, ", ")+`)`).Scan(&plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scans := entryScans(t, plan)
+		if len(scans) == 0 {
+			t.Fatalf("the probe's generic plan reads no waiting entries:\n%s", plan)
+		}
+		for _, s := range scans {
+			if s != store.WaitingSpanIndex {
+				t.Errorf("the probe's generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
+			}
+		}
 	})
+}
+
+// entryScans are the ways a JSON plan reads table waitlist_entries: the
+// index of each scan, or its node type when it uses none.
+func entryScans(t *testing.T, plan string) []string {
+	t.Helper()
+	var root []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(plan), &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	var scans []string
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.Relation == "waitlist_entries" {
+			switch {
+			case n.Index != "":
+				scans = append(scans, n.Index)
+			case n.Type == "Bitmap Heap Scan": // by the bitmaps of its index scans
+				for _, c := range n.Plans {
+					scans = append(scans, c.Index)
+				}
+				return
+			default:
+				scans = append(scans, n.Type)
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(root[0].Plan)
+	return scans
+}
+
+// planNode is a node of a JSON plan, with what entryScans reads.
+type planNode struct {
+	Type     string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Index    string     `json:"Index Name"`
+	Plans    []planNode `json:"Plans"`
 }

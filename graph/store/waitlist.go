@@ -27,13 +27,7 @@ const openingReach = 33 * 24 * time.Hour
 func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
 	dia := db.Dialect
 	probe := func(param func(any) string) (string, error) {
-		account, barber := param(accountID), param(barberID)
-		from, to, active := param(start), param(end), param(now)
-		wanted := wantedSpan(dia, account, barber, from, to, active, param(start.Add(-openingReach)))
-		return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
-SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + `
-WHERE ` + wanted + `
-RETURNING id`, nil
+		return insertOpeningQuery(dia, param, id, accountID, barberID, start, end, now), nil
 	}
 	wrote := false
 	steps := []step{{query: probe, scan: func(rows *sql.Rows) error {
@@ -53,6 +47,21 @@ RETURNING id`, nil
 	}
 	err := db.sequence(ctx, c, "waitlist probe", steps...)
 	return wrote, err
+}
+
+// insertOpeningQuery is InsertOpening's statement, its values named by
+// param.
+func insertOpeningQuery(dia string, param func(any) string, id, accountID, barberID string, start, end, now time.Time) string {
+	account, barber := param(accountID), param(barberID)
+	from, to, active := param(start), param(end), param(now)
+	reachFloor := ""
+	if dia != dialect.Postgres {
+		reachFloor = param(start.Add(-openingReach))
+	}
+	return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + `
+WHERE ` + wantedSpan(dia, account, barber, from, to, active, reachFloor) + `
+RETURNING id`
 }
 
 // wantedSpan is the SQL condition that a waiting entry of the account may
@@ -87,16 +96,21 @@ func wantedSpan(dia, account, barber, from, to, active, reachFloor string) strin
 	gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
 (SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt` + fence + `) g`
 	fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
-	// On PostgreSQL the entries are found by their span's index (the
-	// condition is implied by the two after it); waiting is written
-	// out, not bound, so that every plan may use the partial index.
+	// On PostgreSQL the entries are found by their span's index, and by
+	// nothing else: the span's overlap is the whole condition on their
+	// times, so no plan can walk the B-tree of the entries by earliest
+	// start instead (a generic plan did, over every entry waiting before
+	// the span: 3 ms a probe with 1,000 entries, against 0.6 ms). waiting
+	// is written out, not bound, so that every plan may use the partial
+	// index. SQLite compares the times themselves, its walk of the
+	// entries' earliest start bounded below by reachFloor.
 	reach := ` AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
 	if dia != dialect.Postgres {
 		fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
-		reach = ""
-	}
-	if reachFloor != "" {
-		reach += ` AND w.earliest_start > ` + reachFloor
+		reach = ` AND w.earliest_start < ` + to + ` AND COALESCE(w.window_end, w.latest_end) > ` + from
+		if reachFloor != "" {
+			reach += ` AND w.earliest_start > ` + reachFloor
+		}
 	}
 	hours := ""
 	if dia == dialect.Postgres {
@@ -105,7 +119,6 @@ AND NOT ` + hoursRefuse(barber, from, to)
 	}
 	return `EXISTS (SELECT 1 FROM ` + gap + ` WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
 WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
-AND w.earliest_start < ` + to + ` AND COALESCE(w.window_end, w.latest_end) > ` + from + `
 AND (w.barber_id IS NULL OR w.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM unit_barbers ub WHERE ub.unit_id = w.unit_id AND ub.barber_id = ` + barber + `)
 AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + ` AND bs.service_id = w.service_id)
