@@ -203,6 +203,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
 			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, domain.JobBatch) })
 			r.runJob(ctx, "offer_openings", func() (int, error) { return r.waitlist.OfferOpenings(ctx, domain.JobBatch) })
+			r.runJob(ctx, "analyze_waitlist", func() (int, error) { return r.waitlist.AnalyzeEntries(ctx) })
 		})
 	})
 	periodic.Every(ctx, every, func() {

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/schema/tenant"
@@ -182,11 +180,6 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 	rec, wall = b.sendEach(ctx, joinEndpoint, http.MethodPost, joins)
 	b.addRows(rep, rec, wall, "setup")
 	joined := rec.get(joinEndpoint)
-	if b.floor.db.Dialect == dialect.Postgres {
-		if _, err := b.floor.db.SQL.ExecContext(ctx, "ANALYZE waitlist_entries"); err != nil {
-			return nil, 0, fmt.Errorf("analyze: %w", err)
-		}
-	}
 
 	fmt.Fprintf(b.logOut, "barberbench: cancels with %d entries waiting %s\n", joined.status[http.StatusCreated], b.c.duration)
 	wl.use(wl.with, cancelWaiting)

@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,20 +33,9 @@ func TestWaitingSpanIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		for _, q := range []string{
-			`SET session_replication_role = replica`, // the entries' accounts, units and keys are not made
-			`INSERT INTO waitlist_entries (id, created_at, updated_at, from_date, to_date, weekdays, earliest_start,
-latest_end, window_end, customer_id, client_name, client_phone, offer_hold_seconds, status, waiting,
-account_id, unit_id, service_id, api_key_id)
-SELECT 'wle_' || i, now(), now(), '2027-03-01', '2027-03-01', '[]', t, t + interval '2 hours',
-t + interval '3 hours', 'cli_1', 'Ana', '+351' || i, 600, 'waiting', true, 'acc_1', 'unt_1', 'svc_1', 'key_1'
-FROM generate_series(1, 5000) i,
-LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + (i % 8) * interval '1 hour' AS t) s`,
-			`ANALYZE waitlist_entries`,
-		} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
+		insertEntries(t, conn, 5000)
+		if _, err := conn.ExecContext(ctx, `ANALYZE waitlist_entries`); err != nil {
+			t.Fatal(err)
 		}
 		from := time.Date(2027, 3, 20, 10, 0, 0, 0, time.UTC)
 		var plan string
@@ -61,26 +53,130 @@ WHERE account_id = $1 AND waiting AND `+store.WaitingSpan+` && tstzrange($2, $3,
 		// it after five runs: made from no values, it must still find the
 		// entries by their span (a plan that walked the entries by earliest
 		// start read every entry waiting in the month before the span).
-		probe, args := store.InsertOpeningStatement(db.Dialect, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour))
-		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE probe AS ` + probe} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-		err = conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE probe(`+strings.Join(args, ", ")+`)`).Scan(&plan)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scans := entryScans(t, plan)
-		if len(scans) == 0 {
-			t.Fatalf("the probe's generic plan reads no waiting entries:\n%s", plan)
-		}
-		for _, s := range scans {
+		explain := prepareProbe(t, conn)
+		plan = explain()
+		for _, s := range entryScans(t, plan) {
 			if s != store.WaitingSpanIndex {
 				t.Errorf("the probe's generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
 			}
 		}
 	})
+}
+
+// TestAnalyzeChanged: on PostgreSQL, a connection's plan of the probe,
+// made while no entry waited, scans the table; once thousands joined,
+// AnalyzeChanged gathers the table's statistics, and the connection's
+// plan finds the entries by their span again. Without changes, it does
+// nothing.
+func TestAnalyzeChanged(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if db.Dialect != dialect.Postgres {
+			if done, err := db.AnalyzeChanged(ctx, "waitlist_entries"); done || err != nil {
+				t.Fatalf("SQLite: analyzed %v, %v", done, err)
+			}
+			t.Skip("PostgreSQL's plans; SQLite keeps none")
+		}
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `ANALYZE waitlist_entries`); err != nil {
+			t.Fatal(err)
+		}
+		if done, err := db.AnalyzeChanged(ctx, "waitlist_entries"); done || err != nil {
+			t.Fatalf("nothing changed: analyzed %v, %v", done, err)
+		}
+		explain := prepareProbe(t, conn)
+		if plan := explain(); slices.Contains(entryScans(t, plan), store.WaitingSpanIndex) {
+			t.Fatalf("with no entry, the probe's plan already uses the span's index, and this test shows nothing:\n%s", plan)
+		}
+		insertEntries(t, conn, 5000)
+		if _, err := conn.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		// The inserts' counts reach the statistics when the connection
+		// flushes them, at its next transaction's end.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := conn.ExecContext(ctx, `SELECT 1`); err != nil {
+				t.Fatal(err)
+			}
+			done, err := db.AnalyzeChanged(ctx, "waitlist_entries")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("5,000 new entries did not make the statistics stale")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		plan := explain()
+		for _, s := range entryScans(t, plan) {
+			if s != store.WaitingSpanIndex {
+				t.Errorf("after the analyze, the connection's plan reads the entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
+			}
+		}
+		if done, err := db.AnalyzeChanged(ctx, "waitlist_entries"); done || err != nil {
+			t.Errorf("just analyzed: analyzed again %v, %v", done, err)
+		}
+	})
+}
+
+// insertEntries inserts n waiting entries over two months of March 2027,
+// in account acc_1 (whose account, units and keys are not made).
+func insertEntries(t *testing.T, conn *sql.Conn, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`SET session_replication_role = replica`,
+		`INSERT INTO waitlist_entries (id, created_at, updated_at, from_date, to_date, weekdays, earliest_start,
+latest_end, window_end, customer_id, client_name, client_phone, offer_hold_seconds, status, waiting,
+account_id, unit_id, service_id, api_key_id)
+SELECT 'wle_' || i, now(), now(), '2027-03-01', '2027-03-01', '[]', t, t + interval '2 hours',
+t + interval '3 hours', 'cli_1', 'Ana', '+351' || i, 600, 'waiting', true, 'acc_1', 'unt_1', 'svc_1', 'key_1'
+FROM generate_series(1, ` + strconv.Itoa(n) + `) i,
+LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + (i % 8) * interval '1 hour' AS t) s`,
+		`SET session_replication_role = DEFAULT`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// prepareProbe prepares the freeings' probe on conn, as the statement
+// cache does, to be run on its generic plan (the plan a connection keeps
+// after five runs), and returns what EXPLAIN says of that plan each time
+// it is called: made from no values, it must still find the entries by
+// their span (a plan that walked them by earliest start read every entry
+// waiting in the month before the span).
+func prepareProbe(t *testing.T, conn *sql.Conn) func() string {
+	t.Helper()
+	ctx := context.Background()
+	from := time.Date(2027, 3, 20, 10, 0, 0, 0, time.UTC)
+	probe, args := store.InsertOpeningStatement(dialect.Postgres, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour))
+	for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE probe AS ` + probe} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return func() string {
+		t.Helper()
+		var plan string
+		if err := conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE probe(`+strings.Join(args, ", ")+`)`).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		if len(entryScans(t, plan)) == 0 {
+			t.Fatalf("the probe's plan reads no waiting entries:\n%s", plan)
+		}
+		return plan
+	}
 }
 
 // entryScans are the ways a JSON plan reads table waitlist_entries: the

@@ -444,6 +444,19 @@ func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
 }
 
+// AnalyzeEntries gathers the waiting entries' planner statistics when
+// they are stale (store.AnalyzeChanged), and says whether it did: the
+// freeings' probe then finds the entries by their span's index within
+// seconds of a wave of joins, where the plans its connections made with
+// few entries waiting would scan them all. A job, every second.
+func (wl *Waitlist) AnalyzeEntries(ctx context.Context) (int, error) {
+	done, err := wl.db.AnalyzeChanged(ctx, waitlistentry.Table)
+	if done {
+		return 1, err
+	}
+	return 0, err
+}
+
 // spanReaches selects, on PostgreSQL, the waiting entries whose span
 // (store.WaitingSpan) overlaps from to to: implied by the query's other
 // conditions, it lets the span's index find them. waiting is written out,

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+
+	"entgo.io/ent/dialect"
+	"github.com/lib/pq"
+)
+
+// Planner statistics. PostgreSQL plans a statement a connection keeps
+// (the statement cache) once, from the statistics of the tables it reads
+// at the time, and plans it again only when they are gathered anew. A
+// table that grows from a few rows to thousands in seconds (the waiting
+// entries, when a chatbot joins many clients at once) keeps the plans
+// made for a few: read by a scan of every row. Autovacuum gathers them
+// again when a tenth of the rows changed, but looks only once a minute.
+
+// analyzeRows and analyzeGrowth say when a table's statistics are stale:
+// it holds more rows than analyzeGrowth times those they counted, and
+// analyzeRows more. A plan chooses between a scan and an index by the
+// table's size, so only growth calls for new plans; statistics gathered
+// at each doubling cost a growing table few new plans (each connection
+// plans every statement that reads it anew).
+const (
+	analyzeRows   = 50
+	analyzeGrowth = 2
+)
+
+// statsFence is the first key of the advisory lock that lets one process
+// at a time gather a table's statistics (the second is the table's hash).
+const statsFence = "4243"
+
+// AnalyzeChanged gathers PostgreSQL's planner statistics of table when
+// they are stale (analyzeRows, analyzeGrowth), the database user owns it
+// (ANALYZE skips a table it does not) and no other process is gathering
+// them, and reports whether it did: run every second or so, the
+// plans of the statements that read the table follow its growth within
+// seconds, not autovacuum's minute. SQLite keeps no plans across
+// statements: nothing to do.
+func (db *DB) AnalyzeChanged(ctx context.Context, table string) (bool, error) {
+	if db.Dialect != dialect.Postgres {
+		return false, nil
+	}
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var stale bool
+	err = tx.QueryRowContext(ctx, `SELECT s.n_live_tup > `+strconv.Itoa(analyzeGrowth)+` * GREATEST(c.reltuples, 0) + `+strconv.Itoa(analyzeRows)+` AND pg_has_role(c.relowner, 'USAGE')
+AND pg_try_advisory_xact_lock(`+statsFence+`, hashtext(c.relname))
+FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to_regclass($1)`, table).Scan(&stale)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !stale {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `ANALYZE `+pq.QuoteIdentifier(table)); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
