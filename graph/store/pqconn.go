@@ -214,15 +214,6 @@ func (c *pqConn) ExecContext(ctx context.Context, query string, args []driver.Na
 // longest lists are of a unit's barbers), so the bound is seldom reached.
 const maxStatements = 128
 
-// PlanEachRun, anywhere in a statement's text, keeps the statement out of
-// the statement cache: PostgreSQL then plans it for each run's arguments.
-// It is for a statement whose good plan depends on them, where a generic
-// plan, blind to them, may pick another index: the offer pass's waiting
-// entries, found by their span's GiST index, were read by a B-tree walk of
-// every waiting entry before the freed time, generically planned, 15 ms
-// where the span's index takes 0.3 ms (docs/performance.md).
-const PlanEachRun = "/* plan each run */"
-
 // prepared is the statement cache. PostgreSQL plans an unprepared
 // statement every time it runs; a statement prepared once on the
 // connection and run again (its text the same, its arguments bound anew)
@@ -231,9 +222,9 @@ const PlanEachRun = "/* plan each run */"
 // a barber's day, one statement, ran 2.7 times as often prepared
 // (docs/performance.md). It returns nil for a statement that runs
 // unprepared: without arguments (a simple query, which may hold several
-// statements), marked PlanEachRun, with the cache off or full.
+// statements), with the cache off or full.
 func (c *pqConn) prepared(ctx context.Context, query string, args []driver.NamedValue) (driver.Stmt, error) {
-	if c.stmts == nil || len(args) == 0 || strings.Contains(query, PlanEachRun) {
+	if c.stmts == nil || len(args) == 0 {
 		return nil, nil
 	}
 	if st, ok := c.stmts[query]; ok {

@@ -16,9 +16,8 @@ import (
 // barberd's), that a connection keeps a statement with arguments prepared
 // and runs it again on its plan, that statement_cache=off prepares nothing,
 // that a statement the server forgot (DISCARD ALL, as a pooler does) is
-// prepared again without failing a statement outside a transaction, that
-// a statement marked store.PlanEachRun is never prepared, and that a bad
-// statement_cache value is refused.
+// prepared again without failing a statement outside a transaction, and
+// that a bad statement_cache value is refused.
 func TestStatementCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -100,23 +99,6 @@ func TestStatementCache(t *testing.T) {
 		}
 		if custom, generic := plans(t, db); custom != -1 || generic != -1 {
 			t.Errorf("statement_cache=off: the query was prepared (%d, %d runs)", custom, generic)
-		}
-	})
-	t.Run("plan each run", func(t *testing.T) {
-		db := oneConn(t, dbURL)
-		var n int
-		for range 8 {
-			if err := db.SQL.QueryRowContext(ctx, store.PlanEachRun+" "+query, "no_such_table").Scan(&n); err != nil || n != 0 {
-				t.Fatalf("count: %d, %v", n, err)
-			}
-		}
-		var prepared int
-		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE $1`,
-			"%"+store.PlanEachRun+"%").Scan(&prepared); err != nil {
-			t.Fatal(err)
-		}
-		if prepared != 0 {
-			t.Errorf("a statement marked PlanEachRun was prepared (%d statements)", prepared)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {

@@ -3,9 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +31,7 @@ func TestWaitingSpanIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		insertEntries(t, conn, 5000)
+		storetest.InsertWaitingEntries(t, conn, 5000)
 		if _, err := conn.ExecContext(ctx, `ANALYZE waitlist_entries`); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +53,7 @@ WHERE account_id = $1 AND waiting AND `+store.WaitingSpan+` && tstzrange($2, $3,
 		// start read every entry waiting in the month before the span).
 		explain := prepareProbe(t, conn)
 		plan = explain()
-		for _, s := range entryScans(t, plan) {
+		for _, s := range storetest.EntryScans(t, plan) {
 			if s != store.WaitingSpanIndex {
 				t.Errorf("the probe's generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
 			}
@@ -90,10 +88,10 @@ func TestAnalyzeChanged(t *testing.T) {
 			t.Fatalf("nothing changed: analyzed %v, %v", done, err)
 		}
 		explain := prepareProbe(t, conn)
-		if plan := explain(); slices.Contains(entryScans(t, plan), store.WaitingSpanIndex) {
+		if plan := explain(); slices.Contains(storetest.EntryScans(t, plan), store.WaitingSpanIndex) {
 			t.Fatalf("with no entry, the probe's plan already uses the span's index, and this test shows nothing:\n%s", plan)
 		}
-		insertEntries(t, conn, 5000)
+		storetest.InsertWaitingEntries(t, conn, 5000)
 		if _, err := conn.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +115,7 @@ func TestAnalyzeChanged(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		plan := explain()
-		for _, s := range entryScans(t, plan) {
+		for _, s := range storetest.EntryScans(t, plan) {
 			if s != store.WaitingSpanIndex {
 				t.Errorf("after the analyze, the connection's plan reads the entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
 			}
@@ -126,28 +124,6 @@ func TestAnalyzeChanged(t *testing.T) {
 			t.Errorf("just analyzed: analyzed again %v, %v", done, err)
 		}
 	})
-}
-
-// insertEntries inserts n waiting entries over two months of March 2027,
-// in account acc_1 (whose account, units and keys are not made).
-func insertEntries(t *testing.T, conn *sql.Conn, n int) {
-	t.Helper()
-	ctx := context.Background()
-	for _, q := range []string{
-		`SET session_replication_role = replica`,
-		`INSERT INTO waitlist_entries (id, created_at, updated_at, from_date, to_date, weekdays, earliest_start,
-latest_end, window_end, customer_id, client_name, client_phone, offer_hold_seconds, status, waiting,
-account_id, unit_id, service_id, api_key_id)
-SELECT 'wle_' || i, now(), now(), '2027-03-01', '2027-03-01', '[]', t, t + interval '2 hours',
-t + interval '3 hours', 'cli_1', 'Ana', '+351' || i, 600, 'waiting', true, 'acc_1', 'unt_1', 'svc_1', 'key_1'
-FROM generate_series(1, ` + strconv.Itoa(n) + `) i,
-LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + (i % 8) * interval '1 hour' AS t) s`,
-		`SET session_replication_role = DEFAULT`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 }
 
 // prepareProbe prepares the freeings' probe on conn, as the statement
@@ -172,49 +148,9 @@ func prepareProbe(t *testing.T, conn *sql.Conn) func() string {
 		if err := conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE probe(`+strings.Join(args, ", ")+`)`).Scan(&plan); err != nil {
 			t.Fatal(err)
 		}
-		if len(entryScans(t, plan)) == 0 {
+		if len(storetest.EntryScans(t, plan)) == 0 {
 			t.Fatalf("the probe's plan reads no waiting entries:\n%s", plan)
 		}
 		return plan
 	}
-}
-
-// entryScans are the ways a JSON plan reads table waitlist_entries: the
-// index of each scan, or its node type when it uses none.
-func entryScans(t *testing.T, plan string) []string {
-	t.Helper()
-	var root []struct{ Plan planNode }
-	if err := json.Unmarshal([]byte(plan), &root); err != nil || len(root) != 1 {
-		t.Fatalf("plan %s: %v", plan, err)
-	}
-	var scans []string
-	var walk func(n planNode)
-	walk = func(n planNode) {
-		if n.Relation == "waitlist_entries" {
-			switch {
-			case n.Index != "":
-				scans = append(scans, n.Index)
-			case n.Type == "Bitmap Heap Scan": // by the bitmaps of its index scans
-				for _, c := range n.Plans {
-					scans = append(scans, c.Index)
-				}
-				return
-			default:
-				scans = append(scans, n.Type)
-			}
-		}
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	walk(root[0].Plan)
-	return scans
-}
-
-// planNode is a node of a JSON plan, with what entryScans reads.
-type planNode struct {
-	Type     string     `json:"Node Type"`
-	Relation string     `json:"Relation Name"`
-	Index    string     `json:"Index Name"`
-	Plans    []planNode `json:"Plans"`
 }

@@ -52,21 +52,7 @@ func (wl *Waitlist) offerFreed(ctx context.Context, tx *ent.Tx, accountID, barbe
 	}
 	var prev *ent.WaitlistEntry
 	for !p.taken() {
-		q := tx.WaitlistEntry.Query().Where(
-			waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.EarliestStartLT(last.End),
-			waitlistentry.LatestEndGT(first.Start), waitlistentry.LatestEndGT(now),
-			waitlistentry.Or(waitlistentry.WindowEndIsNil(), waitlistentry.WindowEndGT(first.Start)),
-			waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
-			// Of the barber's units and services: the others' catalog
-			// lookups would only find the barber not eligible.
-			ofBarber(barberID),
-			waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()),
-			spanReaches(wl.db.Dialect, first.Start, last.End))
-		if prev != nil {
-			q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
-				waitlistentry.And(waitlistentry.CreatedAt(prev.CreatedAt), waitlistentry.IDGT(prev.ID))))
-		}
-		es, err := q.Order(waitlistentry.ByCreatedAt(), waitlistentry.ByID()).Limit(candidatePage).All(ctx)
+		es, err := candidates(tx.WaitlistEntry, wl.db.Dialect, accountID, barberID, first.Start, last.End, now, prev).All(ctx)
 		if err != nil {
 			return p.made, p.seen, err
 		}
@@ -457,19 +443,41 @@ func (wl *Waitlist) AnalyzeEntries(ctx context.Context) (int, error) {
 	return 0, err
 }
 
-// spanReaches selects, on PostgreSQL, the waiting entries whose span
-// (store.WaitingSpan) overlaps from to to: implied by the query's other
-// conditions, it lets the span's index find them. waiting is written out,
-// not bound, so that every plan may use the partial index; the query is
-// planned for each run's span (store.PlanEachRun), as a generic plan walks
-// another index.
-func spanReaches(dia string, from, to time.Time) predicate.WaitlistEntry {
+// candidates are a page of the account's waiting entries that may want the
+// barber's time freed from from to to as of now, oldest first, after prev
+// (nil: from the oldest): those waiting for that barber or any, at one of
+// the barber's units for one of its services (the others' catalog lookups
+// would only find the barber not eligible), with a key not revoked, whose
+// times reach the freed time (timesReach).
+func candidates(c *ent.WaitlistEntryClient, dia, accountID, barberID string, from, to, now time.Time, prev *ent.WaitlistEntry) *ent.WaitlistEntryQuery {
+	q := c.Query().Where(
+		waitlistentry.AccountID(accountID), waitlistentry.Waiting(true), waitlistentry.LatestEndGT(now),
+		waitlistentry.Or(waitlistentry.BarberIDIsNil(), waitlistentry.BarberID(barberID)),
+		ofBarber(barberID),
+		waitlistentry.HasAPIKeyWith(apikey.RevokedAtIsNil()),
+		timesReach(dia, from, to))
+	if prev != nil {
+		q.Where(waitlistentry.Or(waitlistentry.CreatedAtGT(prev.CreatedAt),
+			waitlistentry.And(waitlistentry.CreatedAt(prev.CreatedAt), waitlistentry.IDGT(prev.ID))))
+	}
+	return q.Order(waitlistentry.ByCreatedAt(), waitlistentry.ByID()).Limit(candidatePage)
+}
+
+// timesReach selects the entries whose times reach from to to. On
+// PostgreSQL that is their span's overlap (store.WaitingSpan), and nothing
+// else, so that every plan finds them by the span's index, the generic
+// plan a connection keeps included (one that could walk the B-tree of the
+// entries by earliest start did, over every entry waiting before the freed
+// time); waiting is written out, not bound, so that the plan may use the
+// partial index. SQLite compares the times.
+func timesReach(dia string, from, to time.Time) predicate.WaitlistEntry {
+	if dia != dialect.Postgres {
+		return waitlistentry.And(waitlistentry.EarliestStartLT(to), waitlistentry.LatestEndGT(from),
+			waitlistentry.Or(waitlistentry.WindowEndIsNil(), waitlistentry.WindowEndGT(from)))
+	}
 	return func(s *sql.Selector) {
-		if dia != dialect.Postgres {
-			return
-		}
 		s.Where(sql.P(func(b *sql.Builder) {
-			b.WriteString(store.PlanEachRun + " waiting AND " + store.WaitingSpan + " && tstzrange(").Arg(from).WriteString(", ").Arg(to).WriteString(", '[)')")
+			b.WriteString("waiting AND " + store.WaitingSpan + " && tstzrange(").Arg(from).WriteString(", ").Arg(to).WriteString(", '[)')")
 		}))
 	}
 }

@@ -1,0 +1,75 @@
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"testing"
+)
+
+// What tests of PostgreSQL's plans share.
+
+// InsertWaitingEntries inserts n waiting entries of account acc_1 over
+// the two months from March 2027, for unit unt_1, service svc_1 and key
+// key_1 (none of which it makes: it inserts as a replica, without the
+// foreign keys' checks).
+func InsertWaitingEntries(t *testing.T, conn *sql.Conn, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`SET session_replication_role = replica`,
+		`INSERT INTO waitlist_entries (id, created_at, updated_at, from_date, to_date, weekdays, earliest_start,
+latest_end, window_end, customer_id, client_name, client_phone, offer_hold_seconds, status, waiting,
+account_id, unit_id, service_id, api_key_id)
+SELECT 'wle_' || i, now(), now(), '2027-03-01', '2027-03-01', '[]', t, t + interval '2 hours',
+t + interval '3 hours', 'cli_1', 'Ana', '+351' || i, 600, 'waiting', true, 'acc_1', 'unt_1', 'svc_1', 'key_1'
+FROM generate_series(1, ` + strconv.Itoa(n) + `) i,
+LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + (i % 8) * interval '1 hour' AS t) s`,
+		`SET session_replication_role = DEFAULT`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// EntryScans are the ways a JSON plan reads table waitlist_entries: the
+// index of each scan, or its node type when it uses none.
+func EntryScans(t *testing.T, plan string) []string {
+	t.Helper()
+	var root []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(plan), &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	var scans []string
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.Relation == "waitlist_entries" {
+			switch {
+			case n.Index != "":
+				scans = append(scans, n.Index)
+			case n.Type == "Bitmap Heap Scan": // by the bitmaps of its index scans
+				for _, c := range n.Plans {
+					scans = append(scans, c.Index)
+				}
+				return
+			default:
+				scans = append(scans, n.Type)
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(root[0].Plan)
+	return scans
+}
+
+// planNode is a node of a JSON plan, with what EntryScans reads.
+type planNode struct {
+	Type     string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Index    string     `json:"Index Name"`
+	Plans    []planNode `json:"Plans"`
+}

@@ -1,0 +1,81 @@
+package waitlist
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/tenant"
+	"barberd/ent/waitlistentry"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// TestCandidatesPlan: on PostgreSQL, the offer pass's query of the waiting
+// entries that may want freed time finds them by their span's index on
+// the generic plan a connection keeps for it after five runs, with
+// thousands waiting over two months: made from no values, that plan must
+// not walk the entries by earliest start, or by anything else.
+func TestCandidatesPlan(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect != dialect.Postgres {
+			t.Skip("PostgreSQL's plans; SQLite walks the index by earliest start")
+		}
+		ctx := context.Background()
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		storetest.InsertWaitingEntries(t, conn, 5000)
+		if _, err := conn.ExecContext(ctx, `ANALYZE `+waitlistentry.Table); err != nil {
+			t.Fatal(err)
+		}
+		counted, log := storetest.Counting(db)
+		from := time.Date(2027, 3, 20, 10, 0, 0, 0, time.UTC)
+		es, err := candidates(counted.WaitlistEntry, db.Dialect, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour), nil).
+			All(tenant.System(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 0 { // brb_1 has neither the unit nor the service
+			t.Errorf("%d candidates, want none", len(es))
+		}
+		lines := log.Take()
+		if len(lines) != 1 {
+			t.Fatalf("statements: %q", lines)
+		}
+		query := lines[0][strings.Index(lines[0], "query=")+len("query=") : strings.LastIndex(lines[0], " args=")]
+		params := 0
+		for _, m := range regexp.MustCompile(`\$(\d+)`).FindAllStringSubmatch(query, -1) {
+			n, _ := strconv.Atoi(m[1])
+			params = max(params, n)
+		}
+		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE candidates AS ` + query} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		// A generic plan is the same whatever the values: none.
+		var plan string
+		err = conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE candidates(`+strings.Repeat("NULL, ", params-1)+`NULL)`).Scan(&plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scans := storetest.EntryScans(t, plan)
+		if len(scans) == 0 {
+			t.Fatalf("the candidates' plan reads no waiting entries:\n%s", plan)
+		}
+		for _, s := range scans {
+			if s != store.WaitingSpanIndex {
+				t.Errorf("the candidates' generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
+			}
+		}
+	})
+}
