@@ -115,7 +115,7 @@ func wantedSpan(dia, account, barber, from, to, active, reachFloor string) strin
 	hours := ""
 	if dia == dialect.Postgres {
 		hours = `
-AND NOT ` + hoursRefuse(barber, from, to)
+AND NOT barberd_hours_refuse(` + barber + `, w.unit_id, ` + from + `, ` + to + `, g.prev, g.nxt, s.duration_minutes, s.buffer_minutes)`
 	}
 	return `EXISTS (SELECT 1 FROM ` + gap + ` WHERE EXISTS (SELECT 1 FROM waitlist_entries w JOIN services s ON s.id = w.service_id
 WHERE w.account_id = ` + account + ` AND w.waiting` + reach + `
@@ -125,11 +125,11 @@ AND EXISTS (SELECT 1 FROM barber_services bs WHERE bs.barber_id = ` + barber + `
 AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)` + hours + `))`
 }
 
-// hoursRefuse is PostgreSQL's condition, inside wantedSpan's walk of the
-// entries (w, its service s, the gap g), that the barber's working hours
-// at the entry's unit leave no start for the entry's service that could
-// touch the span from from to to: a start s lies between the gap's start
-// and the span's end, its block (service and buffer) ends after the span
+// hoursRefuse is PostgreSQL's condition that the barber's working hours
+// at the unit leave no start for a service of duration minutes (and
+// buffer) that could touch the span from from to to, in the gap from prev
+// to nxt (NULL: open): a start s lies between the gap's start and the
+// span's end, its block (service and buffer) ends after the span
 // starts and by the gap's end, and its service lies in one working span
 // of the day (hours less breaks; the buffer may run past it), as the slot
 // engine has it. The earliest such start in a working span is the
@@ -142,8 +142,9 @@ AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)` + hours + `))`
 // off, the slot grid and the lead only narrow the starts further). A
 // freeing next to a break or the day's end, whose gap the break or the
 // night makes long, then costs no offer pass for services the working
-// span cannot take.
-func hoursRefuse(barber, from, to string) string {
+// span cannot take. wantedSpan asks it for each entry whose service fits
+// the gap, through barberd_hours_refuse (postgresHoursRefuse).
+func hoursRefuse(barber, unit, from, to, prev, nxt, duration, buffer string) string {
 	const clock = `'^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$'`
 	// at is the instant of the wall time t (HH:MM) on r.d at the unit;
 	// NULL, where no cast can fail, for a t that is not a clock time (the
@@ -160,11 +161,11 @@ func hoursRefuse(barber, from, to string) string {
 JOIN working_hours h ON h.unit_id = u.id AND h.barber_id = ` + barber + `
 CROSS JOIN LATERAL (SELECT CASE WHEN barberd_zone_known(u.timezone) THEN u.timezone END AS tz OFFSET 0) z
 CROSS JOIN LATERAL (SELECT
-  GREATEST(g.prev, ` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AS lo,
-  LEAST(g.nxt - (s.duration_minutes + s.buffer_minutes) * interval '1 minute', ` + to + `) AS hi,
-  s.duration_minutes * interval '1 minute' AS dur,
-  ((` + from + ` - (s.duration_minutes + s.buffer_minutes) * interval '1 minute') AT TIME ZONE z.tz)::date AS d OFFSET 0) r
-WHERE u.id = w.unit_id AND h.weekday = EXTRACT(DOW FROM r.d)
+  GREATEST(` + prev + `, ` + from + ` - (` + duration + ` + ` + buffer + `) * interval '1 minute') AS lo,
+  LEAST(` + nxt + ` - (` + duration + ` + ` + buffer + `) * interval '1 minute', ` + to + `) AS hi,
+  ` + duration + ` * interval '1 minute' AS dur,
+  ((` + from + ` - (` + duration + ` + ` + buffer + `) * interval '1 minute') AT TIME ZONE z.tz)::date AS d OFFSET 0) r
+WHERE u.id = ` + unit + ` AND h.weekday = EXTRACT(DOW FROM r.d)
 AND ((` + to + ` - interval '1 microsecond') AT TIME ZONE z.tz)::date = r.d
 AND ((r.d + 1)::timestamp AT TIME ZONE z.tz) - (r.d::timestamp AT TIME ZONE z.tz) = interval '24 hours'
 AND h.opens_at ~ ` + clock + ` AND h.closes_at ~ ` + clock + `
@@ -174,6 +175,21 @@ AND NOT EXISTS (SELECT 1 FROM (SELECT r.lo AS c UNION ALL SELECT ` + at("h.opens
   UNION ALL SELECT ` + at(part("2")) + ` FROM ` + breaks + `) starts
   WHERE starts.c >= r.lo AND starts.c <= r.hi AND starts.c >= ` + at("h.opens_at") + ` AND starts.c + r.dur <= ` + at("h.closes_at") + `
   AND NOT EXISTS (SELECT 1 FROM ` + breaks + ` WHERE ` + at(part("1")) + ` < starts.c + r.dur AND ` + at(part("2")) + ` > starts.c)))`
+}
+
+// postgresHoursRefuse is barberd_hours_refuse(barber, unit, from, to,
+// prev, nxt, duration, buffer), hoursRefuse as a function: wantedSpan
+// calls it only for the entries whose service fits the gap, where the
+// condition written inline was planned, and set up to run, with every
+// probe (about 0.1 ms a probe with no entry to ask it for). PL/pgSQL
+// keeps its plan for the session; stable, it reads the snapshot of the
+// statement that calls it.
+var postgresHoursRefuse = []string{
+	`CREATE OR REPLACE FUNCTION barberd_hours_refuse(p_barber text, p_unit text, p_from timestamptz, p_to timestamptz,
+		p_prev timestamptz, p_nxt timestamptz, p_duration bigint, p_buffer bigint) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
+		BEGIN
+			RETURN ` + hoursRefuse("p_barber", "p_unit", "p_from", "p_to", "p_prev", "p_nxt", "p_duration", "p_buffer") + `;
+		END $$`,
 }
 
 // postgresZoneKnown is barberd_zone_known(name): whether PostgreSQL knows
