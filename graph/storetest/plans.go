@@ -6,9 +6,35 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/graph/store"
 )
 
 // What tests of PostgreSQL's plans share.
+
+// AnalyzedEntries gives a test of PostgreSQL's plans a connection to db
+// on which n waiting entries (InsertWaitingEntries) were inserted and
+// their statistics gathered; it skips the test on SQLite, whose planner
+// keeps no plans and which walks the entries by earliest start.
+func AnalyzedEntries(t *testing.T, db *store.DB, n int) *sql.Conn {
+	t.Helper()
+	if db.Dialect != dialect.Postgres {
+		t.Skip("PostgreSQL's plans")
+	}
+	ctx := context.Background()
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	InsertWaitingEntries(t, conn, n)
+	if _, err := conn.ExecContext(ctx, `ANALYZE waitlist_entries`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
 
 // InsertWaitingEntries inserts n waiting entries of account acc_1 over
 // the two months from March 2027, for unit unt_1, service svc_1 and key

@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"barberd/ent/schema/tenant"
-	"barberd/ent/waitlistentry"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -24,19 +21,8 @@ import (
 func TestCandidatesPlan(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		if db.Dialect != dialect.Postgres {
-			t.Skip("PostgreSQL's plans; SQLite walks the index by earliest start")
-		}
 		ctx := context.Background()
-		conn, err := db.SQL.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		storetest.InsertWaitingEntries(t, conn, 5000)
-		if _, err := conn.ExecContext(ctx, `ANALYZE `+waitlistentry.Table); err != nil {
-			t.Fatal(err)
-		}
+		conn := storetest.AnalyzedEntries(t, db, 5000)
 		counted, log := storetest.Counting(db)
 		from := time.Date(2027, 3, 20, 10, 0, 0, 0, time.UTC)
 		es, err := candidates(counted.WaitlistEntry, db.Dialect, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour), nil).
