@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
@@ -28,6 +29,9 @@ const (
 	analyzeRows   = 50
 	analyzeGrowth = 2
 )
+
+// analyzeWait bounds how long AnalyzeChanged waits for the table's lock.
+const analyzeWait = 200 * time.Millisecond
 
 // statsFence is the first key of the advisory lock that lets one process
 // at a time gather a table's statistics (the second is the table's hash).
@@ -59,7 +63,16 @@ FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to
 	if err != nil {
 		return false, err
 	}
+	// ANALYZE waits for a VACUUM of the table (or an index built
+	// concurrently): the job that runs it expires holds too, so it waits
+	// no more than analyzeWait, and tries again next time.
+	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = `+strconv.Itoa(int(analyzeWait.Milliseconds()))); err != nil {
+		return false, err
+	}
 	if _, err := tx.ExecContext(ctx, `ANALYZE `+pq.QuoteIdentifier(table)); err != nil {
+		if pe := (*pq.Error)(nil); errors.As(err, &pe) && pe.Code == "55P03" {
+			return false, nil // lock_not_available
+		}
 		return false, err
 	}
 	return true, tx.Commit()

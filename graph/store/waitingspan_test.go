@@ -86,11 +86,43 @@ func TestAnalyzeChanged(t *testing.T) {
 		}
 		// The inserts' counts reach the statistics when the connection
 		// flushes them, at its next transaction's end.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		flushed := func() {
+			t.Helper()
 			if _, err := conn.ExecContext(ctx, `SELECT 1`); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// While a VACUUM holds the table (here a lock in its mode), the
+		// job waits a moment and gives up until next time.
+		vacuum, err := db.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := vacuum.ExecContext(ctx, `LOCK TABLE waitlist_entries IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
+			t.Fatal(err)
+		}
+		// Until the counts are flushed the statistics look fresh, and
+		// nothing waits: the call that waited (lock_timeout) is the one
+		// that tried.
+		began := time.Now()
+		for waited := false; !waited; {
+			if time.Since(began) > 10*time.Second {
+				t.Fatal("AnalyzeChanged never waited for the locked table")
+			}
+			flushed()
+			call := time.Now()
+			done, err := db.AnalyzeChanged(ctx, "waitlist_entries")
+			if done || err != nil {
+				t.Fatalf("with the table locked: analyzed %v, %v", done, err)
+			}
+			waited = time.Since(call) >= 150*time.Millisecond
+		}
+		if err := vacuum.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			flushed()
 			done, err := db.AnalyzeChanged(ctx, "waitlist_entries")
 			if err != nil {
 				t.Fatal(err)
