@@ -70,8 +70,8 @@ FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to
 		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, `ANALYZE `+pq.QuoteIdentifier(table)); err != nil {
-		if pe := (*pq.Error)(nil); errors.As(err, &pe) && pe.Code == "55P03" {
-			return false, nil // lock_not_available
+		if Classify(err) == Retry { // lock_not_available, after analyzeWait
+			return false, nil
 		}
 		return false, err
 	}
