@@ -230,14 +230,20 @@ func TestSharedRateLimitRedisGone(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 		p.close() // Redis goes away mid-traffic
-		time.Sleep(700 * time.Millisecond)
+		// The next limit check sees it; on a loaded machine the requests
+		// in flight may take a while to get there, so the traffic goes on
+		// until it does, for at most 10 s.
+		for deadline := time.Now().Add(10 * time.Second); state.Load() != 2 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // and requests go on passing without it
 		close(stop)
 		wg.Wait()
 		if n := failed.Load(); n != 0 {
 			t.Errorf("%d requests failed while Redis went away", n)
 		}
 		if state.Load() != 2 {
-			t.Errorf("limits still reported shared after Redis went away")
+			t.Errorf("limits still reported shared 10 s after Redis went away")
 		}
 		mu.Lock()
 		if !strings.Contains(logged.String(), "Redis unreachable") {

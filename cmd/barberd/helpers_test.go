@@ -88,8 +88,9 @@ func runCLI(t testing.TB, dir string, args ...string) (stdout, stderr string, co
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("barberd %s: %v", strings.Join(args, " "), err)
+		if _, ok := err.(*exec.ExitError); !ok || ctx.Err() != nil {
+			// What it said before it was stopped tells where it waited.
+			t.Fatalf("barberd %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
 		}
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
