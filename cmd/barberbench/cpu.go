@@ -68,6 +68,11 @@ func (s cpuSample) since(before cpuSample) cpuSample {
 	return cpuSample{s.server - before.server, s.database - before.database}
 }
 
+// plus is the CPU of two spans together.
+func (s cpuSample) plus(o cpuSample) cpuSample {
+	return cpuSample{s.server + o.server, s.database + o.database}
+}
+
 // processCPU is the user and system CPU seconds a process has spent.
 func processCPU(pid int) (float64, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -189,8 +189,8 @@ func checkWaitlist(t *testing.T, db *store.DB, rep *Report) {
 		t.Errorf("waitlist: %d offers, %d untraced, %d double", w.Offers, w.Untraced, w.DoubleOffers)
 	case w.OfferP99Ms <= 0 || w.OpeningsLeft != 0:
 		t.Errorf("waitlist: offer p99 %.1f ms, %d freed times left undone", w.OfferP99Ms, w.OpeningsLeft)
-	case w.CancelAlonePerSec <= 0 || w.ThroughputRatio <= 0:
-		t.Errorf("waitlist: cancels %.1f/s alone, ratio %.2f", w.CancelAlonePerSec, w.ThroughputRatio)
+	case w.CancelAlonePerSec <= 0 || w.CancelBeforePerSec <= 0 || w.CancelAfterPerSec <= 0 || w.ThroughputRatio <= 0:
+		t.Errorf("waitlist: cancels %.1f/s alone (%.1f before, %.1f after), ratio %.2f", w.CancelAlonePerSec, w.CancelBeforePerSec, w.CancelAfterPerSec, w.ThroughputRatio)
 	}
 	// Only the matchable entries can be offered a single cancel's start.
 	if w.Offers > w.Matchable || w.WaitingAtEnd < w.Entries-w.Matchable {

@@ -17,10 +17,14 @@ import (
 )
 
 // The waitlist scenario cancels booked appointments on fully booked days
-// (seed --full-days) in two phases of equal pools: first with no waitlist,
-// then with --waitlist waiting entries joined over REST in between, and
-// reports the second phase's cancel throughput against the first's and
-// how soon each cancel's offer was made. Its pools are read from the
+// (seed --full-days) in three phases: with no waitlist for half of
+// --duration, then for --duration with --waitlist waiting entries joined
+// over REST, and after they leave, with none again for the other half. It
+// reports the middle phase's cancel throughput against the outer two
+// together, which brackets it (the database grows and the machine's other
+// load moves through the run, so a phase measured only before would hold
+// that drift against the waitlist), and how soon each cancel's offer was
+// made. Its pools are read from the
 // database (--database-url): there is no REST listing of a day's bookings.
 // The cancels of a pool are never adjacent bookings of a barber, so a
 // cancel frees one short start and no more: entries for the unit's longest
@@ -31,6 +35,7 @@ import (
 // waitlistRun is the waitlist scenario's state.
 type waitlistRun struct {
 	warm, none, with []pooled    // the appointments each phase cancels
+	after            []pooled    // those of the phase with none after the entries left
 	pool             chan pooled // the current phase's
 	series           string      // the current phase's endpoint name
 	dry              atomic.Bool // the phase ran out of appointments before its end
@@ -48,13 +53,15 @@ type pooled struct {
 // Names of the cancel phases' endpoints.
 const (
 	cancelAlone   = "POST /appointments/{id}/cancel, no waitlist"
+	cancelAfter   = "POST /appointments/{id}/cancel, no waitlist (after)"
 	cancelWaiting = "POST /appointments/{id}/cancel, waitlist"
 	joinEndpoint  = "POST /waitlist"
 )
 
 // prepareWaitlist finds the fully booked days ahead and splits their
 // bookings into the pools: the first day's warm up, the others go to the
-// two phases on alternate days.
+// phases on alternate days: the odd ones to the phase with the entries
+// waiting, the even ones, halved, to the phases before and after it.
 func (b *bench) prepareWaitlist(ctx context.Context) error {
 	if b.floor == nil {
 		return errors.New("the waitlist scenario needs --database-url (its pools and offer times come from the database)")
@@ -116,7 +123,7 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 	if n == 0 {
 		return errors.New("the waitlist scenario found no bookings to cancel on the fully booked days")
 	}
-	wl.none, wl.with = wl.none[:n], wl.with[:n]
+	wl.none, wl.after, wl.with = wl.none[:n/2], wl.none[n/2:n], wl.with[:n]
 	b.wl = wl
 	wl.use(wl.warm, "cancel (warm-up)")
 	return nil
@@ -153,20 +160,25 @@ func (w *worker) cancelOne(ctx context.Context) error {
 }
 
 // waitlist runs the scenario's measured part: cancels with no waitlist,
-// the joins, cancels with the entries waiting, and the offers' count. It
-// returns the second cancel phase, which the report totals.
+// the joins, cancels with the entries waiting, the offers' count, the
+// entries leaving, and cancels with none again. It returns the phase with
+// the entries waiting, which the report totals.
 func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Duration, error) {
 	wl := b.wl
 	meter, metered := newCPUMeter(b.c.pid, b.c.databaseURL)
-	wl.use(wl.none, cancelAlone)
-	cpu0 := meter.read()
-	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.duration, (*worker).cancelOne)
-	cpuAlone := meter.read().since(cpu0)
-	alone := b.addRows(rep, rec, wall, "scenario")[cancelAlone]
+	// alone runs a phase with no waitlist for half the duration.
 	var dry []string
-	if wl.dry.Load() {
-		dry = append(dry, "with no waitlist")
+	alone := func(pool []pooled, series, when string) (EndpointStats, time.Duration, cpuSample) {
+		wl.use(pool, series)
+		cpu0 := meter.read()
+		rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.duration/2, (*worker).cancelOne)
+		cpu := meter.read().since(cpu0)
+		if wl.dry.Load() {
+			dry = append(dry, when)
+		}
+		return b.addRows(rep, rec, wall, "scenario")[series], wall, cpu
 	}
+	before, wallBefore, cpuBefore := alone(wl.none, cancelAlone, "with no waitlist")
 
 	fmt.Fprintf(b.logOut, "barberbench: joining %d waitlist entries\n", b.c.waitlist)
 	joins, matchable := make([]request, b.c.waitlist), 0
@@ -177,27 +189,38 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 			matchable++
 		}
 	}
-	rec, wall = b.sendEach(ctx, joinEndpoint, http.MethodPost, joins)
+	rec, wall := b.sendEach(ctx, joinEndpoint, http.MethodPost, joins)
 	b.addRows(rep, rec, wall, "setup")
 	joined := rec.get(joinEndpoint)
 
 	fmt.Fprintf(b.logOut, "barberbench: cancels with %d entries waiting %s\n", joined.status[http.StatusCreated], b.c.duration)
 	wl.use(wl.with, cancelWaiting)
-	cpu0 = meter.read()
+	cpu0 := meter.read()
 	rec, wall = b.runPhase(ctx, b.c.concurrency, b.c.duration, (*worker).cancelOne)
 	cpuWaiting := meter.read().since(cpu0)
+	if wl.dry.Load() {
+		dry = append(dry, "with the entries waiting")
+	}
 	st, err := b.measureOffers(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
+	b.leaveWaitlist(ctx)
+	fmt.Fprintf(b.logOut, "barberbench: cancels with no waitlist again %s\n", b.c.duration/2)
+	after, wallAfter, cpuAfter := alone(wl.after, cancelAfter, "with no waitlist after it")
+
 	st.Entries, st.Matchable = joined.status[http.StatusCreated], matchable
-	st.CancelAlonePerSec = alone.PerSec
-	if s := rec.series[cancelWaiting]; s != nil && alone.PerSec > 0 {
+	st.CancelBeforePerSec, st.CancelAfterPerSec = before.PerSec, after.PerSec
+	nAlone := before.Requests + after.Requests
+	if secs := (wallBefore + wallAfter).Seconds(); secs > 0 {
+		st.CancelAlonePerSec = round2((before.PerSec*wallBefore.Seconds() + after.PerSec*wallAfter.Seconds()) / secs)
+	}
+	if s := rec.series[cancelWaiting]; s != nil && st.CancelAlonePerSec > 0 {
 		waiting := s.stats(cancelWaiting, "scenario", wall)
 		st.CancelWaitingPerSec = waiting.PerSec
-		st.ThroughputRatio = round2(st.CancelWaitingPerSec / alone.PerSec)
+		st.ThroughputRatio = round2(st.CancelWaitingPerSec / st.CancelAlonePerSec)
 		if metered {
-			st.CPU = cpuPerCancel(meter, cpuAlone, alone.Requests, cpuWaiting, waiting.Requests)
+			st.CPU = cpuPerCancel(meter, cpuBefore.plus(cpuAfter), nAlone, cpuWaiting, waiting.Requests)
 		}
 	}
 	rep.Waitlist = st
@@ -207,13 +230,9 @@ func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Dura
 	if n := joined.codes["409 slot_available"]; n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d joins were refused with 409 slot_available: their day had a free time (a fresh database seeded with --full-days wants none)", n))
 	}
-	if wl.dry.Load() {
-		dry = append(dry, "with the entries waiting")
-	}
 	if len(dry) > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the cancels %s ran out of bookings before %s (%d each): seed more --full-days for longer phases", strings.Join(dry, " and "), b.c.duration, len(wl.none)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the cancels %s ran out of bookings before the phase's end (%d for the phase with the entries, half that for each other): seed more --full-days for longer phases", strings.Join(dry, " and "), len(wl.with)))
 	}
-	b.leaveWaitlist(ctx)
 	return rec, wall, nil
 }
 

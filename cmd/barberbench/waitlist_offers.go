@@ -40,9 +40,12 @@ type WaitlistStats struct {
 	// missing from the figures).
 	DrainSeconds float64 `json:"drain_s"`
 	OpeningsLeft int     `json:"openings_left"`
-	// Cancels a second with no waitlist and with the entries waiting, and
-	// the second over the first.
+	// Cancels a second with no waitlist (the phases before and after the
+	// one with the entries, together, and each) and with the entries
+	// waiting, and the latter over the former.
 	CancelAlonePerSec   float64 `json:"cancel_alone_per_s"`
+	CancelBeforePerSec  float64 `json:"cancel_before_per_s"`
+	CancelAfterPerSec   float64 `json:"cancel_after_per_s"`
 	CancelWaitingPerSec float64 `json:"cancel_waiting_per_s"`
 	ThroughputRatio     float64 `json:"throughput_ratio"`
 	// CPU is the CPU a cancel cost in each phase (with --pid).
@@ -195,8 +198,8 @@ func (s *WaitlistStats) write(w io.Writer) {
 		s.Entries, s.Matchable, s.WaitingAtEnd, s.Offers, s.Untraced, s.DoubleOffers)
 	fmt.Fprintf(w, "waitlist: offer from the cancel's write p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal: p99 under 1 s); offers worked off %.1f s after the phase, %d freed times left undone\n",
 		s.OfferP50Ms, s.OfferP99Ms, s.OfferMaxMs, s.DrainSeconds, s.OpeningsLeft)
-	fmt.Fprintf(w, "waitlist: cancels %.1f/s with the entries waiting, %.1f/s with none: ×%.2f (goal ≥ 0.8)\n",
-		s.CancelWaitingPerSec, s.CancelAlonePerSec, s.ThroughputRatio)
+	fmt.Fprintf(w, "waitlist: cancels %.1f/s with the entries waiting, %.1f/s with none (%.1f before, %.1f after): ×%.2f (goal ≥ 0.8)\n",
+		s.CancelWaitingPerSec, s.CancelAlonePerSec, s.CancelBeforePerSec, s.CancelAfterPerSec, s.ThroughputRatio)
 	if c := s.CPU; c != nil {
 		of := "barberd's alone (the database is not on this machine)"
 		if c.Database {
