@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +61,7 @@ const (
 )
 
 // prepareWaitlist finds the fully booked days ahead and splits their
-// bookings into the pools: the first day's warm up, the others go to the
+// bookings into the pools: the first two days' warm up, the others go to the
 // phases on alternate days: the odd ones to the phase with the entries
 // waiting, the even ones, halved, to the phases before and after it.
 func (b *bench) prepareWaitlist(ctx context.Context) error {
@@ -75,6 +77,12 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 	}
 	wl := &waitlistRun{prefix: "bench-" + b.runID + "-wl-"}
 	sys := tenant.System(ctx)
+	type dayBooking struct {
+		p   pooled
+		day int // days after today, at its unit
+	}
+	var all []dayBooking
+	booked := map[int]bool{}
 	for _, u := range b.cat.units {
 		loc := b.cat.locs[u.ID]
 		today := time.Now().In(loc)
@@ -103,15 +111,21 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 			if nth%2 == 0 {
 				continue // every other booking: no two cancels of a barber touch
 			}
-			p := pooled{a.ID, u.ID, a.ServiceID, a.BarberID, a.StartsAt}
-			switch {
-			case d == 1:
-				wl.warm = append(wl.warm, p)
-			case d%2 == 0:
-				wl.none = append(wl.none, p)
-			default:
-				wl.with = append(wl.with, p)
-			}
+			all = append(all, dayBooking{pooled{a.ID, u.ID, a.ServiceID, a.BarberID, a.StartsAt}, d})
+			booked[d] = true
+		}
+	}
+	// The first two days with bookings (the shops may close tomorrow)
+	// warm the server up; the others go to the phases by parity.
+	days := slices.Sorted(maps.Keys(booked))
+	for _, db := range all {
+		switch {
+		case slices.Index(days, db.day) < 2:
+			wl.warm = append(wl.warm, db.p)
+		case db.day%2 == 0:
+			wl.none = append(wl.none, db.p)
+		default:
+			wl.with = append(wl.with, db.p)
 		}
 	}
 	// In random order, and as many for each phase.
@@ -124,6 +138,8 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 		return errors.New("the waitlist scenario found no bookings to cancel on the fully booked days")
 	}
 	wl.none, wl.after, wl.with = wl.none[:n/2], wl.none[n/2:n], wl.with[:n]
+	fmt.Fprintf(b.logOut, "barberbench: waitlist pools: %d bookings to cancel in the warm-up, %d with the entries waiting, %d with none before and %d after\n",
+		len(wl.warm), len(wl.with), len(wl.none), len(wl.after))
 	b.wl = wl
 	wl.use(wl.warm, "cancel (warm-up)")
 	return nil
