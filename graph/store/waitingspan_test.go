@@ -175,3 +175,67 @@ func prepareProbe(t *testing.T, conn *sql.Conn) func() string {
 		return plan
 	}
 }
+
+// TestGenericPlans: after GenericPlans, a transaction's prepared
+// statements run their generic plans from the first run, where PostgreSQL
+// would plan each of the first five afresh; the setting ends with the
+// transaction.
+func TestGenericPlans(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		// plans runs a statement twice in a transaction, after GenericPlans
+		// when generic, and says how many of its runs the connection
+		// planned afresh and how many ran its generic plan.
+		plans := func(generic bool, statement string) (custom, generics int) {
+			t.Helper()
+			tx, err := db.Tx(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() //nolint:errcheck // read only
+			if generic {
+				if err := db.GenericPlans(ctx, tx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				rows, err := tx.QueryContext(ctx, statement, "acc_none")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows.Close()
+			}
+			if db.Dialect != dialect.Postgres {
+				return 0, 0
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT custom_plans, generic_plans FROM pg_prepared_statements WHERE statement = $1`, statement)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			if !rows.Next() {
+				t.Fatalf("%q is not prepared on the transaction's connection", statement)
+			}
+			if err := rows.Scan(&custom, &generics); err != nil {
+				t.Fatal(err)
+			}
+			return custom, generics
+		}
+		const q = `SELECT count(*) FROM waitlist_entries WHERE account_id = $1 AND waiting`
+		db.SQL.SetMaxOpenConns(1) // every transaction on the one connection
+		if db.Dialect != dialect.Postgres {
+			plans(true, q) // nothing to set: it runs
+			t.Skip("PostgreSQL's plans; SQLite keeps none")
+		}
+		if custom, generic := plans(false, q+` /* default */`); custom != 2 || generic != 0 {
+			t.Errorf("by default: %d runs planned afresh, %d generic; want 2 and 0", custom, generic)
+		}
+		if custom, generic := plans(true, q+` /* generic */`); custom != 0 || generic != 2 {
+			t.Errorf("after GenericPlans: %d runs planned afresh, %d generic; want 0 and 2", custom, generic)
+		}
+		if custom, generic := plans(false, q+` /* after */`); custom != 2 || generic != 0 {
+			t.Errorf("in the next transaction: %d runs planned afresh, %d generic; want 2 and 0 (the setting outlived its transaction)", custom, generic)
+		}
+	})
+}
