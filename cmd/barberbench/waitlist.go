@@ -73,7 +73,7 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 		return err
 	}
 	if full < 4 {
-		return fmt.Errorf("the waitlist scenario needs fully booked days ahead, and the first free time is %d days ahead: seed a fresh database with --full-days 60", full)
+		return fmt.Errorf("the waitlist scenario needs fully booked days ahead, and the first free time is %d days ahead: seed a fresh database with --full-days 80", full)
 	}
 	wl := &waitlistRun{prefix: "bench-" + b.runID + "-wl-"}
 	sys := tenant.System(ctx)
