@@ -30,31 +30,6 @@ func TestStatementCache(t *testing.T) {
 			t.Fatalf("count: %d, %v", n, err)
 		}
 	}
-	// plans is how many times this session's prepared query ran, on a plan
-	// of its own and on the generic one (-1, -1: not prepared).
-	plans := func(t *testing.T, db *store.DB) (custom, generic int) {
-		t.Helper()
-		custom, generic = -1, -1
-		rows, err := db.SQL.QueryContext(ctx, `SELECT statement, custom_plans, generic_plans FROM pg_prepared_statements`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			var c, g int
-			if err := rows.Scan(&s, &c, &g); err != nil {
-				t.Fatal(err)
-			}
-			if strings.TrimSpace(s) == query {
-				custom, generic = c, g
-			}
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return custom, generic
-	}
 	with := func(param string) string {
 		u, err := url.Parse(dbURL)
 		if err != nil {
@@ -80,7 +55,7 @@ func TestStatementCache(t *testing.T) {
 		for range 8 {
 			run(t, db)
 		}
-		custom, generic := plans(t, db)
+		custom, generic := storetest.PreparedRuns(t, db.SQL, query)
 		if custom+generic != 8 || generic == 0 {
 			t.Errorf("8 runs: %d on plans of their own, %d on the generic plan; want 8 in all, some generic", custom, generic)
 		}
@@ -88,7 +63,7 @@ func TestStatementCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		run(t, db) // prepared again
-		if custom, generic := plans(t, db); custom+generic != 1 {
+		if custom, generic := storetest.PreparedRuns(t, db.SQL, query); custom+generic != 1 {
 			t.Errorf("after DISCARD ALL: %d runs prepared, want 1", custom+generic)
 		}
 	})
@@ -97,7 +72,7 @@ func TestStatementCache(t *testing.T) {
 		for range 3 {
 			run(t, db)
 		}
-		if custom, generic := plans(t, db); custom != -1 || generic != -1 {
+		if custom, generic := storetest.PreparedRuns(t, db.SQL, query); custom != -1 || generic != -1 {
 			t.Errorf("statement_cache=off: the query was prepared (%d, %d runs)", custom, generic)
 		}
 	})

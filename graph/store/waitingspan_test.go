@@ -209,16 +209,8 @@ func TestGenericPlans(t *testing.T) {
 			if db.Dialect != dialect.Postgres {
 				return 0, 0
 			}
-			rows, err := tx.QueryContext(ctx, `SELECT custom_plans, generic_plans FROM pg_prepared_statements WHERE statement = $1`, statement)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			if !rows.Next() {
+			if custom, generics = storetest.PreparedRuns(t, tx, statement); custom == -1 {
 				t.Fatalf("%q is not prepared on the transaction's connection", statement)
-			}
-			if err := rows.Scan(&custom, &generics); err != nil {
-				t.Fatal(err)
 			}
 			return custom, generics
 		}

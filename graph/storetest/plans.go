@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	"entgo.io/ent/dialect"
@@ -98,4 +99,32 @@ type planNode struct {
 	Relation string     `json:"Relation Name"`
 	Index    string     `json:"Index Name"`
 	Plans    []planNode `json:"Plans"`
+}
+
+// PreparedRuns is how many times the statement prepared on q's connection
+// with the text statement ran, on a plan of its own (custom) and on its
+// generic plan: -1, -1 when the connection has no such statement
+// (PostgreSQL; pg_prepared_statements is the session's).
+func PreparedRuns(t testing.TB, q store.Queryer, statement string) (custom, generic int) {
+	t.Helper()
+	custom, generic = -1, -1
+	rows, err := q.QueryContext(context.Background(), `SELECT statement, custom_plans, generic_plans FROM pg_prepared_statements`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		var c, g int
+		if err := rows.Scan(&s, &c, &g); err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(s) == statement {
+			custom, generic = c, g
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return custom, generic
 }
