@@ -118,14 +118,18 @@ func (b *bench) prepareWaitlist(ctx context.Context) error {
 	// The first two days with bookings (the shops may close tomorrow)
 	// warm the server up; the others go to the phases by parity.
 	days := slices.Sorted(maps.Keys(booked))
-	for _, db := range all {
+	var lastWarm int // the second day with bookings, or the only one
+	if len(days) > 0 {
+		lastWarm = days[min(1, len(days)-1)]
+	}
+	for _, x := range all {
 		switch {
-		case slices.Index(days, db.day) < 2:
-			wl.warm = append(wl.warm, db.p)
-		case db.day%2 == 0:
-			wl.none = append(wl.none, db.p)
+		case x.day <= lastWarm:
+			wl.warm = append(wl.warm, x.p)
+		case x.day%2 == 0:
+			wl.none = append(wl.none, x.p)
 		default:
-			wl.with = append(wl.with, db.p)
+			wl.with = append(wl.with, x.p)
 		}
 	}
 	// In random order, and as many for each phase.
