@@ -155,20 +155,12 @@ func TestAnalyzeChanged(t *testing.T) {
 // waiting in the month before the span).
 func prepareProbe(t *testing.T, conn *sql.Conn) func() string {
 	t.Helper()
-	ctx := context.Background()
 	from := time.Date(2027, 3, 20, 10, 0, 0, 0, time.UTC)
 	probe, args := store.InsertOpeningStatement(dialect.Postgres, "acc_1", "brb_1", from, from.Add(30*time.Minute), from.Add(-24*time.Hour))
-	for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE probe AS ` + probe} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	explain := storetest.PrepareGeneric(t, conn, "probe", probe)
 	return func() string {
 		t.Helper()
-		var plan string
-		if err := conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE probe(`+strings.Join(args, ", ")+`)`).Scan(&plan); err != nil {
-			t.Fatal(err)
-		}
+		plan := explain(args...)
 		if len(storetest.EntryScans(t, plan)) == 0 {
 			t.Fatalf("the probe's plan reads no waiting entries:\n%s", plan)
 		}

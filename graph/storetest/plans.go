@@ -128,3 +128,26 @@ func PreparedRuns(t testing.TB, q store.Queryer, statement string) (custom, gene
 	}
 	return custom, generic
 }
+
+// PrepareGeneric prepares query on conn as name, to run on its generic
+// plan (the one a connection keeps after five runs, made from no values),
+// and returns what EXPLAIN (FORMAT JSON) says of that plan for the given
+// arguments (SQL literals) each time it is called: again after new
+// statistics, the plan made from them.
+func PrepareGeneric(t *testing.T, conn *sql.Conn, name, query string) func(args ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE ` + name + ` AS ` + query} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return func(args ...string) string {
+		t.Helper()
+		var plan string
+		if err := conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE `+name+`(`+strings.Join(args, ", ")+`)`).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+}

@@ -3,6 +3,7 @@ package waitlist
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,17 +44,8 @@ func TestCandidatesPlan(t *testing.T) {
 			n, _ := strconv.Atoi(m[1])
 			params = max(params, n)
 		}
-		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE candidates AS ` + query} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
 		// A generic plan is the same whatever the values: none.
-		var plan string
-		err = conn.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) EXECUTE candidates(`+strings.Repeat("NULL, ", params-1)+`NULL)`).Scan(&plan)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := storetest.PrepareGeneric(t, conn, "candidates", query)(slices.Repeat([]string{"NULL"}, params)...)
 		scans := storetest.EntryScans(t, plan)
 		if len(scans) == 0 {
 			t.Fatalf("the candidates' plan reads no waiting entries:\n%s", plan)
