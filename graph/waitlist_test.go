@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -457,6 +458,60 @@ func TestWaitlistOpeningHours(t *testing.T) {
 		}
 		if got := s.entry(e.ID); got.Status != waitlistentry.StatusWaiting {
 			t.Fatalf("entry: %s", got.Status)
+		}
+	})
+}
+
+// TestWaitlistProbeAsksHoursOnce: on PostgreSQL the freeings' probe asks
+// the working hours (barberd_hours_refuse) once for each unit and length
+// of service among the entries that fit the freed time's gap, not once for
+// each entry: four entries of one service, one call. It fails when the
+// planner may push the call below the probe's DISTINCT, into the join of
+// the entries (four calls).
+func TestWaitlistProbeAsksHoursOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect != dialect.Postgres {
+			t.Skip("PostgreSQL asks the hours; SQLite's probe reads the gap alone")
+		}
+		_, _, s := openJobShop(t, db, "Hours once", 1)
+		day := jobsTuesday
+		booked := s.fullDay(day)
+		for i := range 4 {
+			if _, err := s.join(fmt.Sprintf("+35191000033%d", i), day.Format("2006-01-02"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		tx, err := db.Tx(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read only
+		if _, err := tx.ExecContext(actx, `SET LOCAL track_functions = 'pl'`); err != nil {
+			t.Fatal(err)
+		}
+		// The 10:30 booking's time, as if freed: its neighbours make a gap
+		// that each entry's service fits.
+		wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, booked[5].StartsAt, booked[5].EndsAt, jobsMonday)
+		if err != nil || !wrote {
+			t.Fatalf("the probe of 10:30: %v, %v; want an opening", wrote, err)
+		}
+		rows, err := tx.QueryContext(actx, `SELECT pg_stat_get_xact_function_calls('barberd_hours_refuse'::regproc)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls int
+		for rows.Next() {
+			if err := rows.Scan(&calls); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 {
+			t.Errorf("the probe asked the hours %d times for four entries of one service; want once", calls)
 		}
 	})
 }

@@ -122,11 +122,15 @@ AND (g.prev IS NULL OR g.nxt IS NULL OR ` + fits + `)`
 	if dia == dialect.Postgres {
 		// The working hours are asked once for each unit and length of
 		// service among the entries that fit the gap, not once for each
-		// entry: about 0.06 ms a call, and where the gap runs back to the
+		// entry: about 0.07 ms a call, and where the gap runs back to the
 		// night before or across a break, every entry of a long service
-		// fits it and the hours alone refuse them.
+		// fits it and the hours alone refuse them. The fence keeps
+		// PostgreSQL from pushing the call below the DISTINCT, into the
+		// join of the entries, where it ran once for each entry of the
+		// span that fit the gap (whatever its barber's services), before
+		// the entries were made distinct.
 		entries = `SELECT 1 FROM (SELECT DISTINCT w.unit_id, s.duration_minutes, s.buffer_minutes` +
-			strings.TrimPrefix(entries, `SELECT 1`) + `) c
+			strings.TrimPrefix(entries, `SELECT 1`) + fence + `) c
 WHERE NOT barberd_hours_refuse(` + barber + `, c.unit_id, ` + from + `, ` + to + `, g.prev, g.nxt, c.duration_minutes, c.buffer_minutes)`
 	}
 	return `EXISTS (SELECT 1 FROM ` + gap + ` WHERE EXISTS (` + entries + `))`
