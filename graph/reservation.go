@@ -166,13 +166,6 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := upd.Exec(ctx); err != nil {
 		return nil, err
 	}
-	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.free(ctx, tx, rs, cause); err != nil {
-		return nil, err
-	}
 	a.Status, a.UpdatedAt = status, at
 	a.Version++
 	if status == appointment.StatusCancelled {
@@ -181,7 +174,25 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := r.appointmentEdges(ctx, tx, a); err != nil {
 		return nil, err
 	}
-	return a, r.record(ctx, tx, a, event, source, nil)
+	// The event and the waitlist's fence come before the time is freed:
+	// the deletion of the reservation locks the barber's row until the
+	// commit (its bookings version), and the writers of that barber wait
+	// for it, so the transaction's statements after it are kept to the
+	// freeing and the waitlist's probe.
+	if err := r.record(ctx, tx, a, event, source, nil); err != nil {
+		return nil, err
+	}
+	if a.EndsAt.After(now) { // past time: no probe, no fence
+		var err error
+		if ctx, err = r.cfg.DB.FenceWaitlist(ctx, tx, a.AccountID); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return a, r.free(ctx, tx, rs, cause)
 }
 
 // appointmentEdges hangs an appointment's unit, service and barber on it,

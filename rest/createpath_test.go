@@ -99,6 +99,36 @@ func TestCreateStatements(t *testing.T) {
 	})
 }
 
+// TestCancelFreesLast checks that a cancel's transaction frees the time
+// last: on PostgreSQL the deletion of the reservation locks the barber's
+// row until the commit (its bookings version), so nothing but the
+// waitlist's probe may come between it and COMMIT (the event and the
+// waitlist's fence come before it).
+func TestCancelFreesLast(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e, log := countingEnv(t, db)
+		body := e.booking(haircut, tuesdayAt10)
+		body["barber_id"] = e.barber(joao)
+		r := e.do("POST", "/appointments", e.keys.APIKey, body)
+		expect(t, r, http.StatusCreated, "")
+		id, _ := r.JSON(t)["id"].(string)
+		log.Take()
+		expect(t, e.do("POST", "/appointments/"+id+"/cancel", e.keys.APIKey, map[string]any{"reason": "ordering"}), http.StatusOK, "")
+		_, tx, _ := phases(log.Take())
+		i := slices.IndexFunc(tx, func(l string) bool { return strings.Contains(l, "DELETE FROM reservations") })
+		if i < 0 {
+			t.Fatalf("the cancel deleted no reservation:\n\t%s", strings.Join(tx, "\n\t"))
+		}
+		for _, l := range tx[i+1 : len(tx)-1] {
+			if !strings.Contains(l, "INSERT INTO openings") {
+				t.Errorf("after the reservation's deletion, before COMMIT, the cancel sent %s; want only the waitlist's probe:\n\t%s",
+					l, strings.Join(tx, "\n\t"))
+			}
+		}
+	})
+}
+
 // TestWritesAnswerAsTheyRead checks that creating, rescheduling and
 // cancelling an appointment answer with the appointment exactly as GET
 // /appointments/{id} then shows it.
