@@ -181,10 +181,12 @@ func (f *Floor) Cancel(ctx context.Context, b Booking) error {
 		if _, err := tx.ExecContext(ctx, f.w.cancel, at, "floor", at, b.ID); err != nil {
 			return err
 		}
-		if err := f.free(ctx, tx, b.ID, at); err != nil {
+		// The event before the freeing, as barberd writes them: the
+		// reservation's deletion locks the barber's row until COMMIT.
+		if err := f.notify(ctx, tx, b, "appointment.cancelled", "cancelled", nil, at); err != nil {
 			return err
 		}
-		return f.notify(ctx, tx, b, "appointment.cancelled", "cancelled", nil, at)
+		return f.free(ctx, tx, b.ID, at)
 	})
 }
 
