@@ -73,6 +73,10 @@ func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation,
 // The caller checked the slot under the barber's lock; edges are the
 // appointment's unit, service and barber, as its view shows them.
 func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.AppointmentCreate, buffer time.Duration, edges ent.AppointmentEdges, source appointment.Source) (*ent.Appointment, error) {
+	// On PostgreSQL the appointment and its reservation ride in the
+	// statement of its event (store.Carry): one round trip fewer while the
+	// barber is locked.
+	ctx, carried := store.Carry(ctx)
 	a, err := insertReserved(ctx, r.cfg.DB, tx, create.Save, func(a *ent.Appointment) store.Reserve {
 		return store.Reserve{AccountID: a.AccountID, BarberID: a.BarberID, StartsAt: a.StartsAt,
 			EndsAt: a.EndsAt.Add(buffer), AppointmentID: &a.ID}
@@ -81,7 +85,10 @@ func (r *Resolver) bookAppointment(ctx context.Context, tx *ent.Tx, create *ent.
 		return nil, err
 	}
 	a.Edges.Unit, a.Edges.Service, a.Edges.Barber = edges.Unit, edges.Service, edges.Barber
-	return a, r.record(ctx, tx, a, domain.EventCreated, notification.Source(source), nil)
+	if err := r.record(ctx, tx, a, domain.EventCreated, notification.Source(source), nil); err != nil {
+		return nil, err
+	}
+	return a, carried.Flush(ctx, tx)
 }
 
 // holdTime writes a hold and the reservation of its time, which blocks

@@ -278,7 +278,15 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	if err != nil {
 		return Owed{}, err
 	}
-	var a sqlArgs
+	// A booking's appointment and reservation kept to ride along (Carry)
+	// come first in the WITH, their arguments first.
+	carried, a := "", sqlArgs(nil)
+	if dia == dialect.Postgres {
+		c, _ := ctx.Value(carryKey{}).(*Carried)
+		if carried, a = c.take(); carried != "" {
+			carried += ",\n"
+		}
+	}
 	account := a.add(n.AccountID)
 	typ := a.add(n.Type)
 	created := a.add(n.CreatedAt)
@@ -295,7 +303,7 @@ VALUES (` + vals + `)`
 	if dia == dialect.Postgres {
 		hooks := a.add(pq.StringArray(ids.Webhooks))
 		feeds := a.add(pq.StringArray(ids.Keys))
-		q = `WITH n AS (` + insert + ` RETURNING id),
+		q = `WITH ` + carried + `n AS (` + insert + ` RETURNING id),
 k AS (SELECT k.id, row_number() OVER (ORDER BY k.id) AS i FROM api_keys k
 WHERE k.account_id = ` + account + ` AND k.revoked_at IS NULL AND k.scopes @> jsonb_build_array(` + scope + `::text)
 AND (` + target + `::text IS NULL OR k.id = ` + target + `::text)),

@@ -54,12 +54,77 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 		return errors.New("store: the create recorded no statement")
 	}
 	a := sqlArgs(rec.args)
-	q := `WITH w AS (` + rec.query + `)
-INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
+	// Names of their own: the statement that carries them has a w.
+	w := `saved AS (` + rec.query + `)`
+	insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
 VALUES (` + a.add(reservation.DefaultID()) + `, ` + a.add(r.AccountID) + `, ` + a.add(r.BarberID) + `, ` +
 		a.add(r.StartsAt) + `, ` + a.add(r.EndsAt) + `, ` + a.add(nullTime(r.ExpiresAt)) + `, ` +
 		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `)`
-	_, err = queryRows(ctx, tx, q, a, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
+	if c, ok := ctx.Value(carryKey{}).(*Carried); ok && c.ctes == "" {
+		c.ctes, c.args = w+`,
+reserved AS (`+insert+`)`, a
+		return nil
+	}
+	return withEntry(w, insert, a).send(ctx, tx)
+}
+
+// Carried is a statement kept to be sent with the next one that can carry
+// it (PostgreSQL): a booking's appointment and reservation ride in the
+// WITH of its notification's statement (InsertNotification), one round
+// trip fewer while the booking holds its barber's lock. Flush sends it
+// alone if nothing did.
+type Carried struct {
+	ctes string  // the statement as WITH entries; "" once sent, or none kept
+	args sqlArgs // their arguments, $1 on
+}
+
+// carryKey is the context key of the *Carried that InsertReserved fills
+// instead of sending its statement.
+type carryKey struct{}
+
+// Carry returns a context under which InsertReserved keeps its statement
+// in the returned Carried instead of sending it (PostgreSQL; elsewhere it
+// sends it, and the Carried stays empty). The caller sends it with the
+// notification that follows, or with Flush.
+func Carry(ctx context.Context) (context.Context, *Carried) {
+	c := &Carried{}
+	return context.WithValue(ctx, carryKey{}, c), c
+}
+
+// take hands the kept statement's WITH entries and arguments to the
+// statement that carries them, once.
+func (c *Carried) take() (string, sqlArgs) {
+	if c == nil || c.ctes == "" {
+		return "", nil
+	}
+	ctes, args := c.ctes, c.args
+	c.ctes, c.args = "", nil
+	return ctes, args
+}
+
+// Flush sends the kept statement, if no statement carried it.
+func (c *Carried) Flush(ctx context.Context, q Queryer) error {
+	ctes, a := c.take()
+	if ctes == "" {
+		return nil
+	}
+	return withStatement{`WITH ` + ctes + ` SELECT 1`, a}.send(ctx, q)
+}
+
+// withStatement is a statement with its arguments.
+type withStatement struct {
+	query string
+	args  sqlArgs
+}
+
+// withEntry is the statement WITH the entry w, then main.
+func withEntry(w, main string, a sqlArgs) withStatement {
+	return withStatement{`WITH ` + w + `
+` + main, a}
+}
+
+func (s withStatement) send(ctx context.Context, q Queryer) error {
+	_, err := queryRows(ctx, q, s.query, s.args, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
 	return err
 }
 

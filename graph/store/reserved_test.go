@@ -56,3 +56,60 @@ func TestInsertReservedRecordsOneInsert(t *testing.T) {
 		}
 	})
 }
+
+// TestCarriedFlushed: on PostgreSQL, under store.Carry, InsertReserved
+// sends nothing and keeps its statement for the next one that carries it;
+// Flush sends it when none did, once.
+func TestCarriedFlushed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect != dialect.Postgres {
+			t.Skip("SQLite sends each statement as it comes")
+		}
+		ctx := tenant.System(context.Background())
+		at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+		tx, err := db.Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() //nolint:errcheck // nothing kept
+		// Rows of no account or barber: the foreign keys' triggers off.
+		if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+			t.Fatal(err)
+		}
+		count := func() int {
+			t.Helper()
+			rows, err := tx.QueryContext(ctx, `SELECT count(*) FROM reservations WHERE barber_id = 'brb_carried'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				if err := rows.Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return n
+		}
+		carrying, carried := store.Carry(ctx)
+		err = db.InsertReserved(carrying, tx, func(ctx context.Context) (store.Reserve, error) {
+			return store.Reserve{AccountID: "acc_1", BarberID: "brb_carried", StartsAt: at, EndsAt: at.Add(time.Hour)},
+				tx.TimeOff.Create().SetAccountID("acc_1").SetBarberID("brb_carried").SetStartsAt(at).SetEndsAt(at.Add(time.Hour)).Exec(ctx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := count(); n != 0 {
+			t.Fatalf("%d reservations written before the kept statement was sent", n)
+		}
+		for range 2 {
+			if err := carried.Flush(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := count(); n != 1 {
+			t.Errorf("%d reservations after Flush, twice; want 1", n)
+		}
+	})
+}
