@@ -14,17 +14,24 @@ import (
 	"barberd/graph/storetest"
 )
 
+// recording skips a test of InsertReserved's recording on SQLite, which
+// sends each statement as it comes, and gives it a system context and an
+// instant to write at.
+func recording(t *testing.T, db *store.DB) (context.Context, time.Time) {
+	t.Helper()
+	if db.Dialect != dialect.Postgres {
+		t.Skip("SQLite sends each statement as it comes")
+	}
+	return tenant.System(context.Background()), time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+}
+
 // TestInsertReservedRecordsOneInsert: on PostgreSQL a create whose save
 // sends more than its one INSERT, or reads, fails before anything is sent,
 // rather than sending its statements out of order.
 func TestInsertReservedRecordsOneInsert(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		if db.Dialect != dialect.Postgres {
-			t.Skip("SQLite sends each statement as it comes")
-		}
-		ctx := tenant.System(context.Background())
-		at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+		ctx, at := recording(t, db)
 		for name, save := range map[string]func(context.Context, *ent.Tx) error{
 			"two inserts": func(ctx context.Context, tx *ent.Tx) error {
 				for range 2 {
@@ -63,11 +70,7 @@ func TestInsertReservedRecordsOneInsert(t *testing.T) {
 func TestCarriedFlushed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		if db.Dialect != dialect.Postgres {
-			t.Skip("SQLite sends each statement as it comes")
-		}
-		ctx := tenant.System(context.Background())
-		at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+		ctx, at := recording(t, db)
 		tx, err := db.Tx(ctx)
 		if err != nil {
 			t.Fatal(err)
