@@ -282,8 +282,7 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	// come first in the WITH, their arguments first.
 	carried, a := "", sqlArgs(nil)
 	if dia == dialect.Postgres {
-		c, _ := ctx.Value(carryKey{}).(*Carried)
-		if carried, a = c.take(); carried != "" {
+		if carried, a = carrying(ctx).take(); carried != "" {
 			carried += ",\n"
 		}
 	}

@@ -55,17 +55,16 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 	}
 	a := sqlArgs(rec.args)
 	// Names of their own: the statement that carries them has a w.
-	w := `saved AS (` + rec.query + `)`
-	insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
+	ctes := `saved AS (` + rec.query + `),
+reserved AS (INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
 VALUES (` + a.add(reservation.DefaultID()) + `, ` + a.add(r.AccountID) + `, ` + a.add(r.BarberID) + `, ` +
 		a.add(r.StartsAt) + `, ` + a.add(r.EndsAt) + `, ` + a.add(nullTime(r.ExpiresAt)) + `, ` +
-		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `)`
-	if c, ok := ctx.Value(carryKey{}).(*Carried); ok && c.ctes == "" {
-		c.ctes, c.args = w+`,
-reserved AS (`+insert+`)`, a
+		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `))`
+	if c := carrying(ctx); c != nil && c.ctes == "" {
+		c.ctes, c.args = ctes, a
 		return nil
 	}
-	return withEntry(w, insert, a).send(ctx, tx)
+	return sendWith(ctx, tx, ctes, a)
 }
 
 // Carried is a statement kept to be sent with the next one that can carry
@@ -91,6 +90,12 @@ func Carry(ctx context.Context) (context.Context, *Carried) {
 	return context.WithValue(ctx, carryKey{}, c), c
 }
 
+// carrying is the Carried of ctx (Carry), or nil.
+func carrying(ctx context.Context) *Carried {
+	c, _ := ctx.Value(carryKey{}).(*Carried)
+	return c
+}
+
 // take hands the kept statement's WITH entries and arguments to the
 // statement that carries them, once.
 func (c *Carried) take() (string, sqlArgs) {
@@ -108,23 +113,13 @@ func (c *Carried) Flush(ctx context.Context, q Queryer) error {
 	if ctes == "" {
 		return nil
 	}
-	return withStatement{`WITH ` + ctes + ` SELECT 1`, a}.send(ctx, q)
+	return sendWith(ctx, q, ctes, a)
 }
 
-// withStatement is a statement with its arguments.
-type withStatement struct {
-	query string
-	args  sqlArgs
-}
-
-// withEntry is the statement WITH the entry w, then main.
-func withEntry(w, main string, a sqlArgs) withStatement {
-	return withStatement{`WITH ` + w + `
-` + main, a}
-}
-
-func (s withStatement) send(ctx context.Context, q Queryer) error {
-	_, err := queryRows(ctx, q, s.query, s.args, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
+// sendWith sends a statement made of WITH entries alone (each a
+// data-modifying statement, which runs whatever the statement selects).
+func sendWith(ctx context.Context, q Queryer, ctes string, a sqlArgs) error {
+	_, err := queryRows(ctx, q, `WITH `+ctes+` SELECT 1`, a, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
 	return err
 }
 
