@@ -188,7 +188,8 @@ const holdExpiryEvery = time.Second
 // RunJobs runs SendReminders and PruneReservations about every interval
 // (with jitter, so replicas started together spread out) until ctx ends,
 // and with a retention (0: keep everything) PruneNotifications, PruneHolds
-// and PruneWaitlist; ExpireHolds and OfferOpenings run about every
+// and PruneWaitlist; ExpireHolds, OfferOpenings and (PostgreSQL) the
+// growing tables' statistics (store.AnalyzeGrown) run about every
 // holdExpiryEvery beside them, and RunOffers makes the waitlist's offers
 // after commits. It logs what they did at debug level and their failures
 // at warn, and never panics.
@@ -203,7 +204,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 		periodic.Every(ctx, min(every, holdExpiryEvery), func() {
 			r.runJob(ctx, "expire_holds", func() (int, error) { return r.ExpireHolds(ctx, domain.JobBatch) })
 			r.runJob(ctx, "offer_openings", func() (int, error) { return r.waitlist.OfferOpenings(ctx, domain.JobBatch) })
-			r.runJob(ctx, "analyze_waitlist", func() (int, error) { return r.waitlist.AnalyzeEntries(ctx) })
+			r.runJob(ctx, "analyze", func() (int, error) { return r.cfg.DB.AnalyzeGrown(ctx, store.GrowingTables) })
 		})
 	})
 	periodic.Every(ctx, every, func() {

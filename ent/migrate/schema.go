@@ -511,6 +511,14 @@ var (
 				Columns: []*schema.Column{ReservationsColumns[5], ReservationsColumns[1]},
 			},
 			{
+				Name:    "reservation_barber_id_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{ReservationsColumns[5], ReservationsColumns[3]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "expires_at IS NOT NULL",
+				},
+			},
+			{
 				Name:    "reservation_hold_id",
 				Unique:  true,
 				Columns: []*schema.Column{ReservationsColumns[6]},

@@ -1,18 +1,49 @@
 package store
 
 import (
+	"context"
 	"strconv"
 	"time"
+
+	"barberd/ent/schema/tenant"
 )
+
+// literalParams binds values as typed parameters, as the statement cache
+// prepares a statement, and keeps them as PostgreSQL literals in args.
+func literalParams() (args *[]string, param func(any) string) {
+	args = new([]string)
+	return args, func(v any) string {
+		*args = append(*args, literal(v))
+		return "$" + strconv.Itoa(len(*args)) + literalType(v)
+	}
+}
 
 // InsertOpeningStatement is InsertOpening's statement with its values as
 // typed parameters, as the statement cache prepares it, and those values
 // as PostgreSQL literals.
 func InsertOpeningStatement(dia, accountID, barberID string, start, end, now time.Time) (string, []string) {
-	var args []string
-	param := func(v any) string {
-		args = append(args, literal(v))
-		return "$" + strconv.Itoa(len(args)) + literalType(v)
+	args, param := literalParams()
+	return insertOpeningQuery(dia, param, "opn_plan", accountID, barberID, start, end, now), *args
+}
+
+// DeleteExpiredStatement is DeleteExpiredReservations' statement for an
+// account's barber, likewise.
+func DeleteExpiredStatement(accountID, barberID string, now time.Time) (string, []string) {
+	args, param := literalParams()
+	return deleteExpiredQuery(param, accountID, barberID, now), *args
+}
+
+// DeleteExpiredQuery is that statement as it is sent, and its values.
+func DeleteExpiredQuery(accountID, barberID string, now time.Time) (string, []any) {
+	var a sqlArgs
+	return deleteExpiredQuery(a.add, accountID, barberID, now), a
+}
+
+func deleteExpiredQuery(bind func(any) string, accountID, barberID string, now time.Time) string {
+	where := expiredWhere(bind, barberID, now)
+	acct, err := tenantFilter(tenant.WithAccount(context.Background(), accountID), bind, "")
+	if err != nil {
+		panic(err) // an account is given
 	}
-	return insertOpeningQuery(dia, param, "opn_plan", accountID, barberID, start, end, now), args
+	return deleteReservationsQuery(where + acct)
 }

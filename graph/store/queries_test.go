@@ -138,9 +138,9 @@ func schemaColumns() map[string]map[string]bool {
 var (
 	keywords = words(`select from where and or not null is in union all as distinct
 		insert into values returning delete update set on conflict do exists with cross join over order by
-		case when then else end for`)
+		case when then else end for true false`)
 	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length
-		row_number cardinality count`)
+		row_number cardinality count set_config`)
 	// tableFunctions are the functions that a FROM reads like a table, with
 	// their columns.
 	tableFunctions = map[string]map[string]bool{"json_each": words(`key value type atom id parent fullkey path`)}

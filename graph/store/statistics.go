@@ -11,6 +11,15 @@ import (
 	"github.com/lib/pq"
 
 	"barberd/ent"
+	"barberd/ent/appointment"
+	"barberd/ent/customer"
+	"barberd/ent/delivery"
+	"barberd/ent/hold"
+	"barberd/ent/notification"
+	"barberd/ent/opening"
+	"barberd/ent/reservation"
+	"barberd/ent/waitlistentry"
+	"barberd/ent/webhookdelivery"
 )
 
 // Planner statistics. PostgreSQL plans a statement a connection keeps
@@ -31,6 +40,59 @@ const (
 	analyzeRows   = 50
 	analyzeGrowth = 2
 )
+
+// staleStatistics is true for a table s (pg_stat_user_tables) of class c
+// (pg_class) whose statistics are stale.
+var staleStatistics = `s.n_live_tup > ` + strconv.Itoa(analyzeGrowth) + ` * GREATEST(c.reltuples, 0) + ` + strconv.Itoa(analyzeRows)
+
+// GrowingTables are the tables that requests add rows to, which a new
+// database has empty: each connection plans the statements that read
+// them, the foreign keys' checks that PostgreSQL runs for every insert
+// included (a hold's reservation looks its hold up), from their size at
+// the time, and keeps the plan. A hold's check planned while there were
+// no holds scanned every hold, each hold a scan longer, until autovacuum
+// gathered the table's statistics (docs/performance.md).
+var GrowingTables = []string{
+	appointment.Table, customer.Table, hold.Table, reservation.Table, notification.Table,
+	delivery.Table, webhookdelivery.Table, waitlistentry.Table, opening.Table,
+}
+
+// AnalyzeGrown runs AnalyzeChanged on those of tables whose statistics
+// are stale, found by one query, and says how many it analyzed. A job,
+// every second, with GrowingTables.
+func (db *DB) AnalyzeGrown(ctx context.Context, tables []string) (int, error) {
+	if db.Dialect != dialect.Postgres {
+		return 0, nil
+	}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+WHERE s.relid = ANY(ARRAY(SELECT to_regclass(t)::oid FROM unnest($1::text[]) t)) AND `+staleStatistics, pq.Array(tables))
+	if err != nil {
+		return 0, err
+	}
+	var stale []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		stale = append(stale, t)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range stale {
+		done, err := db.AnalyzeChanged(ctx, t)
+		if err != nil {
+			return n, err
+		}
+		if done {
+			n++
+		}
+	}
+	return n, nil
+}
 
 // analyzeWait bounds how long AnalyzeChanged waits for the table's lock.
 const analyzeWait = 200 * time.Millisecond
@@ -56,7 +118,7 @@ func (db *DB) AnalyzeChanged(ctx context.Context, table string) (bool, error) {
 	}
 	defer tx.Rollback()
 	var stale bool
-	err = tx.QueryRowContext(ctx, `SELECT s.n_live_tup > `+strconv.Itoa(analyzeGrowth)+` * GREATEST(c.reltuples, 0) + `+strconv.Itoa(analyzeRows)+` AND pg_has_role(c.relowner, 'USAGE')
+	err = tx.QueryRowContext(ctx, `SELECT `+staleStatistics+` AND pg_has_role(c.relowner, 'USAGE')
 AND pg_try_advisory_xact_lock(`+statsFence+`, hashtext(c.relname))
 FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to_regclass($1)`, table).Scan(&stale)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && !stale {
@@ -95,6 +157,10 @@ func (db *DB) GenericPlans(ctx context.Context, tx *ent.Tx) error {
 	if db.Dialect != dialect.Postgres {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
+	_, err := tx.ExecContext(ctx, "SELECT "+genericPlans)
 	return err
 }
+
+// genericPlans is GenericPlans as an expression, for a statement that has
+// other work to do (LockedSchedule's lock).
+const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`

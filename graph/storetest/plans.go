@@ -65,6 +65,13 @@ LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + 
 // index of each scan, or its node type when it uses none.
 func EntryScans(t *testing.T, plan string) []string {
 	t.Helper()
+	return Scans(t, plan, "waitlist_entries")
+}
+
+// Scans are the ways a JSON plan reads table relation: the index of each
+// scan, or its node type when it uses none.
+func Scans(t *testing.T, plan, relation string) []string {
+	t.Helper()
 	var root []struct{ Plan planNode }
 	if err := json.Unmarshal([]byte(plan), &root); err != nil || len(root) != 1 {
 		t.Fatalf("plan %s: %v", plan, err)
@@ -72,7 +79,7 @@ func EntryScans(t *testing.T, plan string) []string {
 	var scans []string
 	var walk func(n planNode)
 	walk = func(n planNode) {
-		if n.Relation == "waitlist_entries" {
+		if n.Relation == relation && n.Type != "ModifyTable" { // a write's node reads nothing itself
 			switch {
 			case n.Index != "":
 				scans = append(scans, n.Index)
@@ -93,7 +100,7 @@ func EntryScans(t *testing.T, plan string) []string {
 	return scans
 }
 
-// planNode is a node of a JSON plan, with what EntryScans reads.
+// planNode is a node of a JSON plan, with what Scans reads.
 type planNode struct {
 	Type     string     `json:"Node Type"`
 	Relation string     `json:"Relation Name"`
@@ -136,8 +143,16 @@ func PreparedRuns(t testing.TB, q store.Queryer, statement string) (custom, gene
 // statistics, the plan made from them.
 func PrepareGeneric(t *testing.T, conn *sql.Conn, name, query string) func(args ...string) string {
 	t.Helper()
+	return Prepare(t, conn, name, query, "generic")
+}
+
+// Prepare is PrepareGeneric with the plan of the given kind: "generic", or
+// "custom" (made for the arguments of each run, as PostgreSQL plans a
+// prepared statement's first five runs).
+func Prepare(t *testing.T, conn *sql.Conn, name, query, plan string) func(args ...string) string {
+	t.Helper()
 	ctx := context.Background()
-	for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE ` + name + ` AS ` + query} {
+	for _, q := range []string{`SET plan_cache_mode = force_` + plan + `_plan`, `PREPARE ` + name + ` AS ` + query} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -430,19 +430,6 @@ func (wl *Waitlist) Expire(ctx context.Context, limit int) (int, error) {
 		SetStatus(waitlistentry.StatusExpired).ClearWaiting().Save(sys)
 }
 
-// AnalyzeEntries gathers the waiting entries' planner statistics when
-// they are stale (store.AnalyzeChanged), and says whether it did: the
-// freeings' probe then finds the entries by their span's index within
-// seconds of a wave of joins, where the plans its connections made with
-// few entries waiting would scan them all. A job, every second.
-func (wl *Waitlist) AnalyzeEntries(ctx context.Context) (int, error) {
-	done, err := wl.db.AnalyzeChanged(ctx, waitlistentry.Table)
-	if done {
-		return 1, err
-	}
-	return 0, err
-}
-
 // candidates are a page of the account's waiting entries that may want the
 // barber's time freed from from to to as of now, oldest first, after prev
 // (nil: from the oldest): those waiting for that barber or any, at one of

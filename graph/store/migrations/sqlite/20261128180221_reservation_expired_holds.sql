@@ -1,0 +1,3 @@
+-- Create index "reservation_barber_id_expires_at" to table: "reservations"
+
+CREATE INDEX `reservation_barber_id_expires_at` ON `reservations` (`barber_id`, `expires_at`) WHERE expires_at IS NOT NULL;
