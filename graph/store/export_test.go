@@ -40,10 +40,9 @@ func DeleteExpiredQuery(accountID, barberID string, now time.Time) (string, []an
 }
 
 func deleteExpiredQuery(bind func(any) string, accountID, barberID string, now time.Time) string {
-	where := expiredWhere(bind, barberID, now)
-	acct, err := tenantFilter(tenant.WithAccount(context.Background(), accountID), bind, "")
+	q, err := expiredQuery(tenant.WithAccount(context.Background(), accountID), bind, barberID, now)
 	if err != nil {
 		panic(err) // an account is given
 	}
-	return deleteReservationsQuery(where + acct)
+	return q
 }

@@ -70,14 +70,14 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		return `SELECT id, ` + genericPlans + ` FROM barbers WHERE id = ` + bind(barberID) + acct + ` FOR UPDATE`, err
 	}, scan: found}
 	day := step{query: func(bind func(any) string) (string, error) {
-		acct, err := tenantFilter(ctx, bind, "")
+		expired, err := expiredQuery(ctx, bind, barberID, now)
 		if err != nil {
 			return "", err
 		}
 		schedule, err := scheduleQuery(ctx, bind, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
 		// The expired rows come last, so that the schedule's selects type
 		// the columns; the account stands in the id's column.
-		return `WITH expired AS (` + deleteReservationsQuery(expiredWhere(bind, barberID, now)+acct) + `)
+		return `WITH expired AS (` + expired + `)
 ` + schedule + `
 UNION ALL
 SELECT ` + strconv.Itoa(int(rowExpired)) + `, account_id, barber_id, starts_at, ends_at, NULL, appointment_id, hold_id, NULL, NULL FROM expired`, err

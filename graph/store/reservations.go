@@ -49,14 +49,20 @@ func DeleteHoldReservation(ctx context.Context, c Queryer, holdID string) ([]Res
 // lookup, however many appointments and live holds the barber has.
 func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, now time.Time) ([]Reservation, error) {
 	var a sqlArgs
-	return deleteReservations(ctx, c, expiredWhere(a.add, barberID, now), a)
+	q, err := expiredQuery(ctx, a.add, barberID, now)
+	if err != nil {
+		return nil, err
+	}
+	return queryRows(ctx, c, q, a, scanReservations)
 }
 
-// expiredWhere is the condition of a barber's reservations of holds
-// expired at now. expires_at <= now implies expires_at IS NOT NULL, the
-// index's predicate, so the planner may use it on any plan.
-func expiredWhere(bind func(any) string, barberID string, now time.Time) string {
-	return `barber_id = ` + bind(barberID) + ` AND expires_at <= ` + bind(now)
+// expiredQuery is DeleteExpiredReservations' statement, its values named
+// by bind. expires_at <= now implies expires_at IS NOT NULL, the index's
+// predicate, so the planner may use it on any plan.
+func expiredQuery(ctx context.Context, bind func(any) string, barberID string, now time.Time) (string, error) {
+	where := `barber_id = ` + bind(barberID) + ` AND expires_at <= ` + bind(now)
+	acct, err := tenantFilter(ctx, bind, "")
+	return deleteReservationsQuery(where + acct), err
 }
 
 // DeleteEndedReservations deletes a barber's reservations of appointments

@@ -66,21 +66,19 @@ func (db *DB) AnalyzeGrown(ctx context.Context, tables []string) (int, error) {
 	if db.Dialect != dialect.Postgres {
 		return 0, nil
 	}
-	rows, err := db.SQL.QueryContext(ctx, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.relid = ANY(ARRAY(SELECT to_regclass(t)::oid FROM unnest($1::text[]) t)) AND `+staleStatistics, pq.Array(tables))
+	stale, err := queryRows(ctx, db.SQL, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+WHERE s.relid = ANY(ARRAY(SELECT to_regclass(t)::oid FROM unnest($1::text[]) t)) AND `+staleStatistics,
+		[]any{pq.Array(tables)}, func(rows *sql.Rows) (names []string, err error) {
+			for rows.Next() {
+				var t string
+				if err := rows.Scan(&t); err != nil {
+					return nil, err
+				}
+				names = append(names, t)
+			}
+			return names, rows.Err()
+		})
 	if err != nil {
-		return 0, err
-	}
-	var stale []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		stale = append(stale, t)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return 0, err
 	}
 	n := 0
