@@ -99,30 +99,28 @@ func sortSlots(ss []Slot) []Slot {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	type key struct {
-		start      int64
-		rank, slot int32
-	}
-	keys := make([]key, len(ss))
+	ranks := make([]uint64, len(ss)) // a barber's slots are together: one search each
 	for i, s := range ss {
-		r, _ := slices.BinarySearch(ids, s.BarberID)
-		keys[i] = key{s.Start.UnixNano(), int32(r), int32(i)}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
+		if i > 0 && s.BarberID == ss[i-1].BarberID {
+			ranks[i] = ranks[i-1]
+			continue
 		}
-		return cmp.Compare(a.rank, b.rank)
-	})
-	// ss[i] is to become ss[keys[i].slot]: follow each cycle of moves.
-	for i := range keys {
-		if int(keys[i].slot) == i {
+		r, _ := slices.BinarySearch(ids, s.BarberID)
+		ranks[i] = uint64(r)
+	}
+	order, ok := packedOrder(ss, len(ids), ranks)
+	if !ok {
+		order = keyedOrder(ss, ranks)
+	}
+	// ss[i] is to become ss[order[i]]: follow each cycle of moves.
+	for i := range order {
+		if int(order[i]) == i {
 			continue
 		}
 		held, j := ss[i], i
 		for {
-			k := int(keys[j].slot)
-			keys[j].slot = int32(j)
+			k := int(order[j])
+			order[j] = uint64(j)
 			if k == i {
 				ss[j] = held
 				break
@@ -131,6 +129,66 @@ func sortSlots(ss []Slot) []Slot {
 		}
 	}
 	return ss
+}
+
+// Packed keys: a start's whole seconds after the day's first start, a
+// barber's rank and the slot's index, in one integer that sorts as the
+// slots do.
+const (
+	packedSlotBits = 20
+	packedRankBits = 12
+)
+
+// packedOrder is the sorted order of ss (the index of the slot that goes
+// at each place) by packed keys, which sort fastest; false when a start
+// has a fraction of a second or the day is too large for them (barbers'
+// slots are on a grid of whole seconds). ranks[i] is ss[i]'s barber's;
+// the order is written over them.
+func packedOrder(ss []Slot, barbers int, ranks []uint64) ([]uint64, bool) {
+	if len(ss) >= 1<<packedSlotBits || barbers >= 1<<packedRankBits {
+		return nil, false
+	}
+	first, last := ss[0].Start.Unix(), ss[0].Start.Unix()
+	for _, s := range ss {
+		if s.Start.Nanosecond() != 0 {
+			return nil, false
+		}
+		first, last = min(first, s.Start.Unix()), max(last, s.Start.Unix())
+	}
+	if last-first >= 1<<(64-packedSlotBits-packedRankBits) {
+		return nil, false
+	}
+	keys := ranks // reused: each rank is read before its key is written
+	for i, s := range ss {
+		keys[i] = uint64(s.Start.Unix()-first)<<(packedSlotBits+packedRankBits) | ranks[i]<<packedSlotBits | uint64(i)
+	}
+	slices.Sort(keys)
+	for i := range keys {
+		keys[i] &= 1<<packedSlotBits - 1
+	}
+	return keys, true
+}
+
+// keyedOrder is packedOrder for any day, written over ranks too.
+func keyedOrder(ss []Slot, ranks []uint64) []uint64 {
+	type key struct {
+		start      int64
+		rank, slot int32
+	}
+	keys := make([]key, len(ss))
+	for i, s := range ss {
+		keys[i] = key{s.Start.UnixNano(), int32(ranks[i]), int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
+	for i, k := range keys {
+		ranks[i] = uint64(k.slot)
+	}
+	return ranks
 }
 
 // withinWindow is a shortcut for whole days the policy rules out: every
