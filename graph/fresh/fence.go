@@ -22,6 +22,11 @@ type Fence struct {
 	// reaches sweepAt entries.
 	seen    map[versionID]seenVersion
 	sweepAt int
+	// How long a round's query has taken lately: rising at once, falling
+	// slowly. Versions are read again once they are old enough that a
+	// query sent then, taking twice that, still answers within the
+	// window (see refreshAt).
+	took time.Duration
 }
 
 // NewFence returns a fence over db with the given freshness window (0:
@@ -70,24 +75,54 @@ type seenVersion struct {
 }
 
 // Versions are the change versions of an account and some of its barbers,
-// as Read found them.
+// as Read found them: the maps of the query that read them (shared by its
+// callers, never written), or, when versions read recently answered, the
+// one account and the barbers asked for.
 type Versions struct {
 	accounts map[string]int64 // config_version by account id
 	barbers  map[string]int64 // bookings_version by barber id
+
+	account      string
+	config       int64
+	accountFound bool
+	recent       []barberVersion // the barbers asked for that were found
+}
+
+type barberVersion struct {
+	id string
+	v  int64
+}
+
+// Config returns the account's config version; false when the account was
+// not read or not found.
+func (v Versions) Config(account string) (int64, bool) {
+	if v.accounts != nil {
+		c, ok := v.accounts[account]
+		return c, ok
+	}
+	return v.config, v.accountFound && account == v.account
 }
 
 // Bookings returns the barber's bookings version; false when the barber was
 // not read or not found.
 func (v Versions) Bookings(barber string) (int64, bool) {
-	b, ok := v.barbers[barber]
-	return b, ok
+	if v.barbers != nil {
+		b, ok := v.barbers[barber]
+		return b, ok
+	}
+	for _, b := range v.recent {
+		if b.id == barber {
+			return b.v, true
+		}
+	}
+	return 0, false
 }
 
 // Same reports whether the versions read are the account's config version
 // and the barbers' bookings versions (bookings[i] is barbers[i]'s) that a
 // cache entry was computed under: whether the entry is still current.
 func (v Versions) Same(account string, config int64, barbers []string, bookings []int64) bool {
-	if c, ok := v.accounts[account]; !ok || c != config {
+	if c, ok := v.Config(account); !ok || c != config {
 		return false
 	}
 	for i, id := range barbers {
@@ -154,9 +189,9 @@ func (f *Fence) recent(now time.Time, account string, barbers []string) (Version
 	if !ok {
 		return Versions{}, false
 	}
-	got := Versions{accounts: make(map[string]int64, 1), barbers: make(map[string]int64, len(barbers))}
-	if a.found {
-		got.accounts[account] = a.v
+	got := Versions{account: account, config: a.v, accountFound: a.found}
+	if len(barbers) > 0 {
+		got.recent = make([]barberVersion, 0, len(barbers))
 	}
 	for _, id := range barbers {
 		b, ok := look(true, id)
@@ -164,13 +199,22 @@ func (f *Fence) recent(now time.Time, account string, barbers []string) (Version
 			return Versions{}, false
 		}
 		if b.found {
-			got.barbers[id] = b.v
+			got.recent = append(got.recent, barberVersion{id, b.v})
 		}
 	}
-	if now.Sub(oldest) >= f.window/4 {
+	if now.Sub(oldest) >= f.refreshAt() {
 		f.gather(account, barbers, 0)
 	}
 	return got, true
+}
+
+// refreshAt is the age from which versions that answer a read are also
+// read again, for the reads to come: the window less twice what a round
+// takes lately, so that the next round is back before they expire, but
+// from a quarter to three quarters of the window (the fewer rounds, the
+// less the database and the fence work). f.mu is held.
+func (f *Fence) refreshAt() time.Duration {
+	return min(max(f.window-2*f.took, f.window/4), f.window*3/4)
 }
 
 // gather adds the ids, and callers who will wait for them, to the round
@@ -202,8 +246,14 @@ func (f *Fence) run(round *readRound) {
 		sent := time.Now()
 		round.got, round.err = f.query(ctx, round)
 		cancel()
+		took := time.Since(sent)
 		f.metrics.VersionRead(round.callers)
 		f.mu.Lock()
+		if took > f.took {
+			f.took = took
+		} else {
+			f.took -= (f.took - took) / 8
+		}
 		if round.err == nil && f.window > 0 {
 			f.remember(round, sent) // before its callers go on to ask again
 		}
