@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -89,13 +90,28 @@ func NewRequestID() string {
 // with it: what RequestID does for an HTTP request, for requests that come
 // another way (MCP over stdio).
 func WithRequestID(ctx context.Context, log *slog.Logger, id string) context.Context {
-	ctx = context.WithValue(ctx, requestIDKey{}, id)
-	return context.WithValue(ctx, loggerKey{}, log.With("request_id", id))
+	return context.WithValue(ctx, requestIDKey{}, &requestLog{base: log, id: id})
 }
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
+		return rl.id
+	}
+	return ""
+}
+
+// requestLog is a request's id and its logger, made with the id the first
+// time something is logged: most requests log nothing at the usual levels.
+type requestLog struct {
+	base *slog.Logger
+	id   string
+	once sync.Once
+	log  *slog.Logger
+}
+
+func (rl *requestLog) logger() *slog.Logger {
+	rl.once.Do(func() { rl.log = rl.base.With("request_id", rl.id) })
+	return rl.log
 }
 
 // AccessLog logs one structured line per request: route, status, latency and
@@ -105,6 +121,9 @@ func AccessLog(next http.Handler) http.Handler {
 		start := time.Now()
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
+		if !logEnabled(r.Context(), slog.LevelInfo) {
+			return
+		}
 		route := r.URL.Path
 		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 			route = rc.RoutePattern()

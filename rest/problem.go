@@ -163,13 +163,19 @@ func logger(r *http.Request) *slog.Logger { return loggerFrom(r.Context()) }
 
 // loggerFrom returns ctx's logger (RequestID, WithRequestID), or the default.
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
+		return rl.logger()
 	}
 	return slog.Default()
 }
 
-type loggerKey struct{}
+// logEnabled reports whether ctx's logger logs at level, without making it.
+func logEnabled(ctx context.Context, level slog.Level) bool {
+	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
+		return rl.base.Enabled(ctx, level)
+	}
+	return slog.Default().Enabled(ctx, level)
+}
 
 // writeJSON renders v with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
