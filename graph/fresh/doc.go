@@ -26,13 +26,10 @@
 // window of 0, after it was called). Concurrent callers share queries:
 // while one runs, the next callers gather, and one query answers them all.
 // Versions a query read answer, without a query of their own, the callers
-// that arrive within the window after it was sent; once they are old
-// enough that a query sent then would be back before they expire (the
-// window less twice what a query has taken lately, from a quarter to three
-// quarters of the window), the next such caller also has them read again,
-// in the background. So under steady load callers hardly ever wait, and the
-// database sees one small query every quarter to three quarters of the
-// window, fewer the faster it answers. A caller that
+// that arrive within the window after it was sent; once they are a quarter
+// of the window old, the next such caller also has them read again, in the
+// background. So under steady load callers hardly ever wait, and the
+// database sees about one small query per quarter window. A caller that
 // finds nothing recent enough waits for a query sent after it came, and its
 // error: an unreachable database still answers promptly.
 //

@@ -22,11 +22,6 @@ type Fence struct {
 	// reaches sweepAt entries.
 	seen    map[versionID]seenVersion
 	sweepAt int
-	// How long a round's query has taken lately: rising at once, falling
-	// slowly. Versions are read again once they are old enough that a
-	// query sent then, taking twice that, still answers within the
-	// window (see refreshAt).
-	took time.Duration
 }
 
 // NewFence returns a fence over db with the given freshness window (0:
@@ -202,19 +197,10 @@ func (f *Fence) recent(now time.Time, account string, barbers []string) (Version
 			got.recent = append(got.recent, barberVersion{id, b.v})
 		}
 	}
-	if now.Sub(oldest) >= f.refreshAt() {
+	if now.Sub(oldest) >= f.window/4 {
 		f.gather(account, barbers, 0)
 	}
 	return got, true
-}
-
-// refreshAt is the age from which versions that answer a read are also
-// read again, for the reads to come: the window less twice what a round
-// takes lately, so that the next round is back before they expire, but
-// from a quarter to three quarters of the window (the fewer rounds, the
-// less the database and the fence work). f.mu is held.
-func (f *Fence) refreshAt() time.Duration {
-	return min(max(f.window-2*f.took, f.window/4), f.window*3/4)
 }
 
 // gather adds the ids, and callers who will wait for them, to the round
@@ -246,14 +232,8 @@ func (f *Fence) run(round *readRound) {
 		sent := time.Now()
 		round.got, round.err = f.query(ctx, round)
 		cancel()
-		took := time.Since(sent)
 		f.metrics.VersionRead(round.callers)
 		f.mu.Lock()
-		if took > f.took {
-			f.took = took
-		} else {
-			f.took -= (f.took - took) / 8
-		}
 		if round.err == nil && f.window > 0 {
 			f.remember(round, sent) // before its callers go on to ask again
 		}
