@@ -24,7 +24,9 @@
 // the ones it is tagged with. [Fence.Read] returns versions read by a query
 // sent no earlier than the freshness window before Read was called (with a
 // window of 0, after it was called). Concurrent callers share queries:
-// while one runs, the next callers gather, and one query answers them all.
+// while one runs, the next callers gather, and one query answers them all;
+// a caller whose versions the running query reads, sent within the window
+// before it came, waits for that query instead.
 // Versions a query read answer, without a query of their own, the callers
 // that arrive within the window after it was sent; once they are a quarter
 // of the window old, the next such caller also has them read again, in the

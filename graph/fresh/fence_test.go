@@ -149,3 +149,71 @@ func TestFenceWindow(t *testing.T) {
 		}
 	})
 }
+
+// Callers that come while a query runs wait for it when it reads their
+// versions (it was sent within the window before they came), and for a
+// round of their own when it does not.
+func TestFenceJoinsTheQueryInFlight(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := tenant.System(context.Background())
+		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		bia := db.Barber.Create().SetAccountID(acc.ID).SetName("Bia").SaveX(ctx)
+		queries := &queryCounter{}
+		f := NewFence(db, time.Minute, queries)
+		sending, release := make(chan struct{}, 1), make(chan struct{})
+		f.beforeQuery = func() {
+			sending <- struct{}{}
+			<-release
+		}
+		read := func(barber string) {
+			got, err := f.Read(ctx, acc.ID, []string{barber})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, ok := got.Bookings(barber); !ok {
+				t.Errorf("barber %s not read: %+v", barber, got)
+			}
+		}
+		// waiting counts the callers waiting for a query, running or not.
+		waiting := func() int {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			n := 0
+			for _, r := range []*readRound{f.running, f.next} {
+				if r != nil {
+					n += r.callers
+				}
+			}
+			return n
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { read(ana.ID) })
+		<-sending // the first caller's query is held until released
+		const callers = 20
+		for range callers {
+			wg.Go(func() { read(ana.ID) })
+		}
+		for waiting() < 1+callers {
+			time.Sleep(100 * time.Microsecond)
+		}
+		f.mu.Lock()
+		joined := f.running.callers
+		f.mu.Unlock()
+		close(release)
+		wg.Wait()
+		if joined != 1+callers {
+			t.Errorf("the query in flight answered %d callers, want %d", joined, 1+callers)
+		}
+		if n := queries.n.Load(); n != 1 {
+			t.Fatalf("%d queries for callers of one barber's versions, want 1", n)
+		}
+		// Another barber's versions are in no query run so far.
+		go func() { <-sending }()
+		read(bia.ID)
+		if n := queries.n.Load(); n != 2 {
+			t.Fatalf("%d queries after a caller of another barber, want 2", n)
+		}
+	})
+}
