@@ -120,21 +120,13 @@ func (r *Resolver) availabilityDays(ctx context.Context, a *availabilityAsk, dat
 			barbers, cache = []*ent.Barber{a.barber}, false
 		}
 	}
-	var versions *fresh.Versions
-	if cache {
-		// Read before the reservations, so the days are at least as new
-		// as the versions say; without them the days are not cached.
-		if got, err := r.versions(ctx, a, nil); err == nil {
-			versions = &got
-		}
-	}
-	c, err := r.computeDays(ctx, a.o, barbers, missing, versions)
+	c, err := r.computeDays(ctx, a.o, barbers, missing, cache)
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range at {
 		out[i] = c.days[j]
-		if versions != nil {
+		if cache {
 			c.days[j].Tag = dayTags.Add(1)
 			r.cache.availability.Put(keys[i], &availabilityEntry{
 				config: a.v.ConfigVersion, barbers: c.barbers, bookings: c.bookings,
@@ -175,14 +167,16 @@ type computedDays struct {
 	at       time.Time   // the days hold from at
 	until    []time.Time // until until[i], if nothing is written
 	barbers  []string    // the barbers they cover, with
-	bookings []int64     // their bookings versions, when read
+	bookings []int64     // their bookings versions, when read (-1: not found)
 }
 
 // computeDays computes the days of an offer for barbers from the database,
-// once the admission gate lets it (admitSlots); with versions, it takes the barbers'
-// bookings versions from them, so the days can be cached under them.
+// once the admission gate lets it (admitSlots); with versioned, it reads the
+// barbers' bookings versions in the same statement (catalog's
+// VersionedDays), so the days can be cached under them without waiting for
+// the fence: they are at least as new as those versions.
 // Errors: unavailable (not admitted in time), request_canceled.
-func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []*ent.Barber, dates []slots.Date, versions *fresh.Versions) (*computedDays, error) {
+func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []*ent.Barber, dates []slots.Date, versioned bool) (*computedDays, error) {
 	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.StartsPerDay())
 	if err != nil {
 		return nil, err
@@ -192,13 +186,12 @@ func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []
 	for i, b := range barbers {
 		c.barbers[i] = b.ID
 	}
-	if versions != nil {
-		c.bookings = make([]int64, len(barbers))
-		for i, id := range c.barbers {
-			c.bookings[i], _ = versions.Bookings(id) // a barber not found never matches later
-		}
+	var inputs []catalog.DayInput
+	if versioned {
+		inputs, c.bookings, err = o.VersionedDays(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
+	} else {
+		inputs, err = o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	}
-	inputs, err := o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	if err != nil {
 		return nil, err
 	}

@@ -237,11 +237,32 @@ func (o *Offer) Days(ctx context.Context, c *ent.Client, dia string, now time.Ti
 	return o.read(ctx, c, dia, r, r.from(), r.to(), now, ignore)
 }
 
+// VersionedDays is Days with the barbers' bookings versions read in the
+// same statement (bookings[i] is barbers[i]'s, -1 for a barber not found):
+// the days are at least as new as those versions, so a cache can keep them
+// under them.
+func (o *Offer) VersionedDays(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, dates []slots.Date) (_ []DayInput, bookings []int64, _ error) {
+	r := o.dayRead(now, barbers, dates)
+	if len(barbers) == 0 || len(dates) == 0 {
+		return r.out, nil, nil
+	}
+	r.bookings = make([]int64, len(barbers))
+	for i := range r.bookings {
+		r.bookings[i] = -1
+	}
+	days, err := o.read(ctx, c, dia, r, r.from(), r.to(), now, nil)
+	return days, r.bookings, err
+}
+
 // read fills r's days with its barbers' hours, and their time off and
 // reservations over from to to (but those in ignore), read in one
-// statement.
+// statement; with r.bookings, their bookings versions as well.
 func (o *Offer) read(ctx context.Context, c *ent.Client, dia string, r *dayRead, from, to, now time.Time, ignore []string) ([]DayInput, error) {
-	rows, err := store.ScheduleRows(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
+	read := store.ScheduleRows
+	if r.bookings != nil {
+		read = store.VersionedScheduleRows
+	}
+	rows, err := read(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +296,7 @@ type dayRead struct {
 	weekdays []int
 	dates    []slots.Date
 	spans    []slots.Interval
+	bookings []int64 // the barbers' bookings versions, when read
 }
 
 // dayRead prepares the days of barbers on dates (ascending), empty.
@@ -352,6 +374,10 @@ func (r *dayRead) fill(rows []store.ScheduleRow, ignore []string) ([]DayInput, e
 				if iv.Overlaps(spans[i]) {
 					out[i].Barbers[b].TimeOff = append(out[i].Barbers[b].TimeOff, iv)
 				}
+			}
+		case store.RowBookings:
+			if r.bookings != nil {
+				r.bookings[b] = row.Bookings
 			}
 		case store.RowReservation:
 			if row.Of(ignore) {

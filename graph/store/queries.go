@@ -73,6 +73,8 @@ const (
 	RowTimeOff
 	RowHours
 	rowExpired // LockedSchedule's deleted reservations of expired holds
+	// RowBookings is a barber's bookings version (VersionedScheduleRows).
+	RowBookings
 )
 
 // ScheduleRow is one row of a barber's day: a blocking reservation, a time
@@ -90,6 +92,8 @@ type ScheduleRow struct {
 	Weekday           int // 0 (Sunday) .. 6
 	OpensAt, ClosesAt string
 	Breaks            []string
+	// bookings version (RowBookings)
+	Bookings int64
 }
 
 // Of reports whether the row is the reservation of one of the given
@@ -112,10 +116,37 @@ func (r ScheduleRow) Of(ids []string) bool {
 // cost three round trips (hours, time off, reservations), and every
 // availability answer and create pays them; UNION ALL makes it one.
 func ScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) ([]ScheduleRow, error) {
+	return scheduleRows(ctx, c, dia, unitID, barberIDs, weekdays, from, to, now, false)
+}
+
+// VersionedScheduleRows is ScheduleRows with a RowBookings row for each of
+// the barbers found: their bookings versions in the statement's snapshot,
+// the one its other rows are read in. A cache can keep the days made of the
+// rows under those versions without reading them first (package fresh).
+func VersionedScheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) ([]ScheduleRow, error) {
+	return scheduleRows(ctx, c, dia, unitID, barberIDs, weekdays, from, to, now, true)
+}
+
+func scheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time, bookings bool) ([]ScheduleRow, error) {
 	var a sqlArgs
 	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now)
 	if err != nil {
 		return nil, err
+	}
+	if bookings {
+		acct, err := tenantFilter(ctx, a.add, "")
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(barberIDs))
+		for i, id := range barberIDs {
+			ids[i] = a.add(id)
+		}
+		q += `
+UNION ALL
+SELECT ` + strconv.Itoa(int(RowBookings)) + `, id, id, NULL, NULL, NULL, NULL, NULL, NULL, CAST(bookings_version AS BIGINT)
+FROM barbers
+WHERE id IN (` + strings.Join(ids, ", ") + `)` + acct
 	}
 	return queryRows(ctx, c, q, a, scanSchedule)
 }
@@ -221,6 +252,8 @@ func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
 			}
 		case RowTimeOff:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
+		case RowBookings:
+			r.Bookings = weekday.Int64
 		case RowHours:
 			r.OpensAt, r.ClosesAt, r.Weekday = ref1.String, ref2.String, int(weekday.Int64)
 			if breaks.Valid && breaks.String != "" {

@@ -39,6 +39,10 @@ func TestQueriesMatchSchema(t *testing.T) {
 					_, err := store.ScheduleRows(ctx, q, dia, "unt_1", []string{"bar_1", "bar_2"}, []int{2, 3}, at, at.Add(time.Hour), at)
 					return err
 				},
+				"VersionedScheduleRows": func(q store.Queryer) error {
+					_, err := store.VersionedScheduleRows(ctx, q, dia, "unt_1", []string{"bar_1", "bar_2"}, []int{2, 3}, at, at.Add(time.Hour), at)
+					return err
+				},
 				"LockedSchedule": func(q store.Queryer) error {
 					_, err := (&store.DB{Dialect: dia}).LockedSchedule(ctx, q, "unt_1", "bar_1", []int{2}, at, at.Add(time.Hour), at)
 					return err
