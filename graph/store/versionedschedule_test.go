@@ -85,4 +85,3 @@ func TestVersionedScheduleRows(t *testing.T) {
 		}
 	})
 }
-
