@@ -188,7 +188,13 @@ func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []
 	}
 	var inputs []catalog.DayInput
 	if versioned {
+		sent := time.Now()
 		inputs, c.bookings, err = o.VersionedDays(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
+		if err == nil && c.bookings != nil {
+			// As a fence query sent at sent would have: the next
+			// requests for these barbers' days need not ask again.
+			r.cache.fence.Learn(c.barbers, c.bookings, sent)
+		}
 	} else {
 		inputs, err = o.Days(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
 	}

@@ -306,33 +306,67 @@ func (f *Fence) run(round *readRound) {
 	}
 }
 
-// remember keeps what a round read, as of when its query was sent. f.mu is
-// held.
-func (f *Fence) remember(round *readRound, sent time.Time) {
+// Learn keeps bookings versions read by a query of the caller's own that
+// was sent at sent (bookings[i] is barbers[i]'s; negative: not found), as a
+// round's: reads of the window after sent take them without a query. The
+// query must read the versions in one snapshot taken after sent, as a
+// round's does (store.VersionedScheduleRows).
+func (f *Fence) Learn(barbers []string, bookings []int64, sent time.Time) {
+	if f.window <= 0 || time.Since(sent) >= f.window {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.init()
+	for i, id := range barbers {
+		f.keep(versionID{true, id}, bookings[i], bookings[i] >= 0, sent)
+	}
+	f.sweep(sent)
+}
+
+// init makes the seen map. f.mu is held.
+func (f *Fence) init() {
 	if f.seen == nil {
 		f.seen, f.sweepAt = map[versionID]seenVersion{}, minSweep
 	}
-	keep := func(id versionID, got map[string]int64) {
-		if old, ok := f.seen[id]; ok && old.sent.After(sent) {
-			return // a later query's, when rounds overlap
-		}
-		v, ok := got[id.id]
-		f.seen[id] = seenVersion{v: v, found: ok, sent: sent}
+}
+
+// keep records a version read by a query sent at sent, unless a later
+// query's is kept. f.mu is held.
+func (f *Fence) keep(id versionID, v int64, found bool, sent time.Time) {
+	if old, ok := f.seen[id]; ok && old.sent.After(sent) {
+		return // a later query's, when queries overlap
 	}
+	f.seen[id] = seenVersion{v: v, found: found, sent: sent}
+}
+
+// remember keeps what a round read, as of when its query was sent. f.mu is
+// held.
+func (f *Fence) remember(round *readRound, sent time.Time) {
+	f.init()
 	for id := range round.accounts {
-		keep(versionID{false, id}, round.got.accounts)
+		v, ok := round.got.accounts[id]
+		f.keep(versionID{false, id}, v, ok, sent)
 	}
 	for id := range round.barbers {
-		keep(versionID{true, id}, round.got.barbers)
+		v, ok := round.got.barbers[id]
+		f.keep(versionID{true, id}, v, ok, sent)
 	}
-	if len(f.seen) >= f.sweepAt {
-		for id, s := range f.seen {
-			if sent.Sub(s.sent) >= f.window {
-				delete(f.seen, id)
-			}
+	f.sweep(sent)
+}
+
+// sweep drops the versions read a window or more before now once the map
+// has grown to sweepAt. f.mu is held.
+func (f *Fence) sweep(now time.Time) {
+	if len(f.seen) < f.sweepAt {
+		return
+	}
+	for id, s := range f.seen {
+		if now.Sub(s.sent) >= f.window {
+			delete(f.seen, id)
 		}
-		f.sweepAt = max(minSweep, 2*len(f.seen))
 	}
+	f.sweepAt = max(minSweep, 2*len(f.seen))
 }
 
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {

@@ -217,3 +217,57 @@ func TestFenceJoinsTheQueryInFlight(t *testing.T) {
 		}
 	})
 }
+
+// Versions a caller's own query read (Learn) answer the reads of the
+// window after it was sent, as a round's would, and no later; a round's
+// read after them is not replaced by them.
+func TestFenceLearn(t *testing.T) {
+	const window = 400 * time.Millisecond
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := tenant.System(context.Background())
+		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		bia := db.Barber.Create().SetAccountID(acc.ID).SetName("Bia").SaveX(ctx)
+		queries := &queryCounter{}
+		f := NewFence(db, window, queries)
+		read := func(barber string) (int64, bool) {
+			t.Helper()
+			got, err := f.Read(ctx, acc.ID, []string{barber})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.Bookings(barber)
+		}
+		if _, ok := read(ana.ID); !ok { // the account's version, and Ana's
+			t.Fatal("Ana not read")
+		}
+		if n := queries.n.Load(); n != 1 {
+			t.Fatalf("%d queries", n)
+		}
+		// Bia's version, as a query of the caller's own read it just now
+		// (not the stored one: the fence takes what it is given), and a
+		// version for Ana older than the round's, which stays.
+		f.Learn([]string{bia.ID}, []int64{41}, time.Now())
+		f.Learn([]string{ana.ID}, []int64{99}, time.Now().Add(-window/2))
+		if v, ok := read(bia.ID); !ok || v != 41 {
+			t.Fatalf("Bia's version %d (found: %v), want the learned 41", v, ok)
+		}
+		if v, _ := read(ana.ID); v == 99 {
+			t.Fatal("an older learned version replaced the round's")
+		}
+		if n := queries.n.Load(); n != 1 {
+			t.Fatalf("%d queries for reads the learned versions answer, want none beyond the first", n)
+		}
+		// Versions learned a window late are not kept, and a barber
+		// learned as not found is not found.
+		stale := db.Barber.Create().SetAccountID(acc.ID).SetName("Eva").SaveX(ctx)
+		f.Learn([]string{stale.ID}, []int64{7}, time.Now().Add(-window))
+		if v, ok := read(stale.ID); !ok || v == 7 {
+			t.Fatalf("Eva's version %d (found: %v), want the stored one", v, ok)
+		}
+		f.Learn([]string{"brb_gone"}, []int64{-1}, time.Now())
+		if _, ok := read("brb_gone"); ok {
+			t.Fatal("a barber learned as not found was found")
+		}
+	})
+}
