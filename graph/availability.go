@@ -170,23 +170,22 @@ type computedDays struct {
 	bookings []int64     // their bookings versions, when read (-1: not found)
 }
 
-// computeDays computes the days of an offer for barbers from the database,
-// once the admission gate lets it (admitSlots); with versioned, it reads the
+// computeDays computes the days of an offer for barbers from the database:
+// it reads them, then computes them once the admission gate lets it
+// (admitSlots); with versioned, it reads the
 // barbers' bookings versions in the same statement (catalog's
 // VersionedDays), so the days can be cached under them without waiting for
 // the fence: they are at least as new as those versions.
 // Errors: unavailable (not admitted in time), request_canceled.
 func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []*ent.Barber, dates []slots.Date, versioned bool) (*computedDays, error) {
-	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.StartsPerDay())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	c := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}
 	for i, b := range barbers {
 		c.barbers[i] = b.ID
 	}
-	var inputs []catalog.DayInput
+	var (
+		inputs []catalog.DayInput
+		err    error
+	)
 	if versioned {
 		sent := time.Now()
 		inputs, c.bookings, err = o.VersionedDays(ctx, r.cfg.DB.Client, r.cfg.DB.Dialect, c.at, barbers, dates)
@@ -201,6 +200,13 @@ func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []
 	if err != nil {
 		return nil, err
 	}
+	// The gate admits the computing, once the rows are read: a request
+	// waiting for the database holds no share of the cores.
+	release, err := r.admitSlots(ctx, len(barbers)*len(dates)*o.StartsPerDay())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	c.days, c.until = make([]*Day, len(inputs)), make([]time.Time, len(inputs))
 	for i, in := range inputs {
 		// A day of a large unit takes a good part of a second: stop
