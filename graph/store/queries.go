@@ -225,30 +225,34 @@ WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` +
 
 // scanSchedule reads the rows (a result set, not closed) of scheduleQuery.
 func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
-	var out []ScheduleRow
+	// The scan's targets are made once: Scan takes them through
+	// interfaces, so each would be a heap object of its own, every row (a
+	// day runs to a hundred rows and more).
+	var (
+		kind                 int64
+		id, barber           string
+		starts, ends, expiry sql.NullTime
+		ref1, ref2, breaks   sql.NullString
+		weekday              sql.NullInt64
+	)
+	targets := []any{&kind, &id, &barber, &starts, &ends, &expiry, &ref1, &ref2, &breaks, &weekday}
+	out := make([]ScheduleRow, 0, 64)
 	for rows.Next() {
-		var (
-			r                    ScheduleRow
-			kind                 int64
-			starts, ends, expiry sql.NullTime
-			ref1, ref2, breaks   sql.NullString
-			weekday              sql.NullInt64
-		)
-		if err := rows.Scan(&kind, &r.ID, &r.BarberID, &starts, &ends, &expiry, &ref1, &ref2, &breaks, &weekday); err != nil {
+		if err := rows.Scan(targets...); err != nil {
 			return nil, err
 		}
-		r.Kind = RowKind(kind)
+		r := ScheduleRow{Kind: RowKind(kind), ID: id, BarberID: barber}
 		switch r.Kind {
 		case RowReservation, rowExpired:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
 			if expiry.Valid {
-				r.ExpiresAt = &expiry.Time
+				r.ExpiresAt = new(expiry.Time)
 			}
 			if ref1.Valid {
-				r.AppointmentID = &ref1.String
+				r.AppointmentID = new(ref1.String)
 			}
 			if ref2.Valid {
-				r.HoldID = &ref2.String
+				r.HoldID = new(ref2.String)
 			}
 		case RowTimeOff:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
