@@ -24,16 +24,17 @@
 // the ones it is tagged with. [Fence.Read] returns versions read by a query
 // sent no earlier than the freshness window before Read was called (with a
 // window of 0, after it was called). Concurrent callers share queries:
-// while one runs, the next callers gather, and one query answers them all;
-// a caller whose versions the running query reads, sent within the window
-// before it came, waits for that query instead.
+// while one runs, the next callers gather, and one query answers them all.
 // Versions a query read answer, without a query of their own, the callers
 // that arrive within the window after it was sent; once they are a quarter
 // of the window old, the next such caller also has them read again, in the
 // background. So under steady load callers hardly ever wait, and the
 // database sees about one small query per quarter window. A caller that
 // finds nothing recent enough waits for a query sent after it came, and its
-// error: an unreachable database still answers promptly.
+// error: an unreachable database still answers promptly. [Fence.Learn]
+// takes versions that a caller's own statement read in one snapshot (a
+// missed availability day's, with its rows) as a round sent when that
+// statement was.
 //
 // # Writes
 //

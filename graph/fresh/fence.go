@@ -17,14 +17,11 @@ type Fence struct {
 	mu       sync.Mutex
 	next     *readRound // gathering callers; nil when nobody waits
 	inFlight int        // rounds whose query runs
-	running  *readRound // the round whose query runs, when one does
 	// With a window: the latest version read of each id, and when its
 	// query was sent. Ids not read for a window are swept out once the map
 	// reaches sweepAt entries.
 	seen    map[versionID]seenVersion
 	sweepAt int
-
-	beforeQuery func() // tests: called as a round's query is about to be sent
 }
 
 // NewFence returns a fence over db with the given freshness window (0:
@@ -133,25 +130,11 @@ func (v Versions) Same(account string, config int64, barbers []string, bookings 
 
 // readRound is one query and the callers it answers.
 type readRound struct {
-	accounts, barbers map[string]struct{} // written only while it gathers
+	accounts, barbers map[string]struct{}
 	callers           int
-	sent              time.Time // when its query was sent
 	done              chan struct{}
 	got               Versions
 	err               error
-}
-
-// covers reports whether the round reads the account and every barber.
-func (r *readRound) covers(account string, barbers []string) bool {
-	if _, ok := r.accounts[account]; !ok {
-		return false
-	}
-	for _, b := range barbers {
-		if _, ok := r.barbers[b]; !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // readTimeout bounds one round's query; the callers' own contexts bound
@@ -172,12 +155,7 @@ func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Ver
 		}
 		f.metrics.CacheLookup("versions", false)
 	}
-	round := f.inFlightFor(now, account, barbers)
-	if round != nil {
-		round.callers++
-	} else {
-		round = f.gather(account, barbers, 1)
-	}
+	round := f.gather(account, barbers, 1)
 	f.mu.Unlock()
 	select {
 	case <-round.done:
@@ -219,29 +197,10 @@ func (f *Fence) recent(now time.Time, account string, barbers []string) (Version
 			got.recent = append(got.recent, barberVersion{id, b.v})
 		}
 	}
-	if now.Sub(oldest) >= f.window/4 && !f.rereading(oldest, account, barbers) {
+	if now.Sub(oldest) >= f.window/4 {
 		f.gather(account, barbers, 0)
 	}
 	return got, true
-}
-
-// rereading reports whether the round whose query runs was sent after
-// oldest and reads the account and every barber again. f.mu is held.
-func (f *Fence) rereading(oldest time.Time, account string, barbers []string) bool {
-	r := f.running
-	return r != nil && r.sent.After(oldest) && r.covers(account, barbers)
-}
-
-// inFlightFor returns the round whose query runs if it reads the account
-// and every barber and was sent within the window before now (never with a
-// window of 0): a caller it answers need not wait for a round of its own,
-// which would start only once this one is done. f.mu is held.
-func (f *Fence) inFlightFor(now time.Time, account string, barbers []string) *readRound {
-	r := f.running
-	if f.window <= 0 || r == nil || now.Sub(r.sent) >= f.window || !r.covers(account, barbers) {
-		return nil
-	}
-	return r
 }
 
 // gather adds the ids, and callers who will wait for them, to the round
@@ -261,30 +220,22 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 	if f.inFlight < maxRounds {
 		f.inFlight++
 		f.next = nil
-		f.start(round)
 		go f.run(round)
 	}
 	return round
-}
-
-// start marks round as the one whose query runs, sent now. f.mu is held.
-func (f *Fence) start(round *readRound) {
-	round.sent = time.Now()
-	f.running = round
 }
 
 // run answers rounds one after another until nobody waits.
 func (f *Fence) run(round *readRound) {
 	for round != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-		got, err := f.query(ctx, round)
+		sent := time.Now()
+		round.got, round.err = f.query(ctx, round)
 		cancel()
-		f.mu.Lock()
-		f.running = nil
-		round.got, round.err = got, err
 		f.metrics.VersionRead(round.callers)
+		f.mu.Lock()
 		if round.err == nil && f.window > 0 {
-			f.remember(round, round.sent) // before its callers go on to ask again
+			f.remember(round, sent) // before its callers go on to ask again
 		}
 		close(round.done)
 		failed := round.err
@@ -299,8 +250,6 @@ func (f *Fence) run(round *readRound) {
 		}
 		if round == nil {
 			f.inFlight--
-		} else {
-			f.start(round)
 		}
 		f.mu.Unlock()
 	}
@@ -370,9 +319,6 @@ func (f *Fence) sweep(now time.Time) {
 }
 
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
-	if f.beforeQuery != nil {
-		f.beforeQuery()
-	}
 	accounts, barbers, err := f.versions.Read(ctx, keys(round.accounts), keys(round.barbers))
 	return Versions{accounts: accounts, barbers: barbers}, err
 }
