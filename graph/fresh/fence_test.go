@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/ent"
 	"barberd/ent/schema/tenant"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -88,6 +89,15 @@ type queryCounter struct {
 
 func (c *queryCounter) VersionRead(int) { c.n.Add(1) }
 
+// windowFence makes an account, and a fence with the window over db whose
+// queries it counts.
+func windowFence(db *store.DB, window time.Duration) (context.Context, *ent.Account, *Fence, *queryCounter) {
+	ctx := tenant.System(context.Background())
+	acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+	queries := &queryCounter{}
+	return ctx, acc, NewFence(db, window, queries), queries
+}
+
 // With a window, a read is answered by versions read no earlier than the
 // window before it was called: without a query of its own while they are
 // that recent (and with one started for the reads to come once they are
@@ -96,11 +106,8 @@ func (c *queryCounter) VersionRead(int) { c.n.Add(1) }
 func TestFenceWindow(t *testing.T) {
 	const window = 400 * time.Millisecond
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := tenant.System(context.Background())
-		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		ctx, acc, f, queries := windowFence(db, window)
 		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
-		queries := &queryCounter{}
-		f := NewFence(db, window, queries)
 		read := func() int64 {
 			t.Helper()
 			got, err := f.Read(ctx, acc.ID, []string{b.ID})
@@ -156,12 +163,9 @@ func TestFenceWindow(t *testing.T) {
 func TestFenceLearn(t *testing.T) {
 	const window = 400 * time.Millisecond
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := tenant.System(context.Background())
-		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		ctx, acc, f, queries := windowFence(db, window)
 		ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
 		bia := db.Barber.Create().SetAccountID(acc.ID).SetName("Bia").SaveX(ctx)
-		queries := &queryCounter{}
-		f := NewFence(db, window, queries)
 		read := func(barber string) (int64, bool) {
 			t.Helper()
 			got, err := f.Read(ctx, acc.ID, []string{barber})
