@@ -74,7 +74,7 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		if err != nil {
 			return "", err
 		}
-		schedule, err := scheduleQuery(ctx, bind, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
+		schedule, err := scheduleQuery(ctx, bind, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now, false)
 		// The expired rows come last, so that the schedule's selects type
 		// the columns; the account stands in the id's column.
 		return `WITH expired AS (` + expired + `)

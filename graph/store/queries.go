@@ -129,24 +129,9 @@ func VersionedScheduleRows(ctx context.Context, c Queryer, dia, unitID string, b
 
 func scheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time, bookings bool) ([]ScheduleRow, error) {
 	var a sqlArgs
-	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now)
+	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now, bookings)
 	if err != nil {
 		return nil, err
-	}
-	if bookings {
-		acct, err := tenantFilter(ctx, a.add, "")
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, len(barberIDs))
-		for i, id := range barberIDs {
-			ids[i] = a.add(id)
-		}
-		q += `
-UNION ALL
-SELECT ` + strconv.Itoa(int(RowBookings)) + `, id, id, NULL, NULL, NULL, NULL, NULL, NULL, CAST(bookings_version AS BIGINT)
-FROM barbers
-WHERE id IN (` + strings.Join(ids, ", ") + `)` + acct
 	}
 	return queryRows(ctx, c, q, a, scanSchedule)
 }
@@ -179,8 +164,9 @@ func nextResult(rows *sql.Rows, what string, drain bool) error {
 	return nil
 }
 
-// scheduleQuery is ScheduleRows' statement, its values named by bind.
-func scheduleQuery(ctx context.Context, bind func(any) string, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) (string, error) {
+// scheduleQuery is ScheduleRows' statement, its values named by bind; with
+// bookings, VersionedScheduleRows'.
+func scheduleQuery(ctx context.Context, bind func(any) string, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time, bookings bool) (string, error) {
 	acct, err := tenantFilter(ctx, bind, "")
 	if err != nil {
 		return "", err
@@ -220,6 +206,13 @@ UNION ALL
 SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, opens_at, closes_at, CAST(breaks AS TEXT), weekday
 FROM working_hours
 WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` + strings.Join(days, ", ") + `)` + acct
+	if bookings {
+		q += `
+UNION ALL
+SELECT ` + strconv.Itoa(int(RowBookings)) + `, id, id, NULL, NULL, NULL, NULL, NULL, NULL, CAST(bookings_version AS BIGINT)
+FROM barbers
+WHERE id IN (` + ids + `)` + acct
+	}
 	return q, nil
 }
 
