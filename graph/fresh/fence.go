@@ -22,6 +22,15 @@ type Fence struct {
 	// reaches sweepAt entries.
 	seen    map[versionID]seenVersion
 	sweepAt int
+
+	// The feed (PostgreSQL, with a window): each round also reads the
+	// barbers changed since the last round's snapshot, so a barber's
+	// version, once read, stays current as of the last round whatever
+	// was asked (store.VersionReader.Feed). Rounds then read only the
+	// accounts and the barbers not yet held.
+	feed     bool
+	feedXmin int64     // the since of the next round; store.NoChanges before the first
+	feedSent time.Time // when the last round that read the feed was sent
 }
 
 // NewFence returns a fence over db with the given freshness window (0:
@@ -31,7 +40,9 @@ func NewFence(db *store.DB, window time.Duration, metrics Metrics) *Fence {
 	if metrics == nil {
 		metrics = noMetrics{}
 	}
-	return &Fence{versions: store.NewVersionReader(db), window: window, metrics: metrics}
+	f := &Fence{versions: store.NewVersionReader(db), window: window, metrics: metrics, feedXmin: store.NoChanges}
+	f.feed = window > 0 && f.versions.CanFeed()
+	return f
 }
 
 // Metrics receives the fence's events (graph.Metrics implements it).
@@ -56,6 +67,16 @@ const maxRounds = 1
 // minSweep is the size of the seen map below which it is never swept.
 const minSweep = 4096
 
+// maxSeen bounds the seen map: the feed keeps the versions it holds current
+// however long ago they were asked for, so past this many it forgets them
+// all and reads them again as they are asked for.
+const maxSeen = 1 << 18
+
+// feedIdle is how long the feed may go without a round before it starts
+// again: the first round after a pause would read every change made during
+// it.
+const feedIdle = 30 * time.Second
+
 // versionID names an account's config version or a barber's bookings
 // version.
 type versionID struct {
@@ -67,6 +88,15 @@ type seenVersion struct {
 	v     int64
 	found bool      // false: the query found no such row
 	sent  time.Time // when the query that read it was sent
+	fed   bool      // a barber the feed keeps current: v is as of feedSent
+}
+
+// current is when the query that v is as of was sent.
+func (f *Fence) current(s seenVersion) time.Time {
+	if s.fed && f.feedSent.After(s.sent) {
+		return f.feedSent
+	}
+	return s.sent
 }
 
 // Versions are the change versions of an account and some of its barbers,
@@ -135,6 +165,8 @@ type readRound struct {
 	done              chan struct{}
 	got               Versions
 	err               error
+	since             int64 // with the feed: the changes it reads
+	xmin              int64 // with the feed: its snapshot's xmin
 }
 
 // readTimeout bounds one round's query; the callers' own contexts bound
@@ -159,30 +191,58 @@ func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Ver
 	f.mu.Unlock()
 	select {
 	case <-round.done:
-		return round.got, round.err
 	case <-ctx.Done():
 		return Versions{}, ctx.Err()
 	}
+	if round.err != nil || !f.feed {
+		return round.got, round.err
+	}
+	// The round read only the barbers the feed did not hold: the others
+	// are current as of it in the seen map.
+	f.mu.Lock()
+	got, _, ok := f.lookup(now, account, barbers)
+	f.mu.Unlock()
+	if !ok {
+		// Forgotten since (maxSeen, feedIdle): the round's own versions,
+		// where a barber it did not read counts as changed.
+		got = round.got
+	}
+	return got, nil
 }
 
 // recent answers from versions read within the window before now, if every
 // one asked for was. When the oldest of them is a quarter of a window old,
 // it also has them read again, for the callers to come. f.mu is held.
 func (f *Fence) recent(now time.Time, account string, barbers []string) (Versions, bool) {
+	got, oldest, ok := f.lookup(now, account, barbers)
+	if ok && now.Sub(oldest) >= f.window/4 {
+		f.gather(account, barbers, 0)
+	}
+	return got, ok
+}
+
+// lookup returns the versions asked for from the seen map, and when the
+// oldest of them was read, if every one was read within the window before
+// now. f.mu is held.
+func (f *Fence) lookup(now time.Time, account string, barbers []string) (Versions, time.Time, bool) {
 	oldest := now
 	look := func(barber bool, id string) (seenVersion, bool) {
 		s, ok := f.seen[versionID{barber, id}]
-		if !ok || now.Sub(s.sent) >= f.window {
+		if !ok {
 			return s, false
 		}
-		if s.sent.Before(oldest) {
-			oldest = s.sent
+		sent := f.current(s)
+		if now.Sub(sent) >= f.window {
+			return s, false
+		}
+		if sent.Before(oldest) {
+			oldest = sent
 		}
 		return s, true
 	}
 	a, ok := look(false, account)
 	if !ok {
-		return Versions{}, false
+		return Versions{}, oldest, false
 	}
 	got := Versions{account: account, config: a.v, accountFound: a.found}
 	if len(barbers) > 0 {
@@ -191,22 +251,22 @@ func (f *Fence) recent(now time.Time, account string, barbers []string) (Version
 	for _, id := range barbers {
 		b, ok := look(true, id)
 		if !ok {
-			return Versions{}, false
+			return Versions{}, oldest, false
 		}
 		if b.found {
 			got.recent = append(got.recent, barberVersion{id, b.v})
 		}
 	}
-	if now.Sub(oldest) >= f.window/4 {
-		f.gather(account, barbers, 0)
-	}
-	return got, true
+	return got, oldest, true
 }
 
 // gather adds the ids, and callers who will wait for them, to the round
 // that gathers callers, and starts it when fewer than maxRounds run. f.mu is
 // held.
 func (f *Fence) gather(account string, barbers []string, callers int) *readRound {
+	if f.feed && !f.feedSent.IsZero() && time.Since(f.feedSent) >= feedIdle {
+		f.forget()
+	}
 	round := f.next
 	if round == nil {
 		round = &readRound{accounts: map[string]struct{}{}, barbers: map[string]struct{}{}, done: make(chan struct{})}
@@ -215,14 +275,24 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 	round.callers += callers
 	round.accounts[account] = struct{}{}
 	for _, b := range barbers {
+		if f.feed && f.seen[versionID{true, b}].fed {
+			continue // the feed reads it if it changed
+		}
 		round.barbers[b] = struct{}{}
 	}
 	if f.inFlight < maxRounds {
 		f.inFlight++
 		f.next = nil
+		round.since = f.feedXmin
 		go f.run(round)
 	}
 	return round
+}
+
+// forget drops every version held and starts the feed again. f.mu is held.
+func (f *Fence) forget() {
+	f.seen, f.sweepAt = nil, minSweep
+	f.feedXmin, f.feedSent = store.NoChanges, time.Time{}
 }
 
 // run answers rounds one after another until nobody waits.
@@ -240,6 +310,9 @@ func (f *Fence) run(round *readRound) {
 		close(round.done)
 		failed := round.err
 		round, f.next = f.next, nil
+		if round != nil {
+			round.since = f.feedXmin
+		}
 		if failed != nil && round != nil {
 			// The database failed after these callers came: an error
 			// is never stale, and asking again would make them wait
@@ -283,7 +356,17 @@ func (f *Fence) init() {
 // keep records a version read by a query sent at sent, unless a later
 // query's is kept. f.mu is held.
 func (f *Fence) keep(id versionID, v int64, found bool, sent time.Time) {
-	if old, ok := f.seen[id]; ok && old.sent.After(sent) {
+	old, ok := f.seen[id]
+	if ok && old.fed {
+		// The feed keeps it current; a version read in a snapshot taken
+		// since the feed's last is as new or newer (versions only grow).
+		if found && sent.After(f.current(old)) && v > old.v {
+			old.v = v
+			f.seen[id] = old
+		}
+		return
+	}
+	if ok && old.sent.After(sent) {
 		return // a later query's, when queries overlap
 	}
 	f.seen[id] = seenVersion{v: v, found: found, sent: sent}
@@ -301,6 +384,17 @@ func (f *Fence) remember(round *readRound, sent time.Time) {
 		v, ok := round.got.barbers[id]
 		f.keep(versionID{true, id}, v, ok, sent)
 	}
+	if f.feed {
+		// The barbers read by id are fed from now on, and the others the
+		// feed read changed are as the round read them.
+		for id, v := range round.got.barbers {
+			key := versionID{true, id}
+			if s, ok := f.seen[key]; ok && (s.fed || s.sent.Equal(sent)) {
+				f.seen[key] = seenVersion{v: max(v, s.v), found: true, sent: sent, fed: true}
+			}
+		}
+		f.feedXmin, f.feedSent = round.xmin, sent
+	}
 	f.sweep(sent)
 }
 
@@ -311,14 +405,23 @@ func (f *Fence) sweep(now time.Time) {
 		return
 	}
 	for id, s := range f.seen {
-		if now.Sub(s.sent) >= f.window {
+		if now.Sub(f.current(s)) >= f.window {
 			delete(f.seen, id)
 		}
+	}
+	if len(f.seen) >= maxSeen {
+		f.forget()
+		return
 	}
 	f.sweepAt = max(minSweep, 2*len(f.seen))
 }
 
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
+	if f.feed {
+		accounts, barbers, xmin, err := f.versions.Feed(ctx, keys(round.accounts), keys(round.barbers), round.since)
+		round.xmin = xmin
+		return Versions{accounts: accounts, barbers: barbers}, err
+	}
 	accounts, barbers, err := f.versions.Read(ctx, keys(round.accounts), keys(round.barbers))
 	return Versions{accounts: accounts, barbers: barbers}, err
 }

@@ -2,6 +2,8 @@ package fresh
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,13 +145,10 @@ func TestFenceWindow(t *testing.T) {
 			}
 		}
 
-		bump := "UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id = ?"
-		if db.Dialect == dialect.Postgres {
-			bump = strings.Replace(bump, "?", "$1", 1)
-		}
-		if _, err := db.SQL.ExecContext(ctx, bump, b.ID); err != nil {
-			t.Fatal(err)
-		}
+		// A change to the barber's reservations, as any writer makes it.
+		start := time.Now().Add(24 * time.Hour).Truncate(time.Hour)
+		db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(b.ID).
+			SetStartsAt(start).SetEndsAt(start.Add(30 * time.Minute)).ExecX(ctx)
 		time.Sleep(window)
 		if v := read(); v != v0+1 {
 			t.Fatalf("version %d a window after %d was committed", v, v0+1)
@@ -205,5 +204,126 @@ func TestFenceLearn(t *testing.T) {
 		if _, ok := read("brb_gone"); ok {
 			t.Fatal("a barber learned as not found was found")
 		}
+	})
+}
+
+// With a window, every barber a fence has read stays current however it is
+// asked for (on PostgreSQL by the feed of changes, store.VersionReader.Feed;
+// on SQLite by reading it again): a read never returns a version older than
+// one committed a window before it was called, with writers bumping
+// several barbers at once, and one of them holding its transaction open
+// across several of the fence's rounds, so that changes commit out of the
+// order their transactions began in.
+func TestFenceFeedSeesEveryCommittedChange(t *testing.T) {
+	const window = 20 * time.Millisecond
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, acc, f, queries := windowFence(db, window)
+		if f.feed != (db.Dialect == dialect.Postgres) {
+			t.Fatalf("feed %v on %s", f.feed, db.Dialect)
+		}
+		var ids []string
+		for i := range 6 {
+			ids = append(ids, db.Barber.Create().SetAccountID(acc.ID).SetName(fmt.Sprintf("B%d", i)).SaveX(ctx).ID)
+		}
+		// committed[i] lists barber i's versions with when their commit
+		// had returned.
+		type commit struct {
+			at time.Time
+			v  int64
+		}
+		var mu sync.Mutex
+		committed := make([][]commit, len(ids))
+		floor := func(i int, before time.Time) int64 {
+			mu.Lock()
+			defer mu.Unlock()
+			var v int64
+			for _, c := range committed[i] {
+				if c.at.Before(before) {
+					v = max(v, c.v)
+				}
+			}
+			return v
+		}
+		var slot atomic.Int64 // distinct reservation times, so none overlap
+		day := time.Now().Add(48 * time.Hour).Truncate(time.Hour)
+		book := func(i int, hold time.Duration) error {
+			tx, err := db.SQL.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			n := slot.Add(1)
+			at := day.Add(time.Duration(n) * time.Hour)
+			if _, err := tx.ExecContext(ctx, "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES ($1, $2, $3, $4, $5)",
+				fmt.Sprintf("rsv_feed_%d", n), at, at.Add(30*time.Minute), acc.ID, ids[i]); err != nil {
+				return err
+			}
+			var v int64
+			if err := tx.QueryRowContext(ctx, "SELECT bookings_version FROM barbers WHERE id = $1", ids[i]).Scan(&v); err != nil {
+				return err
+			}
+			time.Sleep(hold)
+			if err := tx.Commit(); err != nil {
+				return err
+			}
+			mu.Lock()
+			committed[i] = append(committed[i], commit{time.Now(), v})
+			mu.Unlock()
+			return nil
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		write := func(hold time.Duration, first int) {
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := book((first+k)%len(ids), hold)
+				if err != nil && store.Classify(err) != store.Retry {
+					t.Error(err)
+					return
+				}
+			}
+		}
+		wg.Go(func() { write(0, 0) })
+		wg.Go(func() { write(0, 3) })
+		wg.Go(func() { write(4*window, 1) }) // its changes commit behind later ones
+		var reads atomic.Int64
+		var readers sync.WaitGroup
+		for r := range 6 {
+			readers.Go(func() {
+				for k := range 150 {
+					// Readers ask for one barber, or for all of them.
+					asked := ids
+					if k%2 == 0 {
+						asked = ids[(r+k)%len(ids) : (r+k)%len(ids)+1]
+					}
+					began := time.Now()
+					got, err := f.Read(ctx, acc.ID, asked)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					reads.Add(1)
+					for _, id := range asked {
+						i := slices.Index(ids, id)
+						v, ok := got.Bookings(id)
+						if want := floor(i, began.Add(-window)); !ok || v < want {
+							t.Errorf("barber %d: version %d (found: %v), but %d was committed a window before the read", i, v, ok, want)
+						}
+					}
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+		readers.Wait()
+		close(stop)
+		wg.Wait()
+		if reads.Load() != 6*150 {
+			t.Fatalf("%d reads", reads.Load())
+		}
+		t.Logf("%s: %d reads, %d queries", db.Dialect, reads.Load(), queries.n.Load())
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -22,7 +23,9 @@ import (
 //     last_used_at, nor a barber's bookings_version);
 //   - barbers.bookings_version grows with every change to the barber's
 //     reservations (holds and confirmed appointments), except, on
-//     PostgreSQL, the deletion of a reservation that had already ended.
+//     PostgreSQL, the deletion of a reservation that had already ended;
+//     there barbers.bookings_xid becomes, in the same update, the id of
+//     the transaction that bumped it (see VersionReader.Feed).
 
 // configTables are the tables with an account_id whose rows make up an
 // account's configuration, with the condition (on OLD and NEW) under which
@@ -80,7 +83,9 @@ func postgresVersions() []string {
 		stmts = append(stmts,
 			fmt.Sprintf(`CREATE OR REPLACE FUNCTION barberd_%[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
-				UPDATE barbers SET bookings_version = bookings_version + 1 WHERE id IN (%[2]s);
+				UPDATE barbers SET bookings_version = bookings_version + 1,
+					bookings_xid = pg_current_xact_id()::text::bigint
+				WHERE id IN (%[2]s);
 				RETURN NULL;
 			END $$`, name, ev.barbers),
 			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s
@@ -165,9 +170,11 @@ func sqliteVersions() []string {
 // A VersionReader reads change versions for the caches' fence
 // (graph/fresh), in one statement prepared once per database handle.
 type VersionReader struct {
-	db      *DB
-	prepare sync.Once
-	stmt    *sql.Stmt // versionsQuery, when it could be prepared
+	db          *DB
+	prepare     sync.Once
+	stmt        *sql.Stmt // versionsQuery, when it could be prepared
+	prepareFeed sync.Once
+	feed        *sql.Stmt // feedQuery, when it could be prepared
 }
 
 // NewVersionReader returns a reader of db's change versions.
@@ -185,21 +192,60 @@ var versionsQuery = map[string]string{
 // Read returns the config version of each account and the bookings version
 // of each barber it finds, by id.
 func (v *VersionReader) Read(ctx context.Context, accounts, barbers []string) (configs, bookings map[string]int64, err error) {
-	configs, bookings = make(map[string]int64, len(accounts)), make(map[string]int64, len(barbers))
 	v.prepare.Do(func() {
 		// Without a prepared statement each read is parsed again; slower,
 		// still correct.
 		v.stmt, _ = v.db.SQL.PrepareContext(ctx, versionsQuery[v.db.Dialect])
 	})
-	a, b := v.idList(accounts), v.idList(barbers)
+	configs, bookings, _, err = v.read(ctx, v.stmt, versionsQuery[v.db.Dialect], len(barbers), accounts, barbers)
+	return configs, bookings, err
+}
+
+// CanFeed reports whether the database keeps what Feed reads (PostgreSQL's
+// transaction ids; SQLite has none).
+func (v *VersionReader) CanFeed() bool { return v.db.Dialect == dialect.Postgres }
+
+// NoChanges is the since of a Feed that reads no changes, only the ids
+// asked for: the first of a feed.
+const NoChanges = math.MaxInt64
+
+// feedQuery reads, in one snapshot, the config versions of the accounts in
+// $1, the bookings versions of the barbers in $2 and of every barber whose
+// version a transaction with an id of at least $3 bumped (bookings_xid, set
+// by the same trigger), and the snapshot's xmin: every transaction with a
+// smaller id had ended when the snapshot was taken.
+const feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
+	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[]) OR bookings_xid >= $3
+	UNION ALL SELECT 2, '', pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+
+// Feed is Read on PostgreSQL that also returns every barber whose bookings
+// version changed in a transaction with an id of at least since (or none,
+// with NoChanges), and the xmin of the snapshot it read them in: the since
+// of the next Feed. A change that snapshot does not show was made by a
+// transaction running when it was taken or started after, whose id is at
+// least xmin, so the next Feed reads it; a barber read once is kept
+// current by every Feed after, whatever its ids.
+func (v *VersionReader) Feed(ctx context.Context, accounts, barbers []string, since int64) (configs, bookings map[string]int64, xmin int64, err error) {
+	v.prepareFeed.Do(func() {
+		v.feed, _ = v.db.SQL.PrepareContext(ctx, feedQuery)
+	})
+	return v.read(ctx, v.feed, feedQuery, len(barbers)+4, accounts, barbers, since)
+}
+
+// read runs a versions query, prepared (stmt) or not: rows of kind 0 are
+// accounts' config versions, 1 barbers' bookings versions, 2 a snapshot's
+// xmin.
+func (v *VersionReader) read(ctx context.Context, stmt *sql.Stmt, query string, barberRows int, accounts, barbers []string, more ...any) (configs, bookings map[string]int64, xmin int64, err error) {
+	configs, bookings = make(map[string]int64, len(accounts)), make(map[string]int64, barberRows)
+	args := append([]any{v.idList(accounts), v.idList(barbers)}, more...)
 	var rows *sql.Rows
-	if v.stmt != nil {
-		rows, err = v.stmt.QueryContext(ctx, a, b)
+	if stmt != nil {
+		rows, err = stmt.QueryContext(ctx, args...)
 	} else {
-		rows, err = v.db.SQL.QueryContext(ctx, versionsQuery[v.db.Dialect], a, b)
+		rows, err = v.db.SQL.QueryContext(ctx, query, args...)
 	}
 	if err != nil {
-		return configs, bookings, err
+		return configs, bookings, 0, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -207,15 +253,18 @@ func (v *VersionReader) Read(ctx context.Context, accounts, barbers []string) (c
 		var id string
 		var n int64
 		if err := rows.Scan(&kind, &id, &n); err != nil {
-			return configs, bookings, err
+			return configs, bookings, 0, err
 		}
-		if kind == 0 {
+		switch kind {
+		case 0:
 			configs[id] = n
-		} else {
+		case 1:
 			bookings[id] = n
+		default:
+			xmin = n
 		}
 	}
-	return configs, bookings, rows.Err()
+	return configs, bookings, xmin, rows.Err()
 }
 
 // idList is a list of ids as versionsQuery takes them.
