@@ -28,9 +28,10 @@ type Fence struct {
 	// version, once read, stays current as of the last round whatever
 	// was asked (store.VersionReader.Feed). Rounds then read only the
 	// accounts and the barbers not yet held.
-	feed     bool
-	feedXmin int64     // the since of the next round; store.NoChanges before the first
-	feedSent time.Time // when the last round that read the feed was sent
+	feed       bool
+	feedXmin   int64     // the since of the next round; store.NoChanges before the first
+	feedSent   time.Time // when the last round that read the feed was sent
+	feedPaused time.Time // rounds read by id until then
 }
 
 // NewFence returns a fence over db with the given freshness window (0:
@@ -61,7 +62,9 @@ func (noMetrics) VersionRead(int)          {}
 
 // maxRounds bounds the fence's queries in flight at once: more answer
 // sooner, fewer share more. Measured with barberbench on 2 cores, one in
-// flight served as many requests as two, with fewer queries.
+// flight served as many requests as two, with fewer queries. The feed
+// needs one at a time: each round reads the changes since the snapshot of
+// the round before it.
 const maxRounds = 1
 
 // minSweep is the size of the seen map below which it is never swept.
@@ -76,6 +79,15 @@ const maxSeen = 1 << 18
 // again: the first round after a pause would read every change made during
 // it.
 const feedIdle = 30 * time.Second
+
+// feedMaxChanged is how many barbers a round may read changed (beyond those
+// it read by id) before the feed pauses for feedPause: a write transaction
+// held open keeps the snapshots' xmin back, and each round reads again
+// every barber changed since it began.
+const (
+	feedMaxChanged = 2048
+	feedPause      = 10 * time.Second
+)
 
 // versionID names an account's config version or a barber's bookings
 // version.
@@ -165,6 +177,7 @@ type readRound struct {
 	done              chan struct{}
 	got               Versions
 	err               error
+	feed              bool  // it reads the feed
 	since             int64 // with the feed: the changes it reads
 	xmin              int64 // with the feed: its snapshot's xmin
 }
@@ -194,7 +207,7 @@ func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Ver
 	case <-ctx.Done():
 		return Versions{}, ctx.Err()
 	}
-	if round.err != nil || !f.feed {
+	if round.err != nil || !round.feed {
 		return round.got, round.err
 	}
 	// The round read only the barbers the feed did not hold: the others
@@ -283,10 +296,16 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 	if f.inFlight < maxRounds {
 		f.inFlight++
 		f.next = nil
-		round.since = f.feedXmin
+		f.start(round)
 		go f.run(round)
 	}
 	return round
+}
+
+// start sets what a round about to run reads of the feed. f.mu is held.
+func (f *Fence) start(round *readRound) {
+	round.feed = f.feed && !time.Now().Before(f.feedPaused)
+	round.since = f.feedXmin
 }
 
 // forget drops every version held and starts the feed again. f.mu is held.
@@ -311,7 +330,7 @@ func (f *Fence) run(round *readRound) {
 		failed := round.err
 		round, f.next = f.next, nil
 		if round != nil {
-			round.since = f.feedXmin
+			f.start(round)
 		}
 		if failed != nil && round != nil {
 			// The database failed after these callers came: an error
@@ -375,6 +394,13 @@ func (f *Fence) keep(id versionID, v int64, found bool, sent time.Time) {
 // remember keeps what a round read, as of when its query was sent. f.mu is
 // held.
 func (f *Fence) remember(round *readRound, sent time.Time) {
+	if round.feed && changed(round) > feedMaxChanged {
+		// The xmin is held back: read by id for a while, this round's
+		// barbers as if it had.
+		f.forget()
+		f.feedPaused = sent.Add(feedPause)
+		round.feed = false
+	}
 	f.init()
 	for id := range round.accounts {
 		v, ok := round.got.accounts[id]
@@ -384,7 +410,7 @@ func (f *Fence) remember(round *readRound, sent time.Time) {
 		v, ok := round.got.barbers[id]
 		f.keep(versionID{true, id}, v, ok, sent)
 	}
-	if f.feed {
+	if round.feed {
 		// The barbers read by id are fed from now on, and the others the
 		// feed read changed are as the round read them.
 		for id, v := range round.got.barbers {
@@ -417,13 +443,24 @@ func (f *Fence) sweep(now time.Time) {
 }
 
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
-	if f.feed {
+	if round.feed {
 		accounts, barbers, xmin, err := f.versions.Feed(ctx, keys(round.accounts), keys(round.barbers), round.since)
 		round.xmin = xmin
 		return Versions{accounts: accounts, barbers: barbers}, err
 	}
 	accounts, barbers, err := f.versions.Read(ctx, keys(round.accounts), keys(round.barbers))
 	return Versions{accounts: accounts, barbers: barbers}, err
+}
+
+// changed is how many barbers a round read that it did not read by id.
+func changed(round *readRound) int {
+	n := 0
+	for id := range round.got.barbers {
+		if _, byID := round.barbers[id]; !byID {
+			n++
+		}
+	}
+	return n
 }
 
 func keys(set map[string]struct{}) []string {

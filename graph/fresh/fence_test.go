@@ -327,3 +327,59 @@ func TestFenceFeedSeesEveryCommittedChange(t *testing.T) {
 		t.Logf("%s: %d reads, %d queries", db.Dialect, reads.Load(), queries.n.Load())
 	})
 }
+
+// A round that reads more changed barbers than feedMaxChanged (a write
+// transaction held open keeps the xmin back) pauses the feed: the fence
+// reads by id for feedPause, and its reads stay right meanwhile. (SQLite
+// has no feed: its reads are by id throughout.)
+func TestFenceFeedPauses(t *testing.T) {
+	const window = 50 * time.Millisecond
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, acc, f, _ := windowFence(db, window)
+		ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil { // the feed's first round
+			t.Fatal(err)
+		}
+		// More barbers than a round may read changed besides one it
+		// asks for by id, each with a reservation, in one statement.
+		barbers := make([]*ent.BarberCreate, feedMaxChanged+2)
+		for i := range barbers {
+			barbers[i] = db.Barber.Create().SetID(fmt.Sprintf("brb_many_%d", i)).SetAccountID(acc.ID).SetName("B")
+		}
+		db.Barber.CreateBulk(barbers...).ExecX(ctx)
+		at := time.Now().Add(24 * time.Hour).Truncate(time.Second)
+		reservations := make([]*ent.ReservationCreate, feedMaxChanged+2)
+		for i := range reservations {
+			reservations[i] = db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(fmt.Sprintf("brb_many_%d", i)).
+				SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute))
+		}
+		db.Reservation.CreateBulk(reservations...).ExecX(ctx) // one statement
+		time.Sleep(window)                                    // past it: the next read asks
+		got, err := f.Read(ctx, acc.ID, []string{ana.ID, "brb_many_7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := got.Bookings("brb_many_7"); !ok || v != 1 {
+			t.Fatalf("brb_many_7's version %d (found: %v), want 1", v, ok)
+		}
+		f.mu.Lock()
+		paused := time.Until(f.feedPaused)
+		f.mu.Unlock()
+		if f.feed && (paused <= 0 || paused > feedPause) {
+			t.Fatalf("feed paused for %v after a round read %d changed barbers", paused, feedMaxChanged+2)
+		}
+		// Meanwhile rounds read by id, and see a change.
+		db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(ana.ID).
+			SetStartsAt(time.Now().Add(48 * time.Hour)).SetEndsAt(time.Now().Add(49 * time.Hour)).ExecX(ctx)
+		f.mu.Lock()
+		f.seen = nil
+		f.mu.Unlock()
+		got, err = f.Read(ctx, acc.ID, []string{ana.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := got.Bookings(ana.ID); !ok || v != 1 {
+			t.Fatalf("Ana's version %d (found: %v) during the pause, want 1", v, ok)
+		}
+	})
+}
