@@ -30,8 +30,6 @@ type Barber struct {
 	Active bool `json:"active,omitempty"`
 	// BookingsVersion holds the value of the "bookings_version" field.
 	BookingsVersion int64 `json:"bookings_version,omitempty"`
-	// BookingsXid holds the value of the "bookings_xid" field.
-	BookingsXid int64 `json:"bookings_xid,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the BarberQuery when eager-loading is set.
 	Edges        BarberEdges `json:"edges"`
@@ -116,7 +114,7 @@ func (*Barber) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case barber.FieldActive:
 			values[i] = new(sql.NullBool)
-		case barber.FieldBookingsVersion, barber.FieldBookingsXid:
+		case barber.FieldBookingsVersion:
 			values[i] = new(sql.NullInt64)
 		case barber.FieldID, barber.FieldAccountID, barber.FieldName:
 			values[i] = new(sql.NullString)
@@ -178,12 +176,6 @@ func (_m *Barber) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field bookings_version", values[i])
 			} else if value.Valid {
 				_m.BookingsVersion = value.Int64
-			}
-		case barber.FieldBookingsXid:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field bookings_xid", values[i])
-			} else if value.Valid {
-				_m.BookingsXid = value.Int64
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -263,9 +255,6 @@ func (_m *Barber) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("bookings_version=")
 	builder.WriteString(fmt.Sprintf("%v", _m.BookingsVersion))
-	builder.WriteString(", ")
-	builder.WriteString("bookings_xid=")
-	builder.WriteString(fmt.Sprintf("%v", _m.BookingsXid))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -96,20 +96,6 @@ func (_c *BarberCreate) SetNillableBookingsVersion(v *int64) *BarberCreate {
 	return _c
 }
 
-// SetBookingsXid sets the "bookings_xid" field.
-func (_c *BarberCreate) SetBookingsXid(v int64) *BarberCreate {
-	_c.mutation.SetBookingsXid(v)
-	return _c
-}
-
-// SetNillableBookingsXid sets the "bookings_xid" field if the given value is not nil.
-func (_c *BarberCreate) SetNillableBookingsXid(v *int64) *BarberCreate {
-	if v != nil {
-		_c.SetBookingsXid(*v)
-	}
-	return _c
-}
-
 // SetID sets the "id" field.
 func (_c *BarberCreate) SetID(v string) *BarberCreate {
 	_c.mutation.SetID(v)
@@ -340,10 +326,6 @@ func (_c *BarberCreate) createSpec() (*Barber, *sqlgraph.CreateSpec) {
 		_spec.SetField(barber.FieldBookingsVersion, field.TypeInt64, value)
 		_node.BookingsVersion = value
 	}
-	if value, ok := _c.mutation.BookingsXid(); ok {
-		_spec.SetField(barber.FieldBookingsXid, field.TypeInt64, value)
-		_node.BookingsXid = value
-	}
 	if nodes := _c.mutation.AccountIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -531,30 +513,6 @@ func (u *BarberUpsert) AddBookingsVersion(v int64) *BarberUpsert {
 	return u
 }
 
-// SetBookingsXid sets the "bookings_xid" field.
-func (u *BarberUpsert) SetBookingsXid(v int64) *BarberUpsert {
-	u.Set(barber.FieldBookingsXid, v)
-	return u
-}
-
-// UpdateBookingsXid sets the "bookings_xid" field to the value that was provided on create.
-func (u *BarberUpsert) UpdateBookingsXid() *BarberUpsert {
-	u.SetExcluded(barber.FieldBookingsXid)
-	return u
-}
-
-// AddBookingsXid adds v to the "bookings_xid" field.
-func (u *BarberUpsert) AddBookingsXid(v int64) *BarberUpsert {
-	u.Add(barber.FieldBookingsXid, v)
-	return u
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (u *BarberUpsert) ClearBookingsXid() *BarberUpsert {
-	u.SetNull(barber.FieldBookingsXid)
-	return u
-}
-
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -669,34 +627,6 @@ func (u *BarberUpsertOne) AddBookingsVersion(v int64) *BarberUpsertOne {
 func (u *BarberUpsertOne) UpdateBookingsVersion() *BarberUpsertOne {
 	return u.Update(func(s *BarberUpsert) {
 		s.UpdateBookingsVersion()
-	})
-}
-
-// SetBookingsXid sets the "bookings_xid" field.
-func (u *BarberUpsertOne) SetBookingsXid(v int64) *BarberUpsertOne {
-	return u.Update(func(s *BarberUpsert) {
-		s.SetBookingsXid(v)
-	})
-}
-
-// AddBookingsXid adds v to the "bookings_xid" field.
-func (u *BarberUpsertOne) AddBookingsXid(v int64) *BarberUpsertOne {
-	return u.Update(func(s *BarberUpsert) {
-		s.AddBookingsXid(v)
-	})
-}
-
-// UpdateBookingsXid sets the "bookings_xid" field to the value that was provided on create.
-func (u *BarberUpsertOne) UpdateBookingsXid() *BarberUpsertOne {
-	return u.Update(func(s *BarberUpsert) {
-		s.UpdateBookingsXid()
-	})
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (u *BarberUpsertOne) ClearBookingsXid() *BarberUpsertOne {
-	return u.Update(func(s *BarberUpsert) {
-		s.ClearBookingsXid()
 	})
 }
 
@@ -981,34 +911,6 @@ func (u *BarberUpsertBulk) AddBookingsVersion(v int64) *BarberUpsertBulk {
 func (u *BarberUpsertBulk) UpdateBookingsVersion() *BarberUpsertBulk {
 	return u.Update(func(s *BarberUpsert) {
 		s.UpdateBookingsVersion()
-	})
-}
-
-// SetBookingsXid sets the "bookings_xid" field.
-func (u *BarberUpsertBulk) SetBookingsXid(v int64) *BarberUpsertBulk {
-	return u.Update(func(s *BarberUpsert) {
-		s.SetBookingsXid(v)
-	})
-}
-
-// AddBookingsXid adds v to the "bookings_xid" field.
-func (u *BarberUpsertBulk) AddBookingsXid(v int64) *BarberUpsertBulk {
-	return u.Update(func(s *BarberUpsert) {
-		s.AddBookingsXid(v)
-	})
-}
-
-// UpdateBookingsXid sets the "bookings_xid" field to the value that was provided on create.
-func (u *BarberUpsertBulk) UpdateBookingsXid() *BarberUpsertBulk {
-	return u.Update(func(s *BarberUpsert) {
-		s.UpdateBookingsXid()
-	})
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (u *BarberUpsertBulk) ClearBookingsXid() *BarberUpsertBulk {
-	return u.Update(func(s *BarberUpsert) {
-		s.ClearBookingsXid()
 	})
 }
 

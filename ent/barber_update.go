@@ -88,33 +88,6 @@ func (_u *BarberUpdate) AddBookingsVersion(v int64) *BarberUpdate {
 	return _u
 }
 
-// SetBookingsXid sets the "bookings_xid" field.
-func (_u *BarberUpdate) SetBookingsXid(v int64) *BarberUpdate {
-	_u.mutation.ResetBookingsXid()
-	_u.mutation.SetBookingsXid(v)
-	return _u
-}
-
-// SetNillableBookingsXid sets the "bookings_xid" field if the given value is not nil.
-func (_u *BarberUpdate) SetNillableBookingsXid(v *int64) *BarberUpdate {
-	if v != nil {
-		_u.SetBookingsXid(*v)
-	}
-	return _u
-}
-
-// AddBookingsXid adds value to the "bookings_xid" field.
-func (_u *BarberUpdate) AddBookingsXid(v int64) *BarberUpdate {
-	_u.mutation.AddBookingsXid(v)
-	return _u
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (_u *BarberUpdate) ClearBookingsXid() *BarberUpdate {
-	_u.mutation.ClearBookingsXid()
-	return _u
-}
-
 // AddUnitIDs adds the "units" edge to the Unit entity by IDs.
 func (_u *BarberUpdate) AddUnitIDs(ids ...string) *BarberUpdate {
 	_u.mutation.AddUnitIDs(ids...)
@@ -345,15 +318,6 @@ func (_u *BarberUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedBookingsVersion(); ok {
 		_spec.AddField(barber.FieldBookingsVersion, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.BookingsXid(); ok {
-		_spec.SetField(barber.FieldBookingsXid, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.AddedBookingsXid(); ok {
-		_spec.AddField(barber.FieldBookingsXid, field.TypeInt64, value)
-	}
-	if _u.mutation.BookingsXidCleared() {
-		_spec.ClearField(barber.FieldBookingsXid, field.TypeInt64)
 	}
 	if _u.mutation.UnitsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -609,33 +573,6 @@ func (_u *BarberUpdateOne) SetNillableBookingsVersion(v *int64) *BarberUpdateOne
 // AddBookingsVersion adds value to the "bookings_version" field.
 func (_u *BarberUpdateOne) AddBookingsVersion(v int64) *BarberUpdateOne {
 	_u.mutation.AddBookingsVersion(v)
-	return _u
-}
-
-// SetBookingsXid sets the "bookings_xid" field.
-func (_u *BarberUpdateOne) SetBookingsXid(v int64) *BarberUpdateOne {
-	_u.mutation.ResetBookingsXid()
-	_u.mutation.SetBookingsXid(v)
-	return _u
-}
-
-// SetNillableBookingsXid sets the "bookings_xid" field if the given value is not nil.
-func (_u *BarberUpdateOne) SetNillableBookingsXid(v *int64) *BarberUpdateOne {
-	if v != nil {
-		_u.SetBookingsXid(*v)
-	}
-	return _u
-}
-
-// AddBookingsXid adds value to the "bookings_xid" field.
-func (_u *BarberUpdateOne) AddBookingsXid(v int64) *BarberUpdateOne {
-	_u.mutation.AddBookingsXid(v)
-	return _u
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (_u *BarberUpdateOne) ClearBookingsXid() *BarberUpdateOne {
-	_u.mutation.ClearBookingsXid()
 	return _u
 }
 
@@ -899,15 +836,6 @@ func (_u *BarberUpdateOne) sqlSave(ctx context.Context) (_node *Barber, err erro
 	}
 	if value, ok := _u.mutation.AddedBookingsVersion(); ok {
 		_spec.AddField(barber.FieldBookingsVersion, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.BookingsXid(); ok {
-		_spec.SetField(barber.FieldBookingsXid, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.AddedBookingsXid(); ok {
-		_spec.AddField(barber.FieldBookingsXid, field.TypeInt64, value)
-	}
-	if _u.mutation.BookingsXidCleared() {
-		_spec.ClearField(barber.FieldBookingsXid, field.TypeInt64)
 	}
 	if _u.mutation.UnitsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -3483,8 +3483,6 @@ type BarberMutation struct {
 	active               *bool
 	bookings_version     *int64
 	addbookings_version  *int64
-	bookings_xid         *int64
-	addbookings_xid      *int64
 	clearedFields        map[string]struct{}
 	account              *string
 	clearedaccount       bool
@@ -3845,76 +3843,6 @@ func (m *BarberMutation) ResetBookingsVersion() {
 	m.addbookings_version = nil
 }
 
-// SetBookingsXid sets the "bookings_xid" field.
-func (m *BarberMutation) SetBookingsXid(i int64) {
-	m.bookings_xid = &i
-	m.addbookings_xid = nil
-}
-
-// BookingsXid returns the value of the "bookings_xid" field in the mutation.
-func (m *BarberMutation) BookingsXid() (r int64, exists bool) {
-	v := m.bookings_xid
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldBookingsXid returns the old "bookings_xid" field's value of the Barber entity.
-// If the Barber object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BarberMutation) OldBookingsXid(ctx context.Context) (v int64, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldBookingsXid is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldBookingsXid requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldBookingsXid: %w", err)
-	}
-	return oldValue.BookingsXid, nil
-}
-
-// AddBookingsXid adds i to the "bookings_xid" field.
-func (m *BarberMutation) AddBookingsXid(i int64) {
-	if m.addbookings_xid != nil {
-		*m.addbookings_xid += i
-	} else {
-		m.addbookings_xid = &i
-	}
-}
-
-// AddedBookingsXid returns the value that was added to the "bookings_xid" field in this mutation.
-func (m *BarberMutation) AddedBookingsXid() (r int64, exists bool) {
-	v := m.addbookings_xid
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ClearBookingsXid clears the value of the "bookings_xid" field.
-func (m *BarberMutation) ClearBookingsXid() {
-	m.bookings_xid = nil
-	m.addbookings_xid = nil
-	m.clearedFields[barber.FieldBookingsXid] = struct{}{}
-}
-
-// BookingsXidCleared returns if the "bookings_xid" field was cleared in this mutation.
-func (m *BarberMutation) BookingsXidCleared() bool {
-	_, ok := m.clearedFields[barber.FieldBookingsXid]
-	return ok
-}
-
-// ResetBookingsXid resets all changes to the "bookings_xid" field.
-func (m *BarberMutation) ResetBookingsXid() {
-	m.bookings_xid = nil
-	m.addbookings_xid = nil
-	delete(m.clearedFields, barber.FieldBookingsXid)
-}
-
 // ClearAccount clears the "account" edge to the Account entity.
 func (m *BarberMutation) ClearAccount() {
 	m.clearedaccount = true
@@ -4192,7 +4120,7 @@ func (m *BarberMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *BarberMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 6)
 	if m.account != nil {
 		fields = append(fields, barber.FieldAccountID)
 	}
@@ -4210,9 +4138,6 @@ func (m *BarberMutation) Fields() []string {
 	}
 	if m.bookings_version != nil {
 		fields = append(fields, barber.FieldBookingsVersion)
-	}
-	if m.bookings_xid != nil {
-		fields = append(fields, barber.FieldBookingsXid)
 	}
 	return fields
 }
@@ -4234,8 +4159,6 @@ func (m *BarberMutation) Field(name string) (ent.Value, bool) {
 		return m.Active()
 	case barber.FieldBookingsVersion:
 		return m.BookingsVersion()
-	case barber.FieldBookingsXid:
-		return m.BookingsXid()
 	}
 	return nil, false
 }
@@ -4257,8 +4180,6 @@ func (m *BarberMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldActive(ctx)
 	case barber.FieldBookingsVersion:
 		return m.OldBookingsVersion(ctx)
-	case barber.FieldBookingsXid:
-		return m.OldBookingsXid(ctx)
 	}
 	return nil, fmt.Errorf("unknown Barber field %s", name)
 }
@@ -4310,13 +4231,6 @@ func (m *BarberMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetBookingsVersion(v)
 		return nil
-	case barber.FieldBookingsXid:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetBookingsXid(v)
-		return nil
 	}
 	return fmt.Errorf("unknown Barber field %s", name)
 }
@@ -4328,9 +4242,6 @@ func (m *BarberMutation) AddedFields() []string {
 	if m.addbookings_version != nil {
 		fields = append(fields, barber.FieldBookingsVersion)
 	}
-	if m.addbookings_xid != nil {
-		fields = append(fields, barber.FieldBookingsXid)
-	}
 	return fields
 }
 
@@ -4341,8 +4252,6 @@ func (m *BarberMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case barber.FieldBookingsVersion:
 		return m.AddedBookingsVersion()
-	case barber.FieldBookingsXid:
-		return m.AddedBookingsXid()
 	}
 	return nil, false
 }
@@ -4359,13 +4268,6 @@ func (m *BarberMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddBookingsVersion(v)
 		return nil
-	case barber.FieldBookingsXid:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddBookingsXid(v)
-		return nil
 	}
 	return fmt.Errorf("unknown Barber numeric field %s", name)
 }
@@ -4373,11 +4275,7 @@ func (m *BarberMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *BarberMutation) ClearedFields() []string {
-	var fields []string
-	if m.FieldCleared(barber.FieldBookingsXid) {
-		fields = append(fields, barber.FieldBookingsXid)
-	}
-	return fields
+	return nil
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -4390,11 +4288,6 @@ func (m *BarberMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *BarberMutation) ClearField(name string) error {
-	switch name {
-	case barber.FieldBookingsXid:
-		m.ClearBookingsXid()
-		return nil
-	}
 	return fmt.Errorf("unknown Barber nullable field %s", name)
 }
 
@@ -4419,9 +4312,6 @@ func (m *BarberMutation) ResetField(name string) error {
 		return nil
 	case barber.FieldBookingsVersion:
 		m.ResetBookingsVersion()
-		return nil
-	case barber.FieldBookingsXid:
-		m.ResetBookingsXid()
 		return nil
 	}
 	return fmt.Errorf("unknown Barber field %s", name)

@@ -211,6 +211,7 @@ func (r *Resolver) RunJobs(ctx context.Context, every, reminderLead, retention t
 		r.runJob(ctx, "send_reminders", func() (int, error) { return r.SendReminders(ctx, reminderLead, domain.JobBatch) })
 		r.runJob(ctx, "prune_reservations", func() (int, error) { return r.PruneReservations(ctx, domain.JobBatch) })
 		r.runJob(ctx, "expire_waitlist", func() (int, error) { return r.waitlist.Expire(ctx, domain.JobBatch) })
+		r.runJob(ctx, "prune_bookings_changes", func() (int, error) { return r.changes.Prune(ctx, time.Now()) })
 		if retention > 0 {
 			r.runJob(ctx, "prune_notifications", func() (int, error) {
 				return r.PruneNotifications(ctx, schema.Now().Add(-retention), domain.JobBatch) // notifications' clock

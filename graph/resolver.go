@@ -25,6 +25,8 @@ type Resolver struct {
 	waitlist *waitlist.Waitlist
 	// admin administers accounts: catalog, schedules, webhooks.
 	admin *admin.Admin
+	// changes prunes the log of bookings changes the caches' fence reads.
+	changes *store.ChangesPruner
 }
 
 // Settings are what New makes a Resolver of.
@@ -72,6 +74,7 @@ func New(c Settings) *Resolver {
 	r.cache = newCaches(r)
 	r.admin = admin.New(c.DB, core{r}, r.webhooks, c.WebhookAllowPrivate)
 	r.waitlist = waitlist.New(c.DB, c.Log, core{r}, c.Limits.WaitlistPerKey)
+	r.changes = store.NewChangesPruner(c.DB)
 	return r
 }
 

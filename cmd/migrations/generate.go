@@ -57,9 +57,6 @@ func (g *generator) run(ctx context.Context, name, version string) error {
 	if g.dia == dialect.Postgres {
 		stmts, concurrent = splitConcurrent(stmts)
 	}
-	if stmts, err = g.dropTriggersForRebuild(ctx, stmts); err != nil {
-		return err
-	}
 	main := filepath.Join(g.dir, version+"_"+name+".sql")
 	var wrote []string
 	if len(stmts) > 0 {
@@ -105,42 +102,6 @@ func (g *generator) run(ctx context.Context, name, version string) error {
 	}
 	fmt.Fprintf(g.out, "wrote %s\n", strings.Join(wrote, ", "))
 	return nil
-}
-
-// rebuild matches the first statement of SQLite's rebuild of a table (how
-// Atlas changes a table's columns other than by adding one at the end).
-var rebuild = regexp.MustCompile("CREATE TABLE `new_")
-
-// dropTriggersForRebuild puts, on SQLite, before a plan that rebuilds a
-// table, the drop of every trigger: renaming the rebuilt table into place
-// checks every trigger of the schema, and one on another table that names
-// the rebuilt one (the reservations' triggers name barbers) fails it while
-// the old table is gone. The hand-written DDL appended after the plan
-// makes them again.
-func (g *generator) dropTriggersForRebuild(ctx context.Context, stmts []string) ([]string, error) {
-	if g.dia != dialect.SQLite || !slices.ContainsFunc(stmts, rebuild.MatchString) {
-		return stmts, nil
-	}
-	db, done, err := g.replayed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	objects, err := store.HandWritten(ctx, db.SQL, g.dia)
-	if err != nil {
-		return nil, err
-	}
-	var drops []string
-	for _, name := range slices.Sorted(maps.Keys(objects)) {
-		if trigger, ok := strings.CutPrefix(name, "trigger "); ok {
-			drops = append(drops, "DROP TRIGGER IF EXISTS "+trigger+";")
-		}
-	}
-	if len(drops) == 0 {
-		return stmts, nil
-	}
-	head := "-- Drop the triggers, which the rebuild's rename checks; the hand-written DDL below makes them again.\n" + strings.Join(drops, "\n") + "\n"
-	return append([]string{head}, stmts...), nil
 }
 
 // entPlan is Ent's plan, as commented statements, from the replayed

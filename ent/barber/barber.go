@@ -27,8 +27,6 @@ const (
 	FieldActive = "active"
 	// FieldBookingsVersion holds the string denoting the bookings_version field in the database.
 	FieldBookingsVersion = "bookings_version"
-	// FieldBookingsXid holds the string denoting the bookings_xid field in the database.
-	FieldBookingsXid = "bookings_xid"
 	// EdgeAccount holds the string denoting the account edge name in mutations.
 	EdgeAccount = "account"
 	// EdgeUnits holds the string denoting the units edge name in mutations.
@@ -83,7 +81,6 @@ var Columns = []string{
 	FieldName,
 	FieldActive,
 	FieldBookingsVersion,
-	FieldBookingsXid,
 }
 
 var (
@@ -168,11 +165,6 @@ func ByActive(opts ...sql.OrderTermOption) OrderOption {
 // ByBookingsVersion orders the results by the bookings_version field.
 func ByBookingsVersion(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBookingsVersion, opts...).ToFunc()
-}
-
-// ByBookingsXid orders the results by the bookings_xid field.
-func ByBookingsXid(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldBookingsXid, opts...).ToFunc()
 }
 
 // ByAccountField orders the results by account field.

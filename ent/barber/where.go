@@ -95,11 +95,6 @@ func BookingsVersion(v int64) predicate.Barber {
 	return predicate.Barber(sql.FieldEQ(FieldBookingsVersion, v))
 }
 
-// BookingsXid applies equality check predicate on the "bookings_xid" field. It's identical to BookingsXidEQ.
-func BookingsXid(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldEQ(FieldBookingsXid, v))
-}
-
 // AccountIDEQ applies the EQ predicate on the "account_id" field.
 func AccountIDEQ(v string) predicate.Barber {
 	return predicate.Barber(sql.FieldEQ(FieldAccountID, v))
@@ -358,56 +353,6 @@ func BookingsVersionLT(v int64) predicate.Barber {
 // BookingsVersionLTE applies the LTE predicate on the "bookings_version" field.
 func BookingsVersionLTE(v int64) predicate.Barber {
 	return predicate.Barber(sql.FieldLTE(FieldBookingsVersion, v))
-}
-
-// BookingsXidEQ applies the EQ predicate on the "bookings_xid" field.
-func BookingsXidEQ(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldEQ(FieldBookingsXid, v))
-}
-
-// BookingsXidNEQ applies the NEQ predicate on the "bookings_xid" field.
-func BookingsXidNEQ(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldNEQ(FieldBookingsXid, v))
-}
-
-// BookingsXidIn applies the In predicate on the "bookings_xid" field.
-func BookingsXidIn(vs ...int64) predicate.Barber {
-	return predicate.Barber(sql.FieldIn(FieldBookingsXid, vs...))
-}
-
-// BookingsXidNotIn applies the NotIn predicate on the "bookings_xid" field.
-func BookingsXidNotIn(vs ...int64) predicate.Barber {
-	return predicate.Barber(sql.FieldNotIn(FieldBookingsXid, vs...))
-}
-
-// BookingsXidGT applies the GT predicate on the "bookings_xid" field.
-func BookingsXidGT(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldGT(FieldBookingsXid, v))
-}
-
-// BookingsXidGTE applies the GTE predicate on the "bookings_xid" field.
-func BookingsXidGTE(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldGTE(FieldBookingsXid, v))
-}
-
-// BookingsXidLT applies the LT predicate on the "bookings_xid" field.
-func BookingsXidLT(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldLT(FieldBookingsXid, v))
-}
-
-// BookingsXidLTE applies the LTE predicate on the "bookings_xid" field.
-func BookingsXidLTE(v int64) predicate.Barber {
-	return predicate.Barber(sql.FieldLTE(FieldBookingsXid, v))
-}
-
-// BookingsXidIsNil applies the IsNil predicate on the "bookings_xid" field.
-func BookingsXidIsNil() predicate.Barber {
-	return predicate.Barber(sql.FieldIsNull(FieldBookingsXid))
-}
-
-// BookingsXidNotNil applies the NotNil predicate on the "bookings_xid" field.
-func BookingsXidNotNil() predicate.Barber {
-	return predicate.Barber(sql.FieldNotNull(FieldBookingsXid))
 }
 
 // HasAccount applies the HasEdge predicate on the "account" edge.

@@ -183,7 +183,6 @@ var (
 		{Name: "name", Type: field.TypeString, Size: 200},
 		{Name: "active", Type: field.TypeBool, Default: true},
 		{Name: "bookings_version", Type: field.TypeInt64, Default: 0},
-		{Name: "bookings_xid", Type: field.TypeInt64, Nullable: true},
 		{Name: "account_id", Type: field.TypeString, Size: 40},
 	}
 	// BarbersTable holds the schema information for the "barbers" table.
@@ -194,7 +193,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "barbers_accounts_account",
-				Columns:    []*schema.Column{BarbersColumns[7]},
+				Columns:    []*schema.Column{BarbersColumns[6]},
 				RefColumns: []*schema.Column{AccountsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -202,11 +201,6 @@ var (
 		Indexes: []*schema.Index{
 			{
 				Name:    "barber_account_id",
-				Unique:  false,
-				Columns: []*schema.Column{BarbersColumns[7]},
-			},
-			{
-				Name:    "barber_bookings_xid",
 				Unique:  false,
 				Columns: []*schema.Column{BarbersColumns[6]},
 			},

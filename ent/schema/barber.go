@@ -6,7 +6,6 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 
 	"barberd/ent/schema/pulid"
 )
@@ -30,19 +29,7 @@ func (Barber) Fields() []ent.Field {
 		// the barber is valid while it stays the same.
 		field.Int64("bookings_version").Default(0).
 			Annotations(entgql.Skip()),
-		// bookings_xid is, on PostgreSQL, the id of the transaction that
-		// last bumped bookings_version (the same trigger sets it; NULL
-		// before that, and always on SQLite): by it the fence reads the
-		// barbers changed since a snapshot (graph/fresh), in one small
-		// query for all the barbers it holds.
-		field.Int64("bookings_xid").Optional().
-			Annotations(entgql.Skip()),
 	}
-}
-
-// Indexes of the Barber.
-func (Barber) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("bookings_xid")}
 }
 
 // Edges of the Barber.

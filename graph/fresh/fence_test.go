@@ -383,3 +383,54 @@ func TestFenceFeedPauses(t *testing.T) {
 		}
 	})
 }
+
+// A change whose transaction began before a round's snapshot and commits
+// after later rounds ran is still read: the feed reads from the oldest
+// transaction running at the last round's snapshot, not from the newest.
+func TestFenceFeedLateCommit(t *testing.T) {
+	const window = 30 * time.Millisecond
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, acc, f, _ := windowFence(db, window)
+		ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		bia := db.Barber.Create().SetAccountID(acc.ID).SetName("Bia").SaveX(ctx)
+		read := func() int64 {
+			t.Helper()
+			time.Sleep(window) // what was read is old: this read has a round
+			got, err := f.Read(ctx, acc.ID, []string{ana.ID, bia.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := got.Bookings(ana.ID)
+			return v
+		}
+		at := time.Now().Add(24 * time.Hour).Truncate(time.Hour)
+		insert := "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES ($1, $2, $3, $4, $5)"
+		v0 := read()
+		slow, err := db.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Rollback()
+		if _, err := slow.ExecContext(ctx, insert, "rsv_slow", at, at.Add(30*time.Minute), acc.ID, ana.ID); err != nil {
+			t.Fatal(err)
+		}
+		read() // a round while the slow transaction runs
+		// Later transactions commit (on PostgreSQL: SQLite writes one at a
+		// time), and rounds run after them.
+		for i := range 3 {
+			at := at.Add(time.Duration(i+1) * time.Hour)
+			if db.Dialect == dialect.Postgres {
+				if _, err := db.SQL.ExecContext(ctx, insert, fmt.Sprintf("rsv_fast_%d", i), at, at.Add(30*time.Minute), acc.ID, bia.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			read()
+		}
+		if err := slow.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if v := read(); v != v0+1 {
+			t.Fatalf("Ana's version %d a window after the slow transaction committed %d", v, v0+1)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
@@ -23,9 +24,10 @@ import (
 //     last_used_at, nor a barber's bookings_version);
 //   - barbers.bookings_version grows with every change to the barber's
 //     reservations (holds and confirmed appointments), except, on
-//     PostgreSQL, the deletion of a reservation that had already ended;
-//     there barbers.bookings_xid becomes, in the same update, the id of
-//     the transaction that bumped it (see VersionReader.Feed).
+//     PostgreSQL, the deletion of a reservation that had already ended.
+//     There the same trigger also appends the barber, with the id of the
+//     bumping transaction, to barberd_bookings_changes (see
+//     VersionReader.Feed).
 
 // configTables are the tables with an account_id whose rows make up an
 // account's configuration, with the condition (on OLD and NEW) under which
@@ -50,8 +52,18 @@ var configLinks = []struct{ table, column, parent string }{
 	{"unit_services", "service_id", "services"},
 }
 
+// ChangesTable is the log of bookings version bumps on PostgreSQL: a row
+// per barber bumped by a statement, with the id of its transaction. Only
+// appended to (the rows go to the end of the table and of its index, so a
+// bump leaves the barber's row update HOT, where an indexed column on
+// barbers would not), read by the fence's feed and pruned by
+// PruneChanges.
+const ChangesTable = "barberd_bookings_changes"
+
 func postgresVersions() []string {
 	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + ChangesTable + ` (xid bigint NOT NULL, barber_id text NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS ` + ChangesTable + `_xid ON ` + ChangesTable + ` (xid)`,
 		`CREATE OR REPLACE FUNCTION barberd_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			IF TG_OP = 'DELETE' THEN
@@ -83,11 +95,13 @@ func postgresVersions() []string {
 		stmts = append(stmts,
 			fmt.Sprintf(`CREATE OR REPLACE FUNCTION barberd_%[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
-				UPDATE barbers SET bookings_version = bookings_version + 1,
-					bookings_xid = pg_current_xact_id()::text::bigint
-				WHERE id IN (%[2]s);
+				WITH bumped AS (
+					UPDATE barbers SET bookings_version = bookings_version + 1
+					WHERE id IN (%[2]s) RETURNING id)
+				INSERT INTO %[3]s (xid, barber_id)
+				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
 				RETURN NULL;
-			END $$`, name, ev.barbers),
+			END $$`, name, ev.barbers, ChangesTable),
 			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s
 				AFTER %[2]s ON reservations REFERENCING %[3]s
 				FOR EACH STATEMENT EXECUTE FUNCTION barberd_%[1]s()`, name, ev.event, ev.tables))
@@ -211,11 +225,12 @@ const NoChanges = math.MaxInt64
 
 // feedQuery reads, in one snapshot, the config versions of the accounts in
 // $1, the bookings versions of the barbers in $2 and of every barber whose
-// version a transaction with an id of at least $3 bumped (bookings_xid, set
-// by the same trigger), and the snapshot's xmin: every transaction with a
-// smaller id had ended when the snapshot was taken.
+// version a transaction with an id of at least $3 bumped (ChangesTable),
+// and the snapshot's xmin: every transaction with a smaller id had ended
+// when the snapshot was taken.
 const feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
-	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[]) OR bookings_xid >= $3
+	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[])
+	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id IN (SELECT barber_id FROM ` + ChangesTable + ` WHERE xid >= $3)
 	UNION ALL SELECT 2, '', pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 
 // Feed is Read on PostgreSQL that also returns every barber whose bookings
@@ -274,4 +289,57 @@ func (v *VersionReader) idList(ids []string) any {
 	}
 	b, _ := json.Marshal(ids) // strings always marshal
 	return string(b)
+}
+
+// ChangesKeep is how long the rows of ChangesTable are kept once their
+// transaction has ended: longer than a fence's feed goes without a round
+// before it starts again (graph/fresh's feedIdle, 30 s), so no feed still
+// reading changes since an older snapshot misses one.
+const ChangesKeep = 2 * time.Minute
+
+// A ChangesPruner removes the rows of ChangesTable that no feed reads any
+// more (PostgreSQL; nothing on SQLite). It remembers the xmin it reads each
+// time, and removes the rows of transactions older than the newest xmin it
+// read ChangesKeep or more before: every transaction under that xmin had
+// ended by then.
+type ChangesPruner struct {
+	db   *DB
+	mu   sync.Mutex
+	seen []xminAt // oldest first
+}
+
+type xminAt struct {
+	at   time.Time
+	xmin int64
+}
+
+// NewChangesPruner returns a pruner of db's ChangesTable.
+func NewChangesPruner(db *DB) *ChangesPruner { return &ChangesPruner{db: db} }
+
+// Prune removes the rows no feed reads any more, as of now, and returns how
+// many.
+func (p *ChangesPruner) Prune(ctx context.Context, now time.Time) (int, error) {
+	if p.db.Dialect != dialect.Postgres {
+		return 0, nil
+	}
+	var xmin int64
+	if err := p.db.SQL.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin); err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	p.seen = append(p.seen, xminAt{now, xmin})
+	before := int64(-1)
+	for len(p.seen) > 0 && now.Sub(p.seen[0].at) >= ChangesKeep {
+		before, p.seen = p.seen[0].xmin, p.seen[1:]
+	}
+	p.mu.Unlock()
+	if before < 0 {
+		return 0, nil
+	}
+	res, err := p.db.SQL.ExecContext(ctx, `DELETE FROM `+ChangesTable+` WHERE xid < $1`, before)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

@@ -150,3 +150,66 @@ func TestChangeVersions(t *testing.T) {
 		})
 	})
 }
+
+// Every bump of a bookings version on PostgreSQL appends the barber to the
+// log of changes the fence's feed reads, and the pruner removes a change
+// only once its transaction had ended ChangesKeep before. (SQLite keeps no
+// log: nothing to prune.)
+func TestChangesPruner(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := tenant.System(context.Background())
+		acc := db.Account.Create().SetName("Chain").SaveX(ctx)
+		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+		logged := func() int {
+			t.Helper()
+			if db.Dialect != dialect.Postgres {
+				return 0
+			}
+			var n int
+			if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+store.ChangesTable+" WHERE barber_id = $1", b.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		book := func(hours int) {
+			at := time.Now().Add(time.Duration(hours) * time.Hour).Truncate(time.Second)
+			db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(b.ID).SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).ExecX(ctx)
+		}
+		book(24)
+		want := 0
+		if db.Dialect == dialect.Postgres {
+			want = 1
+		}
+		if n := logged(); n != want {
+			t.Fatalf("%d changes logged for a booking, want %d", n, want)
+		}
+		p := store.NewChangesPruner(db)
+		t0 := time.Now()
+		prune := func(at time.Time, want int) {
+			t.Helper()
+			if n, err := p.Prune(ctx, at); err != nil || n != want {
+				t.Fatalf("pruned %d (%v) at %v, want %d", n, err, at.Sub(t0), want)
+			}
+		}
+		prune(t0, 0) // its first xmin: nothing is old enough yet
+		book(25)     // after that xmin
+		prune(t0.Add(store.ChangesKeep/2), 0)
+		if db.Dialect == dialect.Postgres {
+			want = 2
+		}
+		if n := logged(); n != want {
+			t.Fatalf("%d changes logged, want %d", n, want)
+		}
+		// ChangesKeep after the first prune, the change made before it
+		// goes; the one made after it stays, until ChangesKeep after the
+		// second.
+		prune(t0.Add(store.ChangesKeep), want/2)
+		if n := logged(); n != want/2 {
+			t.Fatalf("%d changes logged after the prune, want %d", n, want/2)
+		}
+		prune(t0.Add(store.ChangesKeep*3/2), want/2)
+		if n := logged(); n != 0 {
+			t.Fatalf("%d changes logged after the second prune, want 0", n)
+		}
+	})
+}

@@ -1,7 +1,3 @@
--- Modify "barbers" table
-
-ALTER TABLE "barbers" ADD COLUMN "bookings_xid" bigint NULL;
-
 -- The DDL Ent does not write (graph/store: HandWrittenDDL).
 CREATE EXTENSION IF NOT EXISTS btree_gist;
 DO $$ BEGIN
@@ -10,6 +6,8 @@ DO $$ BEGIN
 				EXCLUDE USING gist (barber_id WITH =, tstzrange(starts_at, ends_at, '[)') WITH &&);
 		END IF;
 	END $$;
+CREATE TABLE IF NOT EXISTS barberd_bookings_changes (xid bigint NOT NULL, barber_id text NOT NULL);
+CREATE INDEX IF NOT EXISTS barberd_bookings_changes_xid ON barberd_bookings_changes (xid);
 CREATE OR REPLACE FUNCTION barberd_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			IF TG_OP = 'DELETE' THEN
@@ -23,9 +21,11 @@ DROP TRIGGER IF EXISTS reservations_bookings_version ON reservations;
 DROP FUNCTION IF EXISTS barberd_bookings_changed();
 CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
-				UPDATE barbers SET bookings_version = bookings_version + 1,
-					bookings_xid = pg_current_xact_id()::text::bigint
-				WHERE id IN (SELECT barber_id FROM new_rows);
+				WITH bumped AS (
+					UPDATE barbers SET bookings_version = bookings_version + 1
+					WHERE id IN (SELECT barber_id FROM new_rows) RETURNING id)
+				INSERT INTO barberd_bookings_changes (xid, barber_id)
+				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_insert
@@ -33,9 +33,11 @@ CREATE OR REPLACE TRIGGER reservations_bookings_version_insert
 				FOR EACH STATEMENT EXECUTE FUNCTION barberd_reservations_bookings_version_insert();
 CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
-				UPDATE barbers SET bookings_version = bookings_version + 1,
-					bookings_xid = pg_current_xact_id()::text::bigint
-				WHERE id IN (SELECT barber_id FROM old_rows WHERE ends_at > now());
+				WITH bumped AS (
+					UPDATE barbers SET bookings_version = bookings_version + 1
+					WHERE id IN (SELECT barber_id FROM old_rows WHERE ends_at > now()) RETURNING id)
+				INSERT INTO barberd_bookings_changes (xid, barber_id)
+				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_delete
@@ -43,9 +45,11 @@ CREATE OR REPLACE TRIGGER reservations_bookings_version_delete
 				FOR EACH STATEMENT EXECUTE FUNCTION barberd_reservations_bookings_version_delete();
 CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_update() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
-				UPDATE barbers SET bookings_version = bookings_version + 1,
-					bookings_xid = pg_current_xact_id()::text::bigint
-				WHERE id IN (SELECT barber_id FROM old_rows UNION SELECT barber_id FROM new_rows);
+				WITH bumped AS (
+					UPDATE barbers SET bookings_version = bookings_version + 1
+					WHERE id IN (SELECT barber_id FROM old_rows UNION SELECT barber_id FROM new_rows) RETURNING id)
+				INSERT INTO barberd_bookings_changes (xid, barber_id)
+				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_update
