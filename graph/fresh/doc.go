@@ -41,21 +41,22 @@
 // A query that reads every barber a caller names grows with the account: a
 // chain's requests name many units' barbers, each read again once a window
 // has passed since its last read. On PostgreSQL the trigger that bumps a
-// barber's bookings version also stores the id of the transaction that
-// bumped it (barbers.bookings_xid), and each of the fence's queries also
-// reads the barbers bumped by a transaction whose id is at least the
-// previous query's snapshot xmin, and its own snapshot's xmin
-// (store.VersionReader.Feed). A change that one snapshot does not show was
+// barber's bookings version also appends the barber, the new version and
+// the id of the transaction that bumped it to a log (store.ChangesTable),
+// and each of the fence's queries also reads the bumps made by a
+// transaction whose id is at least the previous query's snapshot xmin, and
+// its own snapshot's xmin (store.VersionReader.Feed). A change that one snapshot does not show was
 // made by a transaction running when it was taken, or begun after, so its
 // id is at least that xmin and the next query reads it, in whatever order
 // the transactions commit. A barber read once is therefore current as of
 // the fence's latest query, asked for or not: queries read the accounts
 // and only the barbers not yet held, and the changes, about none when
 // nothing is written. A write transaction held open holds the xmin back,
-// and each query reads again the barbers changed since it began; past
-// feedMaxChanged such barbers the fence stops the feed for feedPause and
-// reads by id. The fence forgets what it holds (and starts the feed
-// again) after feedIdle without a query, or past maxSeen barbers.
+// and each query reads again the changes made since it began; a query
+// reads at most store.FeedLimit changes, and when it reads that many the
+// fence stops the feed for feedPause and reads by id. The fence forgets what it holds (and starts the feed
+// again) after feedIdle without a query, or past maxSeen barbers; the
+// jobs prune the log (store.ChangesPruner) well after feedIdle.
 //
 // # Writes
 //

@@ -77,17 +77,14 @@ const maxSeen = 1 << 18
 
 // feedIdle is how long the feed may go without a round before it starts
 // again: the first round after a pause would read every change made during
-// it.
+// it, and the log keeps a change only store.ChangesKeep, well past this.
 const feedIdle = 30 * time.Second
 
-// feedMaxChanged is how many barbers a round may read changed (beyond those
-// it read by id) before the feed pauses for feedPause: a write transaction
-// held open keeps the snapshots' xmin back, and each round reads again
-// every barber changed since it began.
-const (
-	feedMaxChanged = 2048
-	feedPause      = 10 * time.Second
-)
+// feedPause is how long the feed pauses when a round reads as many changes
+// as it may (store.FeedLimit): a write transaction held open keeps the
+// snapshots' xmin back, and each round reads again every change made since
+// it began.
+const feedPause = 10 * time.Second
 
 // versionID names an account's config version or a barber's bookings
 // version.
@@ -180,6 +177,7 @@ type readRound struct {
 	feed              bool  // it reads the feed
 	since             int64 // with the feed: the changes it reads
 	xmin              int64 // with the feed: its snapshot's xmin
+	truncated         bool  // with the feed: it read store.FeedLimit changes
 }
 
 // readTimeout bounds one round's query; the callers' own contexts bound
@@ -394,7 +392,7 @@ func (f *Fence) keep(id versionID, v int64, found bool, sent time.Time) {
 // remember keeps what a round read, as of when its query was sent. f.mu is
 // held.
 func (f *Fence) remember(round *readRound, sent time.Time) {
-	if round.feed && changed(round) > feedMaxChanged {
+	if round.feed && round.truncated {
 		// The xmin is held back: read by id for a while, this round's
 		// barbers as if it had.
 		f.forget()
@@ -444,23 +442,12 @@ func (f *Fence) sweep(now time.Time) {
 
 func (f *Fence) query(ctx context.Context, round *readRound) (Versions, error) {
 	if round.feed {
-		accounts, barbers, xmin, err := f.versions.Feed(ctx, keys(round.accounts), keys(round.barbers), round.since)
-		round.xmin = xmin
+		accounts, barbers, xmin, truncated, err := f.versions.Feed(ctx, keys(round.accounts), keys(round.barbers), round.since)
+		round.xmin, round.truncated = xmin, truncated
 		return Versions{accounts: accounts, barbers: barbers}, err
 	}
 	accounts, barbers, err := f.versions.Read(ctx, keys(round.accounts), keys(round.barbers))
 	return Versions{accounts: accounts, barbers: barbers}, err
-}
-
-// changed is how many barbers a round read that it did not read by id.
-func changed(round *readRound) int {
-	n := 0
-	for id := range round.got.barbers {
-		if _, byID := round.barbers[id]; !byID {
-			n++
-		}
-	}
-	return n
 }
 
 func keys(set map[string]struct{}) []string {

@@ -328,7 +328,7 @@ func TestFenceFeedSeesEveryCommittedChange(t *testing.T) {
 	})
 }
 
-// A round that reads more changed barbers than feedMaxChanged (a write
+// A round that reads more changed barbers than store.FeedLimit (a write
 // transaction held open keeps the xmin back) pauses the feed: the fence
 // reads by id for feedPause, and its reads stay right meanwhile. (SQLite
 // has no feed: its reads are by id throughout.)
@@ -342,13 +342,13 @@ func TestFenceFeedPauses(t *testing.T) {
 		}
 		// More barbers than a round may read changed besides one it
 		// asks for by id, each with a reservation, in one statement.
-		barbers := make([]*ent.BarberCreate, feedMaxChanged+2)
+		barbers := make([]*ent.BarberCreate, store.FeedLimit+1)
 		for i := range barbers {
 			barbers[i] = db.Barber.Create().SetID(fmt.Sprintf("brb_many_%d", i)).SetAccountID(acc.ID).SetName("B")
 		}
 		db.Barber.CreateBulk(barbers...).ExecX(ctx)
 		at := time.Now().Add(24 * time.Hour).Truncate(time.Second)
-		reservations := make([]*ent.ReservationCreate, feedMaxChanged+2)
+		reservations := make([]*ent.ReservationCreate, store.FeedLimit+1)
 		for i := range reservations {
 			reservations[i] = db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(fmt.Sprintf("brb_many_%d", i)).
 				SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute))
@@ -366,7 +366,7 @@ func TestFenceFeedPauses(t *testing.T) {
 		paused := time.Until(f.feedPaused)
 		f.mu.Unlock()
 		if f.feed && (paused <= 0 || paused > feedPause) {
-			t.Fatalf("feed paused for %v after a round read %d changed barbers", paused, feedMaxChanged+2)
+			t.Fatalf("feed paused for %v after a round read %d changed barbers", paused, store.FeedLimit+1)
 		}
 		// Meanwhile rounds read by id, and see a change.
 		db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(ana.ID).
@@ -433,4 +433,12 @@ func TestFenceFeedLateCommit(t *testing.T) {
 			t.Fatalf("Ana's version %d a window after the slow transaction committed %d", v, v0+1)
 		}
 	})
+}
+
+// The log of changes keeps a change well past the time after which an idle
+// feed starts again, so no feed reads changes the jobs have pruned.
+func TestFeedIdleUnderChangesKeep(t *testing.T) {
+	if 2*feedIdle > store.ChangesKeep {
+		t.Fatalf("feedIdle %v, store.ChangesKeep %v: the log must keep changes twice as long", feedIdle, store.ChangesKeep)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,7 +54,8 @@ var configLinks = []struct{ table, column, parent string }{
 }
 
 // ChangesTable is the log of bookings version bumps on PostgreSQL: a row
-// per barber bumped by a statement, with the id of its transaction. Only
+// per barber bumped by a statement, with the version it bumped it to and
+// the id of its transaction. Only
 // appended to (the rows go to the end of the table and of its index, so a
 // bump leaves the barber's row update HOT, where an indexed column on
 // barbers would not), read by the fence's feed and pruned by
@@ -62,7 +64,7 @@ const ChangesTable = "barberd_bookings_changes"
 
 func postgresVersions() []string {
 	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS ` + ChangesTable + ` (xid bigint NOT NULL, barber_id text NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS ` + ChangesTable + ` (xid bigint NOT NULL, barber_id text NOT NULL, version bigint NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS ` + ChangesTable + `_xid ON ` + ChangesTable + ` (xid)`,
 		`CREATE OR REPLACE FUNCTION barberd_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
@@ -97,9 +99,9 @@ func postgresVersions() []string {
 			BEGIN
 				WITH bumped AS (
 					UPDATE barbers SET bookings_version = bookings_version + 1
-					WHERE id IN (%[2]s) RETURNING id)
-				INSERT INTO %[3]s (xid, barber_id)
-				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
+					WHERE id IN (%[2]s) RETURNING id, bookings_version)
+				INSERT INTO %[3]s (xid, barber_id, version)
+				SELECT pg_current_xact_id()::text::bigint, id, bookings_version FROM bumped;
 				RETURN NULL;
 			END $$`, name, ev.barbers, ChangesTable),
 			fmt.Sprintf(`CREATE OR REPLACE TRIGGER %[1]s
@@ -211,7 +213,7 @@ func (v *VersionReader) Read(ctx context.Context, accounts, barbers []string) (c
 		// still correct.
 		v.stmt, _ = v.db.SQL.PrepareContext(ctx, versionsQuery[v.db.Dialect])
 	})
-	configs, bookings, _, err = v.read(ctx, v.stmt, versionsQuery[v.db.Dialect], len(barbers), accounts, barbers)
+	configs, bookings, _, _, err = v.read(ctx, v.stmt, versionsQuery[v.db.Dialect], len(barbers), accounts, barbers)
 	return configs, bookings, err
 }
 
@@ -223,14 +225,21 @@ func (v *VersionReader) CanFeed() bool { return v.db.Dialect == dialect.Postgres
 // asked for: the first of a feed.
 const NoChanges = math.MaxInt64
 
+// FeedLimit bounds the changes one Feed reads; a Feed that reads that many
+// may have left some unread (Feed's truncated).
+const FeedLimit = 2048
+
 // feedQuery reads, in one snapshot, the config versions of the accounts in
-// $1, the bookings versions of the barbers in $2 and of every barber whose
-// version a transaction with an id of at least $3 bumped (ChangesTable),
-// and the snapshot's xmin: every transaction with a smaller id had ended
-// when the snapshot was taken.
-const feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
+// $1, the bookings versions of the barbers in $2, the bumps of bookings
+// versions made by transactions with an id of at least $3 (ChangesTable, in
+// the order of their transactions' ids, up to FeedLimit: the index's order,
+// so the plan reads the index whatever $3 is), and the snapshot's xmin:
+// every transaction with a smaller id had ended when the snapshot was
+// taken. Of a barber's bumps, the latest the snapshot shows has the
+// largest version, the one its row shows.
+var feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
 	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[])
-	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id IN (SELECT barber_id FROM ` + ChangesTable + ` WHERE xid >= $3)
+	UNION ALL (SELECT 3, barber_id, version FROM ` + ChangesTable + ` WHERE xid >= $3 ORDER BY xid LIMIT ` + strconv.Itoa(FeedLimit) + `)
 	UNION ALL SELECT 2, '', pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 
 // Feed is Read on PostgreSQL that also returns every barber whose bookings
@@ -239,18 +248,22 @@ const feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1:
 // of the next Feed. A change that snapshot does not show was made by a
 // transaction running when it was taken or started after, whose id is at
 // least xmin, so the next Feed reads it; a barber read once is kept
-// current by every Feed after, whatever its ids.
-func (v *VersionReader) Feed(ctx context.Context, accounts, barbers []string, since int64) (configs, bookings map[string]int64, xmin int64, err error) {
+// current by every Feed after, whatever its ids. truncated: it read
+// FeedLimit changes, and there may be more.
+func (v *VersionReader) Feed(ctx context.Context, accounts, barbers []string, since int64) (configs, bookings map[string]int64, xmin int64, truncated bool, err error) {
 	v.prepareFeed.Do(func() {
 		v.feed, _ = v.db.SQL.PrepareContext(ctx, feedQuery)
 	})
-	return v.read(ctx, v.feed, feedQuery, len(barbers)+4, accounts, barbers, since)
+	var changes int
+	configs, bookings, xmin, changes, err = v.read(ctx, v.feed, feedQuery, len(barbers)+4, accounts, barbers, since)
+	return configs, bookings, xmin, changes >= FeedLimit, err
 }
 
 // read runs a versions query, prepared (stmt) or not: rows of kind 0 are
 // accounts' config versions, 1 barbers' bookings versions, 2 a snapshot's
-// xmin.
-func (v *VersionReader) read(ctx context.Context, stmt *sql.Stmt, query string, barberRows int, accounts, barbers []string, more ...any) (configs, bookings map[string]int64, xmin int64, err error) {
+// xmin, 3 bumps of bookings versions (a barber's largest is its version),
+// which it counts.
+func (v *VersionReader) read(ctx context.Context, stmt *sql.Stmt, query string, barberRows int, accounts, barbers []string, more ...any) (configs, bookings map[string]int64, xmin int64, changes int, err error) {
 	configs, bookings = make(map[string]int64, len(accounts)), make(map[string]int64, barberRows)
 	args := append([]any{v.idList(accounts), v.idList(barbers)}, more...)
 	var rows *sql.Rows
@@ -260,7 +273,7 @@ func (v *VersionReader) read(ctx context.Context, stmt *sql.Stmt, query string, 
 		rows, err = v.db.SQL.QueryContext(ctx, query, args...)
 	}
 	if err != nil {
-		return configs, bookings, 0, err
+		return configs, bookings, 0, 0, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -268,18 +281,21 @@ func (v *VersionReader) read(ctx context.Context, stmt *sql.Stmt, query string, 
 		var id string
 		var n int64
 		if err := rows.Scan(&kind, &id, &n); err != nil {
-			return configs, bookings, 0, err
+			return configs, bookings, 0, 0, err
 		}
 		switch kind {
 		case 0:
 			configs[id] = n
 		case 1:
-			bookings[id] = n
-		default:
+			bookings[id] = max(bookings[id], n)
+		case 2:
 			xmin = n
+		default:
+			changes++
+			bookings[id] = max(bookings[id], n)
 		}
 	}
-	return configs, bookings, xmin, rows.Err()
+	return configs, bookings, xmin, changes, rows.Err()
 }
 
 // idList is a list of ids as versionsQuery takes them.

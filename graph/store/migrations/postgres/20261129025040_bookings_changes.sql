@@ -6,7 +6,7 @@ DO $$ BEGIN
 				EXCLUDE USING gist (barber_id WITH =, tstzrange(starts_at, ends_at, '[)') WITH &&);
 		END IF;
 	END $$;
-CREATE TABLE IF NOT EXISTS barberd_bookings_changes (xid bigint NOT NULL, barber_id text NOT NULL);
+CREATE TABLE IF NOT EXISTS barberd_bookings_changes (xid bigint NOT NULL, barber_id text NOT NULL, version bigint NOT NULL);
 CREATE INDEX IF NOT EXISTS barberd_bookings_changes_xid ON barberd_bookings_changes (xid);
 CREATE OR REPLACE FUNCTION barberd_config_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
@@ -23,9 +23,9 @@ CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_insert() RETURN
 			BEGIN
 				WITH bumped AS (
 					UPDATE barbers SET bookings_version = bookings_version + 1
-					WHERE id IN (SELECT barber_id FROM new_rows) RETURNING id)
-				INSERT INTO barberd_bookings_changes (xid, barber_id)
-				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
+					WHERE id IN (SELECT barber_id FROM new_rows) RETURNING id, bookings_version)
+				INSERT INTO barberd_bookings_changes (xid, barber_id, version)
+				SELECT pg_current_xact_id()::text::bigint, id, bookings_version FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_insert
@@ -35,9 +35,9 @@ CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_delete() RETURN
 			BEGIN
 				WITH bumped AS (
 					UPDATE barbers SET bookings_version = bookings_version + 1
-					WHERE id IN (SELECT barber_id FROM old_rows WHERE ends_at > now()) RETURNING id)
-				INSERT INTO barberd_bookings_changes (xid, barber_id)
-				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
+					WHERE id IN (SELECT barber_id FROM old_rows WHERE ends_at > now()) RETURNING id, bookings_version)
+				INSERT INTO barberd_bookings_changes (xid, barber_id, version)
+				SELECT pg_current_xact_id()::text::bigint, id, bookings_version FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_delete
@@ -47,9 +47,9 @@ CREATE OR REPLACE FUNCTION barberd_reservations_bookings_version_update() RETURN
 			BEGIN
 				WITH bumped AS (
 					UPDATE barbers SET bookings_version = bookings_version + 1
-					WHERE id IN (SELECT barber_id FROM old_rows UNION SELECT barber_id FROM new_rows) RETURNING id)
-				INSERT INTO barberd_bookings_changes (xid, barber_id)
-				SELECT pg_current_xact_id()::text::bigint, id FROM bumped;
+					WHERE id IN (SELECT barber_id FROM old_rows UNION SELECT barber_id FROM new_rows) RETURNING id, bookings_version)
+				INSERT INTO barberd_bookings_changes (xid, barber_id, version)
+				SELECT pg_current_xact_id()::text::bigint, id, bookings_version FROM bumped;
 				RETURN NULL;
 			END $$;
 CREATE OR REPLACE TRIGGER reservations_bookings_version_update
