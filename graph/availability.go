@@ -172,10 +172,10 @@ type computedDays struct {
 
 // computeDays computes the days of an offer for barbers from the database:
 // it reads them, then computes them once the admission gate lets it
-// (admitSlots); with versioned, it reads the
-// barbers' bookings versions in the same statement (catalog's
-// VersionedDays), so the days can be cached under them without waiting for
-// the fence: they are at least as new as those versions.
+// (admitSlots). With versioned, it reads the barbers' bookings versions in
+// the same statement (catalog's VersionedDays), so the days can be cached
+// under them without waiting for the fence: they are at least as new as
+// those versions.
 // Errors: unavailable (not admitted in time), request_canceled.
 func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []*ent.Barber, dates []slots.Date, versioned bool) (*computedDays, error) {
 	c := &computedDays{at: r.now(), barbers: make([]string, len(barbers))}

@@ -207,6 +207,10 @@ func TestFenceLearn(t *testing.T) {
 	})
 }
 
+// insertReservation writes a reservation as any writer would, through the
+// triggers that bump its barber's bookings version.
+const insertReservation = "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES ($1, $2, $3, $4, $5)"
+
 // With a window, every barber a fence has read stays current however it is
 // asked for (on PostgreSQL by the feed of changes, store.VersionReader.Feed;
 // on SQLite by reading it again): a read never returns a version older than
@@ -254,7 +258,7 @@ func TestFenceFeedSeesEveryCommittedChange(t *testing.T) {
 			defer tx.Rollback()
 			n := slot.Add(1)
 			at := day.Add(time.Duration(n) * time.Hour)
-			if _, err := tx.ExecContext(ctx, "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES ($1, $2, $3, $4, $5)",
+			if _, err := tx.ExecContext(ctx, insertReservation,
 				fmt.Sprintf("rsv_feed_%d", n), at, at.Add(30*time.Minute), acc.ID, ids[i]); err != nil {
 				return err
 			}
@@ -404,14 +408,13 @@ func TestFenceFeedLateCommit(t *testing.T) {
 			return v
 		}
 		at := time.Now().Add(24 * time.Hour).Truncate(time.Hour)
-		insert := "INSERT INTO reservations (id, starts_at, ends_at, account_id, barber_id) VALUES ($1, $2, $3, $4, $5)"
 		v0 := read()
 		slow, err := db.SQL.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer slow.Rollback()
-		if _, err := slow.ExecContext(ctx, insert, "rsv_slow", at, at.Add(30*time.Minute), acc.ID, ana.ID); err != nil {
+		if _, err := slow.ExecContext(ctx, insertReservation, "rsv_slow", at, at.Add(30*time.Minute), acc.ID, ana.ID); err != nil {
 			t.Fatal(err)
 		}
 		read() // a round while the slow transaction runs
@@ -420,7 +423,7 @@ func TestFenceFeedLateCommit(t *testing.T) {
 		for i := range 3 {
 			at := at.Add(time.Duration(i+1) * time.Hour)
 			if db.Dialect == dialect.Postgres {
-				if _, err := db.SQL.ExecContext(ctx, insert, fmt.Sprintf("rsv_fast_%d", i), at, at.Add(30*time.Minute), acc.ID, bia.ID); err != nil {
+				if _, err := db.SQL.ExecContext(ctx, insertReservation, fmt.Sprintf("rsv_fast_%d", i), at, at.Add(30*time.Minute), acc.ID, bia.ID); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -26,8 +26,8 @@ import (
 //   - barbers.bookings_version grows with every change to the barber's
 //     reservations (holds and confirmed appointments), except, on
 //     PostgreSQL, the deletion of a reservation that had already ended.
-//     There the same trigger also appends the barber, with the id of the
-//     bumping transaction, to barberd_bookings_changes (see
+//     There the same trigger also appends the barber, its new version and
+//     the id of the bumping transaction to barberd_bookings_changes (see
 //     VersionReader.Feed).
 
 // configTables are the tables with an account_id whose rows make up an
@@ -55,11 +55,10 @@ var configLinks = []struct{ table, column, parent string }{
 
 // ChangesTable is the log of bookings version bumps on PostgreSQL: a row
 // per barber bumped by a statement, with the version it bumped it to and
-// the id of its transaction. Only
-// appended to (the rows go to the end of the table and of its index, so a
-// bump leaves the barber's row update HOT, where an indexed column on
-// barbers would not), read by the fence's feed and pruned by
-// PruneChanges.
+// the id of its transaction. Only appended to (the rows go to the end of
+// the table and of its index, so a bump leaves the barber's row update
+// HOT, where an indexed column on barbers would not), read by the fence's
+// feed and pruned by ChangesPruner.
 const ChangesTable = "barberd_bookings_changes"
 
 func postgresVersions() []string {
@@ -225,6 +224,10 @@ func (v *VersionReader) CanFeed() bool { return v.db.Dialect == dialect.Postgres
 // asked for: the first of a feed.
 const NoChanges = math.MaxInt64
 
+// snapshotXmin is the xmin of the statement's snapshot: every transaction
+// with a smaller id had ended when it was taken.
+const snapshotXmin = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+
 // FeedLimit bounds the changes one Feed reads; a Feed that reads that many
 // may have left some unread (Feed's truncated).
 const FeedLimit = 2048
@@ -240,7 +243,7 @@ const FeedLimit = 2048
 var feedQuery = `SELECT 0, id, config_version FROM accounts WHERE id = ANY($1::text[])
 	UNION ALL SELECT 1, id, bookings_version FROM barbers WHERE id = ANY($2::text[])
 	UNION ALL (SELECT 3, barber_id, version FROM ` + ChangesTable + ` WHERE xid >= $3 ORDER BY xid LIMIT ` + strconv.Itoa(FeedLimit) + `)
-	UNION ALL SELECT 2, '', pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+	UNION ALL SELECT 2, '', ` + snapshotXmin
 
 // Feed is Read on PostgreSQL that also returns every barber whose bookings
 // version changed in a transaction with an id of at least since (or none,
@@ -339,7 +342,7 @@ func (p *ChangesPruner) Prune(ctx context.Context, now time.Time) (int, error) {
 		return 0, nil
 	}
 	var xmin int64
-	if err := p.db.SQL.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin); err != nil {
+	if err := p.db.SQL.QueryRowContext(ctx, `SELECT `+snapshotXmin).Scan(&xmin); err != nil {
 		return 0, err
 	}
 	p.mu.Lock()
