@@ -183,7 +183,30 @@ func TestChangesPruner(t *testing.T) {
 		if n := logged(); n != want {
 			t.Fatalf("%d changes logged for a booking, want %d", n, want)
 		}
+		// The snapshots' xmin is the whole cluster's: other tests'
+		// transactions may hold it under this test's changes for a while.
+		// Each prune below that must find the changes made so far ended
+		// waits until it has passed them.
+		ended := func() {
+			t.Helper()
+			if db.Dialect != dialect.Postgres {
+				return
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+				var past bool
+				if err := db.SQL.QueryRowContext(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint > max(xid) FROM "+store.ChangesTable+" WHERE barber_id = $1", b.ID).Scan(&past); err != nil {
+					t.Fatal(err)
+				}
+				if past {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the snapshots' xmin did not pass this test's changes within a minute")
+				}
+			}
+		}
 		p := store.NewChangesPruner(db)
+		ended()
 		t0 := time.Now()
 		prune := func(at time.Time, want int) {
 			t.Helper()
@@ -193,6 +216,7 @@ func TestChangesPruner(t *testing.T) {
 		}
 		prune(t0, 0) // its first xmin: nothing is old enough yet
 		book(25)     // after that xmin
+		ended()
 		prune(t0.Add(store.ChangesKeep/2), 0)
 		if db.Dialect == dialect.Postgres {
 			want = 2
