@@ -37,15 +37,23 @@ func newCPUMeter(pid int, databaseURL string) (cpuMeter, bool) {
 	return m, true
 }
 
-// cpuSample is the CPU seconds spent so far by the server and the database.
+// cpuSample is CPU seconds spent by the server and the database.
 type cpuSample struct{ server, database float64 }
 
-func (m cpuMeter) read() cpuSample {
-	var s cpuSample
+// cpuReading is the CPU seconds spent so far by the server, and by each
+// PostgreSQL process by pid.
+type cpuReading struct {
+	server   float64
+	database map[int]float64
+}
+
+func (m cpuMeter) read() cpuReading {
+	var s cpuReading
 	s.server, _ = processCPU(m.pid)
 	if !m.postgres {
 		return s
 	}
+	s.database = map[int]float64{}
 	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, c := range comms {
 		if name, err := os.ReadFile(c); err != nil || strings.TrimSpace(string(name)) != "postgres" {
@@ -56,16 +64,23 @@ func (m cpuMeter) read() cpuSample {
 			continue
 		}
 		if sec, ok := processCPU(pid); ok {
-			s.database += sec
+			s.database[pid] = sec
 		}
 	}
 	return s
 }
 
-// since is the CPU spent between two samples. Processes that ended in
-// between (PostgreSQL's autovacuum workers) are not in it.
-func (s cpuSample) since(before cpuSample) cpuSample {
-	return cpuSample{s.server - before.server, s.database - before.database}
+// since is the CPU spent between two readings. Processes that ended in
+// between (PostgreSQL's autovacuum workers, other clients' backends) or
+// started in between are not in it, nor a pid reused in between.
+func (s cpuReading) since(before cpuReading) cpuSample {
+	d := cpuSample{server: s.server - before.server}
+	for pid, sec := range s.database {
+		if b, ok := before.database[pid]; ok && sec >= b {
+			d.database += sec - b
+		}
+	}
+	return d
 }
 
 // plus is the CPU of two spans together.

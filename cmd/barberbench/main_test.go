@@ -230,3 +230,15 @@ func TestStatCPU(t *testing.T) {
 		}
 	}
 }
+
+// A PostgreSQL process that ended between two readings (or started, or
+// whose pid was reused) is not counted: only what the processes present in
+// both spent in between.
+func TestCPUReadingSince(t *testing.T) {
+	before := cpuReading{server: 1, database: map[int]float64{10: 5, 11: 40, 12: 3}}
+	after := cpuReading{server: 1.5, database: map[int]float64{10: 5.25, 12: 1, 13: 7}}
+	got := after.since(before)
+	if got.server != 0.5 || got.database != 0.25 {
+		t.Fatalf("since: %+v, want server 0.5 and database 0.25 (pid 11 ended, 12 reused, 13 new)", got)
+	}
+}
