@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -117,4 +118,34 @@ func statCPU(stat string) (float64, bool) {
 		return 0, false
 	}
 	return float64(utime+stime) / userHz, true
+}
+
+// PhaseCPU is the CPU time a request of the scenario phase cost, in
+// milliseconds: barberd's and, with the database on this machine,
+// PostgreSQL's. It moves less with other tenants' load than throughput.
+type PhaseCPU struct {
+	ServerMs   float64 `json:"server_ms"`
+	DatabaseMs float64 `json:"database_ms,omitempty"`
+	Database   bool    `json:"database"`
+}
+
+// perRequest divides a phase's CPU by its requests; nil without any.
+func (m cpuMeter) perRequest(s cpuSample, n int) *PhaseCPU {
+	if n == 0 {
+		return nil
+	}
+	c := &PhaseCPU{ServerMs: round2(s.server * 1000 / float64(n)), Database: m.postgres}
+	if m.postgres {
+		c.DatabaseMs = round2(s.database * 1000 / float64(n))
+	}
+	return c
+}
+
+// String is the note the text report prints.
+func (c *PhaseCPU) String() string {
+	s := fmt.Sprintf("CPU a request during the scenario (/proc): barberd %.2f ms", c.ServerMs)
+	if c.Database {
+		s += fmt.Sprintf(", PostgreSQL %.2f ms", c.DatabaseMs)
+	}
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,6 +120,10 @@ func TestSeedAndRun(t *testing.T) {
 					return err == nil && days >= 7
 				}) {
 					t.Errorf("next: the first free time should be 7 or more days ahead: %v", rep.Notes)
+				}
+				// The server runs in this process: its CPU is metered.
+				if c := rep.CPU; scenario != "waitlist" && (c == nil || c.ServerMs <= 0 || c.Database != strings.HasPrefix(url, "postgres")) {
+					t.Errorf("%s: CPU a request: %+v", scenario, c)
 				}
 				if scenario == "waitlist" {
 					checkWaitlist(t, db, rep)

@@ -340,6 +340,8 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	if b.feed != nil && c.scenario != "cancel" {
 		b.feed.resume(true)
 	}
+	meter, metered := newCPUMeter(c.pid, c.databaseURL)
+	cpu0 := meter.read()
 	switch c.scenario {
 	case "hotslot":
 		rec, wall = b.hotSlot(ctx, rep)
@@ -349,6 +351,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		rec, wall = b.runPhase(ctx, c.concurrency, c.duration, scenario)
 	}
 	stopRSS()
+	cpu := meter.read().since(cpu0)
 	if h, m, ok := b.availabilityLookups(ctx); ok {
 		lookups[1] = [2]int64{h, m}
 		noteLookups(rep, lookups[0], lookups[1])
@@ -377,6 +380,11 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	rep.Total = total.get("total").stats(totalName, "scenario", wall)
 	rep.compare(&rep.Total, true)
 	rep.Total.Name = "total"
+	if metered && c.scenario != "waitlist" {
+		if rep.CPU = meter.perRequest(cpu, rep.Total.Requests); rep.CPU != nil {
+			rep.Notes = append(rep.Notes, rep.CPU.String())
+		}
+	}
 	limited, created := 0, 0
 	for _, e := range rep.Endpoints {
 		limited += e.Status["429"]

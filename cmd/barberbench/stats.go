@@ -174,6 +174,9 @@ type Report struct {
 	// ServerMaxRSSMB is the largest resident set of --pid seen during the
 	// scenario phase.
 	ServerMaxRSSMB float64 `json:"server_max_rss_mb,omitempty"`
+	// CPU is the CPU a request of the scenario phase cost (with --pid);
+	// the waitlist scenario reports its own, by phase.
+	CPU *PhaseCPU `json:"cpu_per_request,omitempty"`
 	// Webhook: with --webhook, the deliveries of the scenario's events.
 	Webhook *WebhookStats `json:"webhook,omitempty"`
 	// Waitlist: the waitlist scenario's offers and cancel throughputs.
