@@ -214,7 +214,7 @@ func (r *Resolver) computeDays(ctx context.Context, o *catalog.Offer, barbers []
 		if err := canceled(ctx); err != nil {
 			return nil, err
 		}
-		open := slots.FreeSlots(in.Day)
+		open := slots.FreeStarts(in.Day)
 		inWindow := in.InWindow()
 		var empty []slots.BarberStage
 		if inWindow {
@@ -240,14 +240,17 @@ func canceled(ctx context.Context) error {
 }
 
 // withoutSlots is d with only its barbers that have none of the free slots.
-func withoutSlots(d slots.Day, open []slots.Slot) slots.Day {
-	has := make(map[string]bool, len(d.Barbers))
-	for _, s := range open {
-		has[s.BarberID] = true
+func withoutSlots(d slots.Day, open slots.Free) slots.Day {
+	has := make([]bool, len(d.Barbers))
+	n := len(d.Barbers)
+	for _, s := range open.Starts {
+		if !has[s.Barber] {
+			has[s.Barber], n = true, n-1
+		}
 	}
-	var rest []slots.Barber
-	for _, b := range d.Barbers {
-		if !has[b.ID] {
+	rest := make([]slots.Barber, 0, n)
+	for i, b := range d.Barbers {
+		if !has[i] {
 			rest = append(rest, b)
 		}
 	}
@@ -260,11 +263,11 @@ func withoutSlots(d slots.Day, open []slots.Slot) slots.Day {
 // first free slot, or the last start a stage rests on, comes closer than
 // the minimum lead, at the next midnight in the unit's zone (the booking
 // window moves), or when a hold that blocks a slot expires.
-func validUntil(d slots.Day, open []slots.Slot, empty []slots.BarberStage, holdsUntil time.Time) time.Time {
+func validUntil(d slots.Day, open slots.Free, empty []slots.BarberStage, holdsUntil time.Time) time.Time {
 	tomorrow := slots.DateOf(d.Now, d.Location).AddDays(1)
 	until := time.Date(tomorrow.Year, tomorrow.Month, tomorrow.Day, 0, 0, 0, 0, d.Location)
-	if len(open) > 0 { // sorted by start
-		until = earliest(until, open[0].Start.Add(-d.Policy.MinLead))
+	if len(open.Starts) > 0 { // sorted by start
+		until = earliest(until, open.Start(open.Starts[0]).Add(-d.Policy.MinLead))
 	}
 	for _, b := range empty {
 		if !b.Until.IsZero() {

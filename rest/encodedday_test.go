@@ -5,6 +5,7 @@ package rest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,10 +61,13 @@ func dayFrom(tb testing.TB, a *model.Availability, barbers []string) *graph.Day 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var open []slots.Slot
+	var open slots.Free
 	has := map[string]bool{}
 	for _, s := range a.Slots {
-		open = append(open, slots.Slot{Start: s.StartsAtUtc, End: s.EndsAtUtc, BarberID: s.BarberID})
+		if len(open.Starts) == 0 {
+			open.Base = s.StartsAtUtc.Unix()
+		}
+		open.Starts = append(open.Starts, slots.FreeStart{Offset: uint32(s.StartsAtUtc.Unix() - open.Base), Barber: uint32(slices.Index(barbers, s.BarberID))})
 		has[s.BarberID] = true
 	}
 	var empty []slots.BarberStage

@@ -258,15 +258,9 @@ func (o *Offer) VersionedDays(ctx context.Context, c *ent.Client, dia string, no
 // reservations over from to to (but those in ignore), read in one
 // statement; with r.bookings, their bookings versions as well.
 func (o *Offer) read(ctx context.Context, c *ent.Client, dia string, r *dayRead, from, to, now time.Time, ignore []string) ([]DayInput, error) {
-	read := store.ScheduleRows
-	if r.bookings != nil {
-		read = store.VersionedScheduleRows
-	}
-	rows, err := read(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now)
-	if err != nil {
-		return nil, err
-	}
-	return r.fill(rows, ignore)
+	err := store.EachScheduleRow(ctx, c, dia, o.Unit.ID, r.ids, r.weekdays, from, to, now, r.bookings != nil,
+		func(row *store.ScheduleRow) error { return r.add(row, ignore) })
+	return r.out, err
 }
 
 // LockedDay is StartDay for one barber read by a writer under the
@@ -352,50 +346,59 @@ func (r *dayRead) to() time.Time   { return r.spans[len(r.spans)-1].End }
 // fill puts the schedule rows on the days, but the reservations of the
 // appointments or holds in ignore.
 func (r *dayRead) fill(rows []store.ScheduleRow, ignore []string) ([]DayInput, error) {
+	for i := range rows {
+		if err := r.add(&rows[i], ignore); err != nil {
+			return nil, err
+		}
+	}
+	return r.out, nil
+}
+
+// add puts a schedule row on the days it touches, but the reservation of
+// an appointment or hold in ignore. It keeps nothing row points to.
+func (r *dayRead) add(row *store.ScheduleRow, ignore []string) error {
 	out, dates, spans := r.out, r.dates, r.spans
-	for _, row := range rows {
-		b := r.index[row.BarberID]
-		switch row.Kind {
-		case store.RowHours:
-			work, breaks, err := domain.SpansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
-			if err != nil {
-				return nil, err
+	b := r.index[row.BarberID]
+	switch row.Kind {
+	case store.RowHours:
+		work, breaks, err := domain.SpansOf(&ent.WorkingHours{ID: row.ID, BarberID: row.BarberID, OpensAt: row.OpensAt, ClosesAt: row.ClosesAt, Breaks: row.Breaks})
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			if int(dates[i].Weekday()) == row.Weekday {
+				d := &out[i].Barbers[b]
+				d.Hours = append(d.Hours, work)
+				d.Breaks = append(d.Breaks, breaks...)
 			}
-			for i := range out {
-				if int(dates[i].Weekday()) == row.Weekday {
-					d := &out[i].Barbers[b]
-					d.Hours = append(d.Hours, work)
-					d.Breaks = append(d.Breaks, breaks...)
-				}
+		}
+	case store.RowTimeOff:
+		iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
+		for i := range out {
+			if iv.Overlaps(spans[i]) {
+				out[i].Barbers[b].TimeOff = append(out[i].Barbers[b].TimeOff, iv)
 			}
-		case store.RowTimeOff:
-			iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
-			for i := range out {
-				if iv.Overlaps(spans[i]) {
-					out[i].Barbers[b].TimeOff = append(out[i].Barbers[b].TimeOff, iv)
-				}
-			}
-		case store.RowBookings:
-			if r.bookings != nil {
-				r.bookings[b] = row.Bookings
-			}
-		case store.RowReservation:
-			if row.Of(ignore) {
+		}
+	case store.RowBookings:
+		if r.bookings != nil {
+			r.bookings[b] = row.Bookings
+		}
+	case store.RowReservation:
+		if row.Of(ignore) {
+			return nil
+		}
+		iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
+		for i := range out {
+			if !iv.Overlaps(spans[i]) {
 				continue
 			}
-			iv := slots.Interval{Start: row.StartsAt, End: row.EndsAt}
-			for i := range out {
-				if !iv.Overlaps(spans[i]) {
-					continue
-				}
-				out[i].Barbers[b].Busy = append(out[i].Barbers[b].Busy, iv)
-				if e := row.ExpiresAt; e != nil && (out[i].HoldsUntil.IsZero() || e.Before(out[i].HoldsUntil)) {
-					out[i].HoldsUntil = *e
-				}
+			out[i].Barbers[b].Busy = append(out[i].Barbers[b].Busy, iv)
+			if e := row.ExpiresAt; e != nil && (out[i].HoldsUntil.IsZero() || e.Before(out[i].HoldsUntil)) {
+				out[i].HoldsUntil = *e
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Offers reports whether the day offers a slot at start with the barber.

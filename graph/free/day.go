@@ -5,9 +5,7 @@
 package free
 
 import (
-	"fmt"
 	"iter"
-	"math"
 	"slices"
 	"time"
 
@@ -60,7 +58,7 @@ var reasons = [...]string{
 
 // freeSlot is a slot of a Day, kept small since days are cached (8 bytes):
 // its start, in whole seconds after the Day's base (slot starts lie on a
-// grid of whole seconds from the day's midnight, slots.FreeSlots), and its
+// grid of whole seconds from the day's midnight, slots.FreeStarts), and its
 // barber (an index into Day.barbers).
 type freeSlot struct {
 	offset uint32
@@ -78,38 +76,29 @@ type Of struct {
 	Duration                    time.Duration
 }
 
-// NewDay is the Day of date, with its free slots and the stages of its
-// eligible barbers without any; order lists the eligible barbers as a
-// create without a barber tries them.
-func NewDay(of Of, date slots.Date, order []string, free []slots.Slot, inWindow bool, empty []slots.BarberStage) *Day {
+// NewDay is the Day of date, with its free slots (slots.FreeStarts of a
+// day whose barbers are order) and the stages of its eligible barbers
+// without any; order lists the eligible barbers as a create without a
+// barber tries them.
+func NewDay(of Of, date slots.Date, order []string, free slots.Free, inWindow bool, empty []slots.BarberStage) *Day {
 	d := &Day{
 		unitID: of.UnitID, serviceID: of.ServiceID, date: date.String(), timezone: of.Timezone,
-		loc: of.Location, duration: of.Duration, free: make([]freeSlot, len(free)),
-		inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
+		loc: of.Location, duration: of.Duration, free: make([]freeSlot, len(free.Starts)),
+		base: free.Base * int64(time.Second), inWindow: inWindow, empty: make([]emptyBarber, len(empty)),
 	}
 	for i, b := range empty {
 		d.empty[i] = emptyBarber{b.ID, b.Stage}
 	}
-	if len(free) > 0 {
-		d.base = free[0].Start.UnixNano()
-		for _, s := range free {
-			d.base = min(d.base, s.Start.UnixNano())
+	index := make([]int32, len(order)) // each barber's in d.barbers, plus one (0: not yet there)
+	for i, s := range free.Starts {
+		b := index[s.Barber]
+		if b == 0 {
+			d.barbers = append(d.barbers, order[s.Barber])
+			d.rank = append(d.rank, int32(s.Barber))
+			b = int32(len(d.barbers))
+			index[s.Barber] = b
 		}
-	}
-	index := map[string]uint32{}
-	for i, s := range free {
-		b, ok := index[s.BarberID]
-		if !ok {
-			b = uint32(len(d.barbers))
-			index[s.BarberID] = b
-			d.barbers = append(d.barbers, s.BarberID)
-			d.rank = append(d.rank, int32(slices.Index(order, s.BarberID)))
-		}
-		off := s.Start.UnixNano() - d.base
-		if off%int64(time.Second) != 0 || off/int64(time.Second) > math.MaxUint32 {
-			panic(fmt.Sprintf("free.NewDay: a slot at %s is not whole seconds within 136 years of the day's first", s.Start))
-		}
-		d.free[i] = freeSlot{offset: uint32(off / int64(time.Second)), barber: b}
+		d.free[i] = freeSlot{offset: s.Offset, barber: uint32(b - 1)}
 	}
 	return d
 }

@@ -2,6 +2,8 @@ package slots
 
 import (
 	"cmp"
+	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -40,16 +42,50 @@ func (s Slot) Block(buffer time.Duration) Interval {
 
 // FreeSlots returns the free slots of the day, sorted by start, then barber
 // id; nil when there are none (see the package doc for when a slot is
-// offered, and when a day has none).
+// offered, and when a day has none). It is FreeStarts as slots.
 func FreeSlots(d Day) []Slot {
+	f := FreeStarts(d)
+	if len(f.Starts) == 0 {
+		return nil
+	}
+	out := make([]Slot, len(f.Starts))
+	for i, s := range f.Starts {
+		start := f.Start(s).In(d.Location)
+		out[i] = Slot{Start: start, End: start.Add(d.Duration), BarberID: d.Barbers[s.Barber].ID}
+	}
+	return out
+}
+
+// Free is a day's free slots as FreeStarts finds them, in 8 bytes each:
+// what an availability answer is made of, without a Slot per slot.
+type Free struct {
+	// Base is the Unix seconds of the first free slot's start (slot
+	// starts are whole seconds: the grid's wall times, resolved).
+	Base int64
+	// Starts are the free slots, sorted by start, then barber id.
+	Starts []FreeStart
+}
+
+// FreeStart is a free slot: its start, in seconds after Free.Base, and its
+// barber, an index into the Day's Barbers.
+type FreeStart struct {
+	Offset, Barber uint32
+}
+
+// Start is the instant s starts (in UTC).
+func (f Free) Start(s FreeStart) time.Time { return time.Unix(f.Base+int64(s.Offset), 0) }
+
+// FreeStarts is FreeSlots in the compact form: the same slots, in the
+// same order.
+func FreeStarts(d Day) Free {
 	step := d.Policy.Step / time.Second * time.Second
 	if step <= 0 || d.Duration <= 0 || d.Location == nil {
-		return nil
+		return Free{}
 	}
 	if !d.withinWindow() {
-		return nil
+		return Free{}
 	}
-	buffer := max(d.Buffer, 0)
+	duration, block := int64(d.Duration), int64(d.Duration+max(d.Buffer, 0))
 	grid := newGrid(d.Date, d.Location, step)
 	// Policy.Admits, once for the day: a start is neither past nor sooner
 	// than the lead, and its local date (d.Date's, as every grid time's)
@@ -58,135 +94,61 @@ func FreeSlots(d Day) []Slot {
 	if lead := d.Now.Add(d.Policy.MinLead); lead.After(earliest) {
 		earliest = lead
 	}
-	beyond := d.Policy.lastDay(d.Now, d.Location).AddDays(1).Start(d.Location)
+	from := nanos(earliest)
+	beyond := nanos(d.Policy.lastDay(d.Now, d.Location).AddDays(1).Start(d.Location))
 
-	var out []Slot
+	// Each barber's free starts, as keys that sort as the slots do: the
+	// start's Unix seconds above the barber's rank by id. The grid's
+	// starts are whole seconds, a day's fewer than 2^32 from the first.
+	ranks := idRanks(d.Barbers)
+	shift := uint(bits.Len(uint(len(d.Barbers))))
+	var keys []int64
+	first := int64(math.MaxInt64)
 	for i, b := range d.Barbers {
 		if i == 1 { // barbers of a unit mostly work alike: room for as many as the first
-			out = slices.Grow(out, len(out)*(len(d.Barbers)-1))
+			keys = slices.Grow(keys, len(keys)*(len(d.Barbers)-1))
 		}
 		timeOff, busy := newBlockers(b.TimeOff), newBlockers(b.Busy)
 		for _, span := range workingSpans(b.Hours, b.Breaks) {
 			resolved := grid.resolve(span)
-			for _, start := range resolved.starts {
-				if start.Before(earliest) || !start.Before(beyond) {
+			for _, sec := range resolved.starts {
+				start := sec * int64(time.Second)
+				if start < from || start >= beyond || start+duration > resolved.end ||
+					timeOff.hit(start, start+duration) || busy.hit(start, start+block) {
 					continue
 				}
-				s := Slot{Start: start, End: start.Add(d.Duration), BarberID: b.ID}
-				if s.End.After(resolved.end) ||
-					timeOff.hit(Interval{Start: s.Start, End: s.End}) ||
-					busy.hit(s.Block(buffer)) {
-					continue
-				}
-				out = append(out, s)
+				keys = append(keys, sec<<shift|int64(ranks[i]))
+				first = min(first, sec)
 			}
 		}
 	}
-	return sortSlots(out)
-}
-
-// sortSlots sorts slots by start, then barber id, as compareSlots does:
-// by small keys (a start, a barber's rank), then moves each slot once.
-func sortSlots(ss []Slot) []Slot {
-	if len(ss) < 2 {
-		return ss
-	}
-	ids := make([]string, 0, 16)
-	for _, s := range ss {
-		if len(ids) == 0 || ids[len(ids)-1] != s.BarberID { // a barber's slots are together
-			ids = append(ids, s.BarberID)
-		}
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	ranks := make([]uint64, len(ss)) // a barber's slots are together: one search each
-	for i, s := range ss {
-		if i > 0 && s.BarberID == ss[i-1].BarberID {
-			ranks[i] = ranks[i-1]
-			continue
-		}
-		r, _ := slices.BinarySearch(ids, s.BarberID)
-		ranks[i] = uint64(r)
-	}
-	order, ok := packedOrder(ss, len(ids), ranks)
-	if !ok {
-		order = keyedOrder(ss, ranks)
-	}
-	// ss[i] is to become ss[order[i]]: follow each cycle of moves.
-	for i := range order {
-		if int(order[i]) == i {
-			continue
-		}
-		held, j := ss[i], i
-		for {
-			k := int(order[j])
-			order[j] = uint64(j)
-			if k == i {
-				ss[j] = held
-				break
-			}
-			ss[j], j = ss[k], k
-		}
-	}
-	return ss
-}
-
-// Packed keys: a start's whole seconds after the day's first start, a
-// barber's rank and the slot's index, in one integer that sorts as the
-// slots do.
-const (
-	packedSlotBits = 20
-	packedRankBits = 12
-)
-
-// packedOrder is the sorted order of ss (the index of the slot that goes
-// at each place) by packed keys, which sort fastest; false when a start
-// has a fraction of a second or the day is too large for them (barbers'
-// slots are on a grid of whole seconds). ranks[i] is ss[i]'s barber's;
-// the order is written over them.
-func packedOrder(ss []Slot, barbers int, ranks []uint64) ([]uint64, bool) {
-	if len(ss) >= 1<<packedSlotBits || barbers >= 1<<packedRankBits {
-		return nil, false
-	}
-	first, last := ss[0].Start.Unix(), ss[0].Start.Unix()
-	for _, s := range ss {
-		if s.Start.Nanosecond() != 0 {
-			return nil, false
-		}
-		first, last = min(first, s.Start.Unix()), max(last, s.Start.Unix())
-	}
-	if last-first >= 1<<(64-packedSlotBits-packedRankBits) {
-		return nil, false
-	}
-	keys := ranks // reused: each rank is read before its key is written
-	for i, s := range ss {
-		keys[i] = uint64(s.Start.Unix()-first)<<(packedSlotBits+packedRankBits) | ranks[i]<<packedSlotBits | uint64(i)
+	if len(keys) == 0 {
+		return Free{}
 	}
 	slices.Sort(keys)
-	for i := range keys {
-		keys[i] &= 1<<packedSlotBits - 1
+	byRank := make([]uint32, len(ranks))
+	for i, r := range ranks {
+		byRank[r] = uint32(i)
 	}
-	return keys, true
+	f := Free{Base: first, Starts: make([]FreeStart, len(keys))}
+	mask := int64(1)<<shift - 1
+	for i, k := range keys {
+		f.Starts[i] = FreeStart{Offset: uint32(k>>shift - first), Barber: byRank[k&mask]}
+	}
+	return f
 }
 
-// keyedOrder is packedOrder for any day, written over ranks too.
-func keyedOrder(ss []Slot, ranks []uint64) []uint64 {
-	type key struct {
-		start      int64
-		rank, slot int32
+// idRanks is each barber's place in the order of their ids (ties in the
+// order given).
+func idRanks(bs []Barber) []int {
+	order := make([]int, len(bs))
+	for i := range order {
+		order[i] = i
 	}
-	keys := make([]key, len(ss))
-	for i, s := range ss {
-		keys[i] = key{s.Start.UnixNano(), int32(ranks[i]), int32(i)}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rank, b.rank)
-	})
-	for i, k := range keys {
-		ranks[i] = uint64(k.slot)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bs[a].ID, bs[b].ID) })
+	ranks := make([]int, len(bs))
+	for r, i := range order {
+		ranks[i] = r
 	}
 	return ranks
 }
@@ -216,8 +178,8 @@ type grid struct {
 }
 
 type resolvedSpan struct {
-	starts []time.Time // existing grid times, in order
-	end    time.Time
+	starts []int64 // existing grid times, in order (Unix seconds)
+	end    int64   // Unix nanoseconds
 }
 
 func newGrid(date Date, loc *time.Location, step time.Duration) *grid {
@@ -230,11 +192,12 @@ func (g *grid) resolve(span Span) resolvedSpan {
 	if r, ok := g.spans[span]; ok {
 		return r
 	}
-	r := resolvedSpan{end: span.bounds(g.date, g.loc).End}
+	r := resolvedSpan{end: nanos(span.bounds(g.date, g.loc).End)}
+	r.starts = make([]int64, 0, (int(span.To-span.From)*60+g.step-1)/g.step)
 	for sec := int(span.From) * 60; sec < int(span.To)*60; sec += g.step {
 		w := WallTime{Date: g.date, Hour: sec / 3600, Minute: sec / 60 % 60, Second: sec % 60}
 		if t, err := w.In(g.loc); err == nil {
-			r.starts = append(r.starts, t)
+			r.starts = append(r.starts, t.Unix())
 		}
 	}
 	g.spans[span] = r

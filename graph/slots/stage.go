@@ -29,15 +29,13 @@ type BarberStage struct {
 func (d Day) InWindow() bool { return d.withinWindow() }
 
 // Stages gives every barber of d its stage, in the order of d.Barbers. It
-// runs FreeSlots on d with parts of its input left out: busy intervals, time
+// runs FreeStarts on d with parts of its input left out: busy intervals, time
 // off and the booking window. A stage other than StageClosed and StageLead
 // holds until the last start it rests on comes closer than the minimum lead.
 func Stages(d Day) []BarberStage {
 	out := make([]BarberStage, len(d.Barbers))
-	index := make(map[string]int, len(d.Barbers))
 	for i, b := range d.Barbers {
 		out[i].ID = b.ID
-		index[b.ID] = i
 	}
 	// Every start the hours allow, whatever the time: the day seen from its
 	// own first instant, without lead or horizon.
@@ -47,8 +45,9 @@ func Stages(d Day) []BarberStage {
 	runs := []Day{hours, d.without(true, true), d.without(true, false), d}
 	for i, run := range runs {
 		last := make([]time.Time, len(d.Barbers))
-		for _, s := range FreeSlots(run) {
-			last[index[s.BarberID]] = s.Start // sorted by start
+		free := FreeStarts(run) // its barbers are d's, in order
+		for _, s := range free.Starts {
+			last[s.Barber] = free.Start(s).In(d.Location) // sorted by start
 		}
 		for b, t := range last {
 			if !t.IsZero() {

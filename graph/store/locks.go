@@ -82,16 +82,15 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 UNION ALL
 SELECT ` + strconv.Itoa(int(rowExpired)) + `, account_id, barber_id, starts_at, ends_at, NULL, appointment_id, hold_id, NULL, NULL FROM expired`, err
 	}, scan: func(rows *sql.Rows) error {
-		all, err := scanSchedule(rows)
-		for _, r := range all {
-			if r.Kind != rowExpired {
-				d.Rows = append(d.Rows, r)
-				continue
+		return scanSchedule(rows, func(r *ScheduleRow) error {
+			if c := r.clone(); c.Kind != rowExpired {
+				d.Rows = append(d.Rows, c)
+			} else {
+				d.Expired = append(d.Expired, Reservation{AccountID: c.ID, BarberID: c.BarberID,
+					StartsAt: c.StartsAt.UTC(), EndsAt: c.EndsAt.UTC(), HoldID: c.HoldID, AppointmentID: c.AppointmentID})
 			}
-			d.Expired = append(d.Expired, Reservation{AccountID: r.ID, BarberID: r.BarberID,
-				StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(), HoldID: r.HoldID, AppointmentID: r.AppointmentID})
-		}
-		return err
+			return nil
+		})
 	}}
 	err := db.sequence(ctx, c, "locked schedule", lock, day)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -128,12 +128,43 @@ func VersionedScheduleRows(ctx context.Context, c Queryer, dia, unitID string, b
 }
 
 func scheduleRows(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time, bookings bool) ([]ScheduleRow, error) {
+	out := make([]ScheduleRow, 0, 64)
+	err := EachScheduleRow(ctx, c, dia, unitID, barberIDs, weekdays, from, to, now, bookings, func(r *ScheduleRow) error {
+		out = append(out, r.clone())
+		return nil
+	})
+	return out, err
+}
+
+// EachScheduleRow is ScheduleRows (with bookings, VersionedScheduleRows)
+// handing each row to each as it is read, rather than keeping them all:
+// the row, and what its pointers point to, are each's until it returns.
+// A day's read runs to a hundred rows and more, and its reader keeps none.
+func EachScheduleRow(ctx context.Context, c Queryer, dia, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time, bookings bool, each func(*ScheduleRow) error) error {
 	var a sqlArgs
 	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now, bookings)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return queryRows(ctx, c, q, a, scanSchedule)
+	_, err = queryRows(ctx, c, q, a, func(rows *sql.Rows) (struct{}, error) {
+		return struct{}{}, scanSchedule(rows, each)
+	})
+	return err
+}
+
+// clone is r with pointers of its own.
+func (r *ScheduleRow) clone() ScheduleRow {
+	c := *r
+	if r.ExpiresAt != nil {
+		c.ExpiresAt = new(*r.ExpiresAt)
+	}
+	if r.AppointmentID != nil {
+		c.AppointmentID = new(*r.AppointmentID)
+	}
+	if r.HoldID != nil {
+		c.HoldID = new(*r.HoldID)
+	}
+	return c
 }
 
 // queryRows runs q and reads its result with scan.
@@ -216,8 +247,9 @@ WHERE id IN (` + ids + `)` + acct
 	return q, nil
 }
 
-// scanSchedule reads the rows (a result set, not closed) of scheduleQuery.
-func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
+// scanSchedule reads the rows (a result set, not closed) of scheduleQuery,
+// handing each to each (see EachScheduleRow).
+func scanSchedule(rows *sql.Rows, each func(*ScheduleRow) error) error {
 	// The scan's targets are made once: Scan takes them through
 	// interfaces, so each would be a heap object of its own, every row (a
 	// day runs to a hundred rows and more).
@@ -227,25 +259,25 @@ func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
 		starts, ends, expiry sql.NullTime
 		ref1, ref2, breaks   sql.NullString
 		weekday              sql.NullInt64
+		r                    ScheduleRow
 	)
 	targets := []any{&kind, &id, &barber, &starts, &ends, &expiry, &ref1, &ref2, &breaks, &weekday}
-	out := make([]ScheduleRow, 0, 64)
 	for rows.Next() {
 		if err := rows.Scan(targets...); err != nil {
-			return nil, err
+			return err
 		}
-		r := ScheduleRow{Kind: RowKind(kind), ID: id, BarberID: barber}
+		r = ScheduleRow{Kind: RowKind(kind), ID: id, BarberID: barber}
 		switch r.Kind {
 		case RowReservation, rowExpired:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
 			if expiry.Valid {
-				r.ExpiresAt = new(expiry.Time)
+				r.ExpiresAt = &expiry.Time
 			}
 			if ref1.Valid {
-				r.AppointmentID = new(ref1.String)
+				r.AppointmentID = &ref1.String
 			}
 			if ref2.Valid {
-				r.HoldID = new(ref2.String)
+				r.HoldID = &ref2.String
 			}
 		case RowTimeOff:
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
@@ -255,16 +287,15 @@ func scanSchedule(rows *sql.Rows) ([]ScheduleRow, error) {
 			r.OpensAt, r.ClosesAt, r.Weekday = ref1.String, ref2.String, int(weekday.Int64)
 			if breaks.Valid && breaks.String != "" {
 				if err := json.Unmarshal([]byte(breaks.String), &r.Breaks); err != nil {
-					return nil, fmt.Errorf("working hours %s: breaks: %w", r.ID, err)
+					return fmt.Errorf("working hours %s: breaks: %w", r.ID, err)
 				}
 			}
 		}
-		out = append(out, r)
+		if err := each(&r); err != nil {
+			return err
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return rows.Err()
 }
 
 // Owed is who a notification is owed to: the API keys that read the
