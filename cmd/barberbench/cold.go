@@ -157,6 +157,7 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 		return
 	}
 	fmt.Fprintf(b.logOut, "barberbench: day-read floor (a day's statement and its answer's bytes) %s\n", b.c.floorDuration)
+	cpu0 := b.meter.read()
 	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.floorDuration, func(w *worker, ctx context.Context) error {
 		if !w.ph.admit() {
 			return errStop
@@ -183,6 +184,7 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 	})
 	if s := rec.series["day read"]; s != nil {
 		st := s.stats("day read", "day_read_floor", wall)
+		st.CPU = b.perRequest(rep, "the day-read floor", b.meter.read().since(cpu0), st.Requests)
 		rep.ReadFloor = &st
 	}
 }

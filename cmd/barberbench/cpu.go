@@ -120,32 +120,27 @@ func statCPU(stat string) (float64, bool) {
 	return float64(utime+stime) / userHz, true
 }
 
-// PhaseCPU is the CPU time a request of the scenario phase cost, in
-// milliseconds: barberd's and, with the database on this machine,
-// PostgreSQL's. It moves less with other tenants' load than throughput.
+// PhaseCPU is the CPU time a request of a phase cost, in milliseconds:
+// barberd's and, with the database on this machine, PostgreSQL's. It
+// moves less with other tenants' load than throughput.
 type PhaseCPU struct {
 	ServerMs   float64 `json:"server_ms"`
 	DatabaseMs float64 `json:"database_ms,omitempty"`
 	Database   bool    `json:"database"`
 }
 
-// perRequest divides a phase's CPU by its requests; nil without any.
-func (m cpuMeter) perRequest(s cpuSample, n int) *PhaseCPU {
-	if n == 0 {
+// perRequest divides a phase's CPU by its requests and notes it in rep;
+// nil without a meter or requests.
+func (b *bench) perRequest(rep *Report, phase string, s cpuSample, n int) *PhaseCPU {
+	if !b.metered || n == 0 {
 		return nil
 	}
-	c := &PhaseCPU{ServerMs: round2(s.server * 1000 / float64(n)), Database: m.postgres}
-	if m.postgres {
-		c.DatabaseMs = round2(s.database * 1000 / float64(n))
-	}
-	return c
-}
-
-// String is the note the text report prints.
-func (c *PhaseCPU) String() string {
-	s := fmt.Sprintf("CPU a request during the scenario (/proc): barberd %.2f ms", c.ServerMs)
+	c := &PhaseCPU{ServerMs: round2(s.server * 1000 / float64(n)), Database: b.meter.postgres}
+	note := fmt.Sprintf("CPU a request during %s (/proc): barberd %.2f ms", phase, c.ServerMs)
 	if c.Database {
-		s += fmt.Sprintf(", PostgreSQL %.2f ms", c.DatabaseMs)
+		c.DatabaseMs = round2(s.database * 1000 / float64(n))
+		note += fmt.Sprintf(", PostgreSQL %.2f ms", c.DatabaseMs)
 	}
-	return s
+	rep.Notes = append(rep.Notes, note)
+	return c
 }

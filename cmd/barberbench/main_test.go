@@ -122,8 +122,11 @@ func TestSeedAndRun(t *testing.T) {
 					t.Errorf("next: the first free time should be 7 or more days ahead: %v", rep.Notes)
 				}
 				// The server runs in this process: its CPU is metered.
-				if c := rep.CPU; scenario != "waitlist" && (c == nil || c.ServerMs <= 0 || c.Database != strings.HasPrefix(url, "postgres")) {
+				if c := rep.Total.CPU; scenario != "waitlist" && (c == nil || c.ServerMs <= 0 || c.Database != strings.HasPrefix(url, "postgres")) {
 					t.Errorf("%s: CPU a request: %+v", scenario, c)
+				}
+				if rep.DBFloor.CPU == nil {
+					t.Errorf("%s: no CPU a write of the floor", scenario)
 				}
 				if scenario == "waitlist" {
 					checkWaitlist(t, db, rep)

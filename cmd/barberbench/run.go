@@ -151,7 +151,9 @@ type bench struct {
 	released atomic.Int64     // holds of cut-off conversations released
 	wl       *waitlistRun     // the waitlist scenario
 	cold     *coldRun         // the cold scenario
-	booked   *booked          // the write scenarios' appointments
+	meter    cpuMeter         // with metered, the CPU of the phases (--pid)
+	metered  bool
+	booked   *booked // the write scenarios' appointments
 	logOut   io.Writer
 }
 
@@ -218,6 +220,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		return nil, err
 	}
 	b := &bench{c: c, cl: newAPIClient(u, c.key, c.concurrency+4), runID: runID(), logOut: log}
+	b.meter, b.metered = newCPUMeter(c.pid, c.databaseURL)
 	rep := &Report{URL: c.url, Scenario: c.scenario, Concurrency: c.concurrency, Duration: c.duration.String(), Started: time.Now().UTC()}
 	if b.cat, err = b.discover(ctx); err != nil {
 		return nil, err
@@ -287,6 +290,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		}
 		rep.DBFloorOf = b.floor.op
 		fmt.Fprintf(log, "barberbench: database write floor (%s) %s\n", b.floor.op, c.floorDuration)
+		cpu0 := b.meter.read()
 		rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
 			if !w.ph.admit() {
 				return errStop
@@ -307,6 +311,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		})
 		if s := rec.series["db write"]; s != nil {
 			st := s.stats("db write", "db_write_floor", wall)
+			st.CPU = b.perRequest(rep, "the write floor", b.meter.read().since(cpu0), st.Requests)
 			rep.DBFloor = &st
 		}
 	}
@@ -340,8 +345,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	if b.feed != nil && c.scenario != "cancel" {
 		b.feed.resume(true)
 	}
-	meter, metered := newCPUMeter(c.pid, c.databaseURL)
-	cpu0 := meter.read()
+	cpu0 := b.meter.read()
 	switch c.scenario {
 	case "hotslot":
 		rec, wall = b.hotSlot(ctx, rep)
@@ -351,7 +355,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		rec, wall = b.runPhase(ctx, c.concurrency, c.duration, scenario)
 	}
 	stopRSS()
-	cpu := meter.read().since(cpu0)
+	cpu := b.meter.read().since(cpu0)
 	if h, m, ok := b.availabilityLookups(ctx); ok {
 		lookups[1] = [2]int64{h, m}
 		noteLookups(rep, lookups[0], lookups[1])
@@ -380,10 +384,8 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	rep.Total = total.get("total").stats(totalName, "scenario", wall)
 	rep.compare(&rep.Total, true)
 	rep.Total.Name = "total"
-	if metered && c.scenario != "waitlist" {
-		if rep.CPU = meter.perRequest(cpu, rep.Total.Requests); rep.CPU != nil {
-			rep.Notes = append(rep.Notes, rep.CPU.String())
-		}
+	if c.scenario != "waitlist" {
+		rep.Total.CPU = b.perRequest(rep, "the scenario", cpu, rep.Total.Requests)
 	}
 	limited, created := 0, 0
 	for _, e := range rep.Endpoints {

@@ -102,6 +102,10 @@ type EndpointStats struct {
 	P50Ratio     float64 `json:"p50_ratio,omitempty"` // p50 / floor p50
 	// ReadRatio (cold scenario) is req/s over the day-read floor's.
 	ReadRatio float64 `json:"throughput_ratio_day_read,omitempty"`
+	// CPU is the CPU a request cost over the phase (with --pid): of the
+	// scenario's total, and of the database floors (the waitlist scenario
+	// reports its own, by phase).
+	CPU *PhaseCPU `json:"cpu_per_request,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
@@ -174,9 +178,6 @@ type Report struct {
 	// ServerMaxRSSMB is the largest resident set of --pid seen during the
 	// scenario phase.
 	ServerMaxRSSMB float64 `json:"server_max_rss_mb,omitempty"`
-	// CPU is the CPU a request of the scenario phase cost (with --pid);
-	// the waitlist scenario reports its own, by phase.
-	CPU *PhaseCPU `json:"cpu_per_request,omitempty"`
 	// Webhook: with --webhook, the deliveries of the scenario's events.
 	Webhook *WebhookStats `json:"webhook,omitempty"`
 	// Waitlist: the waitlist scenario's offers and cancel throughputs.

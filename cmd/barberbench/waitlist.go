@@ -185,7 +185,7 @@ func (w *worker) cancelOne(ctx context.Context) error {
 // the entries waiting, which the report totals.
 func (b *bench) waitlist(ctx context.Context, rep *Report) (*recorder, time.Duration, error) {
 	wl := b.wl
-	meter, metered := newCPUMeter(b.c.pid, b.c.databaseURL)
+	meter, metered := b.meter, b.metered
 	// alone runs a phase with no waitlist for half the duration.
 	var dry []string
 	alone := func(pool []pooled, series, when string) (EndpointStats, time.Duration, cpuSample) {
