@@ -103,6 +103,7 @@ func FreeStarts(d Day) Free {
 	ranks := idRanks(d.Barbers)
 	shift := uint(bits.Len(uint(len(d.Barbers))))
 	var keys []int64
+	runs := make([]int, 0, len(d.Barbers)) // where each barber's keys end
 	first := int64(math.MaxInt64)
 	for i, b := range d.Barbers {
 		if i == 1 { // barbers of a unit mostly work alike: room for as many as the first
@@ -121,11 +122,14 @@ func FreeStarts(d Day) Free {
 				first = min(first, sec)
 			}
 		}
+		if len(runs) == 0 || runs[len(runs)-1] < len(keys) {
+			runs = append(runs, len(keys))
+		}
 	}
 	if len(keys) == 0 {
 		return Free{}
 	}
-	slices.Sort(keys)
+	keys = mergeRuns(keys, runs)
 	byRank := make([]uint32, len(ranks))
 	for i, r := range ranks {
 		byRank[r] = uint32(i)
@@ -136,6 +140,52 @@ func FreeStarts(d Day) Free {
 		f.Starts[i] = FreeStart{Offset: uint32(k>>shift - first), Barber: byRank[k&mask]}
 	}
 	return f
+}
+
+// mergeRuns sorts keys made of runs (runs[i] is where the i-th ends), each
+// sorted as a barber's starts are (its spans are disjoint and in order):
+// merged two by two, a few passes over the keys, where sorting them would
+// compare each many times. A run out of order sorts them instead.
+func mergeRuns(keys []int64, runs []int) []int64 {
+	from := 0
+	for _, to := range runs {
+		if !slices.IsSorted(keys[from:to]) {
+			slices.Sort(keys)
+			return keys
+		}
+		from = to
+	}
+	buf := make([]int64, len(keys))
+	for len(runs) > 1 {
+		next, from := runs[:0], 0
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				copy(buf[from:runs[i]], keys[from:runs[i]])
+				next = append(next, runs[i])
+				break
+			}
+			mid, to := runs[i], runs[i+1]
+			mergeTwo(buf[from:to], keys[from:mid], keys[mid:to])
+			next, from = append(next, to), to
+		}
+		keys, buf, runs = buf, keys, next
+	}
+	return keys
+}
+
+// mergeTwo merges sorted a and b into dst (len(a)+len(b) long).
+func mergeTwo(dst, a, b []int64) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j] < a[i] {
+			dst[k], j = b[j], j+1
+		} else {
+			dst[k], i = a[i], i+1
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // idRanks is each barber's place in the order of their ids (ties in the
@@ -175,6 +225,12 @@ type grid struct {
 	loc   *time.Location
 	step  int // seconds
 	spans map[Span]resolvedSpan
+	// fixed: one offset of loc (offset, seconds east of UTC) holds from
+	// two days before the date to two days after it, so each wall time
+	// of the day names exactly one instant, its wall seconds less the
+	// offset (no zone has changed its offset by two days or more).
+	fixed  bool
+	offset int64
 }
 
 type resolvedSpan struct {
@@ -183,7 +239,15 @@ type resolvedSpan struct {
 }
 
 func newGrid(date Date, loc *time.Location, step time.Duration) *grid {
-	return &grid{date: date, loc: loc, step: int(step / time.Second), spans: map[Span]resolvedSpan{}}
+	g := &grid{date: date, loc: loc, step: int(step / time.Second), spans: map[Span]resolvedSpan{}}
+	const margin = 2 * 24 * 60 * 60
+	noon := time.Date(date.Year, date.Month, date.Day, 12, 0, 0, 0, loc)
+	from, to := noon.ZoneBounds()
+	_, off := noon.Zone()
+	midnight := date.utcMidnight().Unix() - int64(off) // were the offset the day's
+	g.fixed = (from.IsZero() || from.Unix() <= midnight-margin) && (to.IsZero() || to.Unix() >= midnight+margin)
+	g.offset = int64(off)
+	return g
 }
 
 // resolve lists the grid times of span that exist on the day, leaving out
@@ -194,7 +258,12 @@ func (g *grid) resolve(span Span) resolvedSpan {
 	}
 	r := resolvedSpan{end: nanos(span.bounds(g.date, g.loc).End)}
 	r.starts = make([]int64, 0, (int(span.To-span.From)*60+g.step-1)/g.step)
+	midnight := g.date.utcMidnight().Unix() // in wall seconds
 	for sec := int(span.From) * 60; sec < int(span.To)*60; sec += g.step {
+		if g.fixed {
+			r.starts = append(r.starts, midnight+int64(sec)-g.offset)
+			continue
+		}
 		w := WallTime{Date: g.date, Hour: sec / 3600, Minute: sec / 60 % 60, Second: sec % 60}
 		if t, err := w.In(g.loc); err == nil {
 			r.starts = append(r.starts, t.Unix())

@@ -46,3 +46,6 @@ func deleteExpiredQuery(bind func(any) string, accountID, barberID string, now t
 	}
 	return q
 }
+
+// ParseBreaks is parseBreaks, for tests.
+var ParseBreaks = parseBreaks

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
@@ -286,7 +287,8 @@ func scanSchedule(rows *sql.Rows, each func(*ScheduleRow) error) error {
 		case RowHours:
 			r.OpensAt, r.ClosesAt, r.Weekday = ref1.String, ref2.String, int(weekday.Int64)
 			if breaks.Valid && breaks.String != "" {
-				if err := json.Unmarshal([]byte(breaks.String), &r.Breaks); err != nil {
+				var err error
+				if r.Breaks, err = parseBreaks(breaks.String); err != nil {
 					return fmt.Errorf("working hours %s: breaks: %w", r.ID, err)
 				}
 			}
@@ -296,6 +298,46 @@ func scanSchedule(rows *sql.Rows, each func(*ScheduleRow) error) error {
 		}
 	}
 	return rows.Err()
+}
+
+// parseBreaks reads breaks as JSON, a list of strings; the form ent writes
+// them in (plain strings: they are times of day) without encoding/json,
+// which weighed on every day's read (a row of hours a barber and weekday).
+func parseBreaks(s string) ([]string, error) {
+	if out, ok := plainStrings(s); ok {
+		return out, nil
+	}
+	var out []string
+	err := json.Unmarshal([]byte(s), &out)
+	return out, err
+}
+
+// plainStrings reads a JSON list of strings that need no unescaping (no
+// backslash, control byte or invalid UTF-8); false for anything else.
+func plainStrings(s string) ([]string, bool) {
+	const space = " \t\r\n" // JSON's
+	inner, ok := strings.CutPrefix(strings.Trim(s, space), "[")
+	if inner, ok2 := strings.CutSuffix(inner, "]"); ok && ok2 && utf8.ValidString(inner) {
+		if strings.Trim(inner, space) == "" {
+			return []string{}, true
+		}
+		out := make([]string, 0, strings.Count(inner, ",")+1)
+		for part := range strings.SplitSeq(inner, ",") {
+			part = strings.Trim(part, space)
+			if len(part) < 2 || part[0] != '"' || part[len(part)-1] != '"' {
+				return nil, false
+			}
+			v := part[1 : len(part)-1]
+			for i := range len(v) {
+				if v[i] < 0x20 || v[i] == '"' || v[i] == '\\' {
+					return nil, false
+				}
+			}
+			out = append(out, v)
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // Owed is who a notification is owed to: the API keys that read the
