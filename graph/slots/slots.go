@@ -2,7 +2,6 @@ package slots
 
 import (
 	"cmp"
-	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -104,7 +103,6 @@ func FreeStarts(d Day) Free {
 	shift := uint(bits.Len(uint(len(d.Barbers))))
 	var keys []int64
 	runs := make([]int, 0, len(d.Barbers)) // where each barber's keys end
-	first := int64(math.MaxInt64)
 	for i, b := range d.Barbers {
 		if i == 1 { // barbers of a unit mostly work alike: room for as many as the first
 			keys = slices.Grow(keys, len(keys)*(len(d.Barbers)-1))
@@ -119,7 +117,6 @@ func FreeStarts(d Day) Free {
 					continue
 				}
 				keys = append(keys, sec<<shift|int64(ranks[i]))
-				first = min(first, sec)
 			}
 		}
 		if len(runs) == 0 || runs[len(runs)-1] < len(keys) {
@@ -134,6 +131,7 @@ func FreeStarts(d Day) Free {
 	for i, r := range ranks {
 		byRank[r] = uint32(i)
 	}
+	first := keys[0] >> shift
 	f := Free{Base: first, Starts: make([]FreeStart, len(keys))}
 	mask := int64(1)<<shift - 1
 	for i, k := range keys {
