@@ -207,27 +207,43 @@ func (b *bench) readDay(ctx context.Context, d coldDay) error {
 	return err
 }
 
-// availabilityLookups reads the server's count of availability cache hits
-// and misses from its /metrics (false when it serves none there).
-func (b *bench) availabilityLookups(ctx context.Context) (hits, misses int64, ok bool) {
+// counters are the server's counts that a scenario's report notes, from
+// its /metrics: the availability cache's hits and misses, and the version
+// queries its fence sent (graph/fresh).
+type counters struct {
+	hits, misses, versionReads int64
+}
+
+// serverCounters reads the server's counters from its /metrics (false when
+// it serves none there).
+func (b *bench) serverCounters(ctx context.Context) (c counters, ok bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.cl.root+"/metrics", nil)
 	if err != nil {
-		return 0, 0, false
+		return c, false
 	}
 	resp, err := b.cl.http.Do(req)
 	if err != nil {
-		return 0, 0, false
+		return c, false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return 0, 0, false
+		return c, false
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "barberd_cache_lookups_total{") || !strings.Contains(line, `cache="availability"`) {
+		var into *int64
+		switch {
+		case strings.HasPrefix(line, "barberd_cache_lookups_total{") && strings.Contains(line, `cache="availability"`):
+			into = &c.misses
+			if strings.Contains(line, `result="hit"`) {
+				into = &c.hits
+			}
+		case strings.HasPrefix(line, "barberd_version_reads_total "):
+			into = &c.versionReads
+		default:
 			continue
 		}
 		n, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
@@ -235,21 +251,20 @@ func (b *bench) availabilityLookups(ctx context.Context) (hits, misses int64, ok
 			continue
 		}
 		ok = true
-		if strings.Contains(line, `result="hit"`) {
-			hits += int64(n)
-		} else {
-			misses += int64(n)
-		}
+		*into += int64(n)
 	}
-	return hits, misses, ok
+	return c, ok
 }
 
-// noteLookups notes the availability cache's hits and misses between two
-// readings.
-func noteLookups(rep *Report, before, after [2]int64) {
-	h, m := after[0]-before[0], after[1]-before[1]
+// noteCounters notes the availability cache's hits and misses, and the
+// version queries, between two readings over requests requests.
+func noteCounters(rep *Report, before, after counters, requests int) {
+	h, m := after.hits-before.hits, after.misses-before.misses
 	if h+m > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("availability cache during the scenario (server's /metrics): %d hits, %d misses (%.1f%% misses)", h, m, 100*float64(m)/float64(h+m)))
+	}
+	if v := after.versionReads - before.versionReads; v > 0 && requests > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("version queries during the scenario (server's /metrics): %d, one per %.1f requests", v, float64(requests)/float64(v)))
 	}
 }
 

@@ -135,11 +135,12 @@ func (b *bench) perRequest(rep *Report, phase string, s cpuSample, n int) *Phase
 	if !b.metered || n == 0 {
 		return nil
 	}
-	c := &PhaseCPU{ServerMs: round2(s.server * 1000 / float64(n)), Database: b.meter.postgres}
-	note := fmt.Sprintf("CPU a request during %s (/proc): barberd %.2f ms", phase, c.ServerMs)
+	// In µs: a warm read costs tens of them.
+	c := &PhaseCPU{ServerMs: round3(s.server * 1000 / float64(n)), Database: b.meter.postgres}
+	note := fmt.Sprintf("CPU a request during %s (/proc): barberd %.3f ms", phase, c.ServerMs)
 	if c.Database {
-		c.DatabaseMs = round2(s.database * 1000 / float64(n))
-		note += fmt.Sprintf(", PostgreSQL %.2f ms", c.DatabaseMs)
+		c.DatabaseMs = round3(s.database * 1000 / float64(n))
+		note += fmt.Sprintf(", PostgreSQL %.3f ms", c.DatabaseMs)
 	}
 	rep.Notes = append(rep.Notes, note)
 	return c

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -248,5 +249,36 @@ func TestCPUReadingSince(t *testing.T) {
 	got := after.since(before)
 	if got.server != 0.5 || got.database != 0.25 {
 		t.Fatalf("since: %+v, want server 0.5 and database 0.25 (pid 11 ended, 12 reused, 13 new)", got)
+	}
+}
+
+// The counters a report notes are read from the server's /metrics: the
+// availability cache's lookups and the fence's version queries, whatever
+// else it serves.
+func TestServerCounters(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `# HELP barberd_cache_lookups_total Cache lookups.
+barberd_cache_lookups_total{cache="api_key",result="hit"} 99
+barberd_cache_lookups_total{cache="availability",result="hit"} 1.5e+06
+barberd_cache_lookups_total{cache="availability",result="miss"} 250
+barberd_version_read_requests_total 7
+barberd_version_reads_total 1000
+`)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	b := &bench{cl: newAPIClient(u, "", 1)}
+	got, ok := b.serverCounters(context.Background())
+	if want := (counters{hits: 1_500_000, misses: 250, versionReads: 1000}); !ok || got != want {
+		t.Fatalf("counters %+v (%v), want %+v", got, ok, want)
+	}
+	rep := &Report{}
+	noteCounters(rep, counters{hits: 500_000, versionReads: 200}, got, 1_000_250)
+	want := []string{
+		"availability cache during the scenario (server's /metrics): 1000000 hits, 250 misses (0.0% misses)",
+		"version queries during the scenario (server's /metrics): 800, one per 1250.3 requests",
+	}
+	if !slices.Equal(rep.Notes, want) {
+		t.Fatalf("notes %q, want %q", rep.Notes, want)
 	}
 }

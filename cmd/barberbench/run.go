@@ -340,8 +340,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	b.pace, b.receiver = newPacer(c.rate), receiver
 	fmt.Fprintf(log, "barberbench: scenario %s %s\n", c.scenario, c.duration)
 	stopRSS := b.watchRSS(rep)
-	var lookups [2][2]int64
-	lookups[0][0], lookups[0][1], _ = b.availabilityLookups(ctx)
+	counts0, _ := b.serverCounters(ctx)
 	if b.feed != nil && c.scenario != "cancel" {
 		b.feed.resume(true)
 	}
@@ -356,10 +355,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	}
 	stopRSS()
 	cpu := b.meter.read().since(cpu0)
-	if h, m, ok := b.availabilityLookups(ctx); ok {
-		lookups[1] = [2]int64{h, m}
-		noteLookups(rep, lookups[0], lookups[1])
-	}
+	counts, counted := b.serverCounters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -384,6 +380,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	rep.Total = total.get("total").stats(totalName, "scenario", wall)
 	rep.compare(&rep.Total, true)
 	rep.Total.Name = "total"
+	if counted {
+		noteCounters(rep, counts0, counts, rep.Total.Requests)
+	}
 	if c.scenario != "waitlist" {
 		rep.Total.CPU = b.perRequest(rep, "the scenario", cpu, rep.Total.Requests)
 	}

@@ -186,6 +186,7 @@ type Report struct {
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // compare fills an endpoint's ratios against its floor.
 func (rep *Report) compare(e *EndpointStats, alone bool) {

@@ -26,12 +26,18 @@
 // window of 0, after it was called). Concurrent callers share queries:
 // while one runs, the next callers gather, and one query answers them all.
 // Versions a query read answer, without a query of their own, the callers
-// that arrive within the window after it was sent; once they are a quarter
-// of the window old, the next such caller also has them read again, in the
-// background. So under steady load callers hardly ever wait, and the
-// database sees about one small query per quarter window. A caller that
-// finds nothing recent enough waits for a query sent after it came, and its
-// error: an unreachable database still answers promptly. [Fence.Learn]
+// that arrive within the window after it was sent; once they are old
+// enough that a query taking three times as long as queries take on
+// average would only just land before they run out (between a quarter and
+// three quarters of the window), the next such caller also has them read
+// again, in the background, and the callers that come while that query
+// runs count on it. So under steady load callers hardly ever wait, and the
+// database sees about one small query per three quarters of a window. A
+// caller that finds nothing recent enough waits for the query running if it
+// was sent within the window before the caller came and reads what it
+// asks for (a refresh running late), or else for a query sent after it
+// came, and its error: an unreachable database still answers promptly.
+// [Fence.Learn]
 // takes versions that a caller's own statement read in one snapshot (a
 // missed availability day's, with its rows) as a round sent when that
 // statement was.
@@ -54,9 +60,12 @@
 // nothing is written. A write transaction held open holds the xmin back,
 // and each query reads again the changes made since it began; a query
 // reads at most store.FeedLimit changes, and when it reads that many the
-// fence stops the feed for feedPause and reads by id. The fence forgets what it holds (and starts the feed
-// again) after feedIdle without a query, or past maxSeen barbers; the
-// jobs prune the log (store.ChangesPruner) well after feedIdle.
+// fence stops the feed for feedPause and reads by id, unless the feed had
+// gone feedGap without a query: then the changes were made while nobody
+// read, and the feed starts again with the next query. The fence forgets
+// what it holds (and starts the feed again) after feedIdle without a
+// query, or past maxSeen barbers; the jobs prune the log
+// (store.ChangesPruner) well after feedIdle.
 //
 // # Writes
 //

@@ -15,8 +15,10 @@ type Fence struct {
 	window   time.Duration
 
 	mu       sync.Mutex
-	next     *readRound // gathering callers; nil when nobody waits
-	inFlight int        // rounds whose query runs
+	next     *readRound    // gathering callers; nil when nobody waits
+	running  *readRound    // the round whose query runs; nil when none does
+	inFlight int           // rounds whose query runs
+	took     time.Duration // how long rounds take: a moving average
 	// With a window: the latest version read of each id, and when its
 	// query was sent. Ids not read for a window are swept out once the map
 	// reaches sweepAt entries.
@@ -85,6 +87,13 @@ const feedIdle = 30 * time.Second
 // snapshots' xmin back, and each round reads again every change made since
 // it began.
 const feedPause = 10 * time.Second
+
+// feedGap is how long the feed must have gone without a round for a round
+// that reads as many changes as it may to start it again rather than pause
+// it: they were made while nobody read (a burst of writes after a quiet
+// spell), not because the xmin is held back. If it is, a round soon after
+// the start reads as many again, and pauses the feed.
+const feedGap = time.Second
 
 // versionID names an account's config version or a barber's bookings
 // version.
@@ -172,6 +181,7 @@ type readRound struct {
 	accounts, barbers map[string]struct{}
 	callers           int
 	done              chan struct{}
+	sent              time.Time // when it started, just before its query was sent
 	got               Versions
 	err               error
 	feed              bool  // it reads the feed
@@ -198,7 +208,14 @@ func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Ver
 		}
 		f.metrics.CacheLookup("versions", false)
 	}
-	round := f.gather(account, barbers, 1)
+	var round *readRound
+	if f.window > 0 && f.covers(f.running, now.Add(-f.window), account, barbers) {
+		// A refresh that runs late: it was sent recently enough.
+		round = f.running
+		round.callers++
+	} else {
+		round = f.gather(account, barbers, 1)
+	}
 	f.mu.Unlock()
 	select {
 	case <-round.done:
@@ -222,14 +239,56 @@ func (f *Fence) Read(ctx context.Context, account string, barbers []string) (Ver
 }
 
 // recent answers from versions read within the window before now, if every
-// one asked for was. When the oldest of them is a quarter of a window old,
-// it also has them read again, for the callers to come. f.mu is held.
+// one asked for was. When the oldest of them is refreshAfter old, it also
+// has them read again, for the callers to come. f.mu is held.
 func (f *Fence) recent(now time.Time, account string, barbers []string) (Versions, bool) {
 	got, oldest, ok := f.lookup(now, account, barbers)
-	if ok && now.Sub(oldest) >= f.window/4 {
+	if ok && now.Sub(oldest) >= f.refreshAfter() && !f.covers(f.running, oldest, account, barbers) {
 		f.gather(account, barbers, 0)
 	}
 	return got, ok
+}
+
+// covers reports whether round, when it runs, reads afresh every version
+// asked for whose oldest was read at oldest: it started after that, and
+// reads the account and each barber, by id or through the feed. The callers
+// that come while a refresh runs need no round of their own after it. f.mu
+// is held.
+func (f *Fence) covers(round *readRound, oldest time.Time, account string, barbers []string) bool {
+	if round == nil || !round.sent.After(oldest) {
+		return false
+	}
+	if _, ok := round.accounts[account]; !ok {
+		return false
+	}
+	for _, b := range barbers {
+		if _, ok := round.barbers[b]; !ok && !(round.feed && f.seen[versionID{true, b}].fed) {
+			return false
+		}
+	}
+	return true
+}
+
+// refreshLead is how many times as long as rounds take a refresh starts
+// before the versions it replaces run out.
+const refreshLead = 3
+
+// refreshAfter is how old versions are when a caller answered by them has
+// them read again: refreshLead times as long as rounds take before they run
+// out, so callers hardly ever wait, and the database sees one small query
+// per window less that lead. It is at least a quarter of the window (rounds
+// slow: at most four queries a window) and at most three quarters. A
+// refresh still running when the versions run out makes the callers that
+// come meanwhile wait for what is left of it, not for a round of their own
+// (Read). f.mu is held.
+func (f *Fence) refreshAfter() time.Duration {
+	return min(max(f.window-refreshLead*f.took, f.window/4), f.window*3/4)
+}
+
+// timed notes how long a round took, in a moving average where each round
+// weighs an eighth. f.mu is held.
+func (f *Fence) timed(d time.Duration) {
+	f.took += (d - f.took) / 8
 }
 
 // lookup returns the versions asked for from the seen map, and when the
@@ -300,8 +359,10 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 	return round
 }
 
-// start sets what a round about to run reads of the feed. f.mu is held.
+// start makes round the one running, and sets when it started and what it
+// reads of the feed. f.mu is held.
 func (f *Fence) start(round *readRound) {
+	f.running, round.sent = round, time.Now()
 	round.feed = f.feed && !time.Now().Before(f.feedPaused)
 	round.since = f.feedXmin
 }
@@ -316,11 +377,13 @@ func (f *Fence) forget() {
 func (f *Fence) run(round *readRound) {
 	for round != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-		sent := time.Now()
+		sent := round.sent
 		round.got, round.err = f.query(ctx, round)
 		cancel()
-		f.metrics.VersionRead(round.callers)
+		took := time.Since(sent)
 		f.mu.Lock()
+		f.metrics.VersionRead(round.callers) // callers can join a running round
+		f.timed(took)
 		if round.err == nil && f.window > 0 {
 			f.remember(round, sent) // before its callers go on to ask again
 		}
@@ -340,6 +403,7 @@ func (f *Fence) run(round *readRound) {
 		}
 		if round == nil {
 			f.inFlight--
+			f.running = nil
 		}
 		f.mu.Unlock()
 	}
@@ -393,10 +457,15 @@ func (f *Fence) keep(id versionID, v int64, found bool, sent time.Time) {
 // held.
 func (f *Fence) remember(round *readRound, sent time.Time) {
 	if round.feed && round.truncated {
-		// The xmin is held back: read by id for a while, this round's
-		// barbers as if it had.
+		// After a quiet spell of feedGap or more, many changes were
+		// made meanwhile: the feed starts again with the next round.
+		// Otherwise the xmin is held back: read by id for a while.
+		// This round's barbers count as read by id either way.
+		quiet := sent.Sub(f.feedSent) >= feedGap
 		f.forget()
-		f.feedPaused = sent.Add(feedPause)
+		if !quiet {
+			f.feedPaused = sent.Add(feedPause)
+		}
 		round.feed = false
 	}
 	f.init()

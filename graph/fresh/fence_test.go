@@ -103,8 +103,8 @@ func windowFence(db *store.DB, window time.Duration) (context.Context, *ent.Acco
 // With a window, a read is answered by versions read no earlier than the
 // window before it was called: without a query of its own while they are
 // that recent (and with one started for the reads to come once they are
-// over a quarter of the window old), and never by versions read before a
-// change committed a window or more earlier.
+// refreshAfter old, at most three quarters of the window), and never by
+// versions read before a change committed a window or more earlier.
 func TestFenceWindow(t *testing.T) {
 	const window = 400 * time.Millisecond
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -134,15 +134,28 @@ func TestFenceWindow(t *testing.T) {
 			t.Fatalf("%d queries for reads within a quarter of the window", queries.n.Load())
 		}
 
-		// Half a window later, a read is still answered,
-		// and has the versions read again for the reads to come.
-		time.Sleep(window/2 - time.Since(first))
+		// Four fifths of a window later, a read is still answered,
+		// and has the versions read again for the reads to come: one
+		// query, however many read while it runs.
+		time.Sleep(window*4/5 - time.Since(first))
 		before := queries.n.Load()
-		read()
+		var readers sync.WaitGroup
+		for range 50 {
+			readers.Go(func() {
+				if _, err := f.Read(ctx, acc.ID, []string{b.ID}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		readers.Wait()
 		for deadline := time.Now().Add(5 * time.Second); queries.n.Load() == before; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("no query was started to read the versions again")
 			}
+		}
+		time.Sleep(window / 10)
+		if n := queries.n.Load() - before; n != 1 {
+			t.Fatalf("%d queries read the versions again for 50 reads", n)
 		}
 
 		// A change to the barber's reservations, as any writer makes it.
@@ -154,6 +167,93 @@ func TestFenceWindow(t *testing.T) {
 			t.Fatalf("version %d a window after %d was committed", v, v0+1)
 		}
 	})
+}
+
+// A refresh starts refreshLead times as long as rounds take before the
+// versions run out, within a quarter and three quarters of the window; slow
+// rounds move it early, and their weight fades round by round.
+func TestFenceRefreshAfter(t *testing.T) {
+	const window = 5 * time.Millisecond
+	f := &Fence{window: window}
+	if got := f.refreshAfter(); got != window*3/4 {
+		t.Fatalf("before any round: %v, want three quarters of the window", got)
+	}
+	for range 100 {
+		f.timed(time.Millisecond)
+	}
+	if got, want := f.refreshAfter(), window-refreshLead*time.Millisecond; got < want-10*time.Microsecond || got > want+10*time.Microsecond {
+		t.Fatalf("rounds of 1 ms: %v, want about %v", got, want)
+	}
+	f.timed(40 * time.Millisecond) // a round far slower than the window
+	if got := f.refreshAfter(); got != window/4 {
+		t.Fatalf("after a slow round: %v, want a quarter of the window", got)
+	}
+	rounds := 0
+	for ; f.refreshAfter() < window*3/4; rounds++ {
+		f.timed(100 * time.Microsecond)
+		if rounds > 200 {
+			t.Fatalf("a slow round still counts after %d fast ones: %v", rounds, f.took)
+		}
+	}
+	if rounds < 8 {
+		t.Fatalf("a slow round forgotten after %d rounds", rounds)
+	}
+}
+
+// A read that finds nothing recent enough waits for the round running, if
+// that round was sent within the window before the read and reads what it
+// asks for, rather than for a round of its own after it.
+func TestFenceJoinsRunningRound(t *testing.T) {
+	const window = time.Second
+	f := &Fence{window: window, metrics: noMetrics{}}
+	running := &readRound{accounts: map[string]struct{}{"acc_1": {}}, barbers: map[string]struct{}{"brb_1": {}},
+		done: make(chan struct{}), sent: time.Now().Add(-window / 2)}
+	f.mu.Lock()
+	f.running, f.inFlight = running, 1
+	f.mu.Unlock()
+	answered := make(chan Versions, 1)
+	go func() {
+		got, err := f.Read(context.Background(), "acc_1", []string{"brb_1"})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- got
+	}()
+	select {
+	case <-answered:
+		t.Fatal("answered before the round it waits for")
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.mu.Lock()
+	running.got = Versions{accounts: map[string]int64{"acc_1": 7}, barbers: map[string]int64{"brb_1": 3}}
+	close(running.done)
+	f.mu.Unlock()
+	got := <-answered
+	if c, _ := got.Config("acc_1"); c != 7 {
+		t.Fatalf("config %d, want the running round's 7", c)
+	}
+	if b, _ := got.Bookings("brb_1"); b != 3 {
+		t.Fatalf("bookings %d, want the running round's 3", b)
+	}
+	if f.next != nil || running.callers != 1 {
+		t.Fatalf("a round gathered (%v) or the read did not count on the running one (%d callers)", f.next != nil, running.callers)
+	}
+
+	now := time.Now()
+	for _, c := range []struct {
+		name, account string
+		barbers       []string
+		sent          time.Time
+	}{
+		{"sent before the window", "acc_1", []string{"brb_1"}, now.Add(-window - time.Millisecond)},
+		{"another account", "acc_2", nil, now},
+		{"a barber it does not read", "acc_1", []string{"brb_1", "brb_2"}, now},
+	} {
+		running.sent = c.sent
+		if f.covers(running, now.Add(-window), c.account, c.barbers) {
+			t.Errorf("%s: the read would count on the running round", c.name)
+		}
+	}
 }
 
 // Versions a caller's own query read (Learn) answer the reads of the
@@ -344,21 +444,8 @@ func TestFenceFeedPauses(t *testing.T) {
 		if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil { // the feed's first round
 			t.Fatal(err)
 		}
-		// More barbers than a round may read changed besides one it
-		// asks for by id, each with a reservation, in one statement.
-		barbers := make([]*ent.BarberCreate, store.FeedLimit+1)
-		for i := range barbers {
-			barbers[i] = db.Barber.Create().SetID(fmt.Sprintf("brb_many_%d", i)).SetAccountID(acc.ID).SetName("B")
-		}
-		db.Barber.CreateBulk(barbers...).ExecX(ctx)
-		at := time.Now().Add(24 * time.Hour).Truncate(time.Second)
-		reservations := make([]*ent.ReservationCreate, store.FeedLimit+1)
-		for i := range reservations {
-			reservations[i] = db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(fmt.Sprintf("brb_many_%d", i)).
-				SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute))
-		}
-		db.Reservation.CreateBulk(reservations...).ExecX(ctx) // one statement
-		time.Sleep(window)                                    // past it: the next read asks
+		manyChanges(ctx, db, acc.ID)
+		time.Sleep(window) // past it: the next read asks
 		got, err := f.Read(ctx, acc.ID, []string{ana.ID, "brb_many_7"})
 		if err != nil {
 			t.Fatal(err)
@@ -386,6 +473,69 @@ func TestFenceFeedPauses(t *testing.T) {
 			t.Fatalf("Ana's version %d (found: %v) during the pause, want 1", v, ok)
 		}
 	})
+}
+
+// manyChanges makes more barbers than a round may read changed
+// (store.FeedLimit, besides one it asks for by id), brb_many_0 on, each
+// with a reservation, in one statement.
+func manyChanges(ctx context.Context, db *store.DB, account string) {
+	barbers := make([]*ent.BarberCreate, store.FeedLimit+1)
+	for i := range barbers {
+		barbers[i] = db.Barber.Create().SetID(fmt.Sprintf("brb_many_%d", i)).SetAccountID(account).SetName("B")
+	}
+	db.Barber.CreateBulk(barbers...).ExecX(ctx)
+	at := time.Now().Add(24 * time.Hour).Truncate(time.Second)
+	reservations := make([]*ent.ReservationCreate, store.FeedLimit+1)
+	for i := range reservations {
+		reservations[i] = db.Reservation.Create().SetAccountID(account).SetBarberID(fmt.Sprintf("brb_many_%d", i)).
+			SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute))
+	}
+	db.Reservation.CreateBulk(reservations...).ExecX(ctx) // one statement
+}
+
+// Changes past store.FeedLimit made while the feed went feedGap or more
+// without a round (writes after a quiet spell, a batch between a load's
+// phases) start the feed again at once rather than pause it: the next
+// round reads by id and the feed, and the barbers it reads are fed again.
+func TestFenceFeedStartsAgainAfterQuiet(t *testing.T) {
+	const window = 50 * time.Millisecond
+	db := storetest.Open(t, dialect.Postgres) // SQLite has no feed
+	ctx, acc, f, _ := windowFence(db, window)
+	ana := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(ctx)
+	if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil { // the feed's first round
+		t.Fatal(err)
+	}
+	if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil {
+		t.Fatal(err)
+	}
+	manyChanges(ctx, db, acc.ID)
+	f.mu.Lock()
+	f.feedSent = f.feedSent.Add(-feedGap) // as if a second went by
+	f.mu.Unlock()
+	time.Sleep(window)
+	got, err := f.Read(ctx, acc.ID, []string{ana.ID, "brb_many_7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := got.Bookings("brb_many_7"); !ok || v != 1 {
+		t.Fatalf("brb_many_7's version %d (found: %v), want 1", v, ok)
+	}
+	f.mu.Lock()
+	paused, since := f.feedPaused, f.feedXmin
+	f.mu.Unlock()
+	if !paused.IsZero() || since != store.NoChanges {
+		t.Fatalf("after a quiet spell: feed paused until %v, its next round reads changes since %d; want it started again", paused, since)
+	}
+	time.Sleep(window)
+	if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	fed := f.seen[versionID{true, ana.ID}].fed
+	f.mu.Unlock()
+	if !fed {
+		t.Fatal("the round after the start did not feed Ana again")
+	}
 }
 
 // A change whose transaction began before a round's snapshot and commits

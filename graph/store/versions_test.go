@@ -237,3 +237,58 @@ func TestChangesPruner(t *testing.T) {
 		}
 	})
 }
+
+// The feed's query keeps one plan, and that plan reads the log by its
+// index, whether the log was analyzed or not: a query planned for each
+// xmin, or one that scans the whole log, costs the database far more than
+// the fence's hundreds of queries a second should.
+func TestFeedPlan(t *testing.T) {
+	db := storetest.Open(t, dialect.Postgres)
+	db.SQL.SetMaxOpenConns(1) // the statement's session is the one asked about
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "INSERT INTO "+store.ChangesTable+
+		" SELECT g, 'brb_' || (g % 300), g FROM generate_series(1, 5000) g"); err != nil {
+		t.Fatal(err)
+	}
+	r := store.NewVersionReader(db)
+	for _, analyzed := range []bool{false, true} {
+		if analyzed {
+			if _, err := db.SQL.ExecContext(ctx, "ANALYZE "+store.ChangesTable); err != nil {
+				t.Fatal(err)
+			}
+		}
+		since := int64(store.NoChanges)
+		for range 10 {
+			_, _, xmin, _, err := r.Feed(ctx, []string{"acc_none"}, nil, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			since = xmin
+		}
+		var name string
+		var generic, custom int
+		if err := db.SQL.QueryRowContext(ctx, "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%' || $1 || '%'",
+			store.ChangesTable).Scan(&name, &generic, &custom); err != nil {
+			t.Fatal(err)
+		}
+		if custom > 5 || generic < 5 {
+			t.Errorf("analyzed %v: the feed's query: %d generic plans, %d custom plans", analyzed, generic, custom)
+		}
+		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(`EXPLAIN EXECUTE %q('{}', '{}', %d)`, name, since))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		if text := strings.Join(plan, "\n"); strings.Contains(text, "Seq Scan on "+store.ChangesTable) || !strings.Contains(text, store.ChangesTable+"_xid") {
+			t.Errorf("analyzed %v: the feed's plan does not read the log's index:\n%s", analyzed, text)
+		}
+	}
+}
