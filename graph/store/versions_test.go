@@ -292,3 +292,25 @@ func TestFeedPlan(t *testing.T) {
 		}
 	}
 }
+
+// Each prune analyzes the log, from the first on: the feed's plan is made
+// again for its size.
+func TestChangesPrunerAnalyzes(t *testing.T) {
+	db := storetest.Open(t, dialect.Postgres)
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "INSERT INTO "+store.ChangesTable+
+		" SELECT g, 'brb_' || (g % 300), g FROM generate_series(1, 3000) g"); err != nil {
+		t.Fatal(err)
+	}
+	p := store.NewChangesPruner(db)
+	if _, err := p.Prune(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var tuples float64
+	if err := db.SQL.QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = $1", store.ChangesTable).Scan(&tuples); err != nil {
+		t.Fatal(err)
+	}
+	if tuples != 3000 {
+		t.Fatalf("the log's statistics after a prune: %v rows, want 3000", tuples)
+	}
+}
