@@ -52,11 +52,16 @@ var staleStatistics = `s.n_live_tup > ` + strconv.Itoa(analyzeGrowth) + ` * GREA
 // size at the time, and keeps the plan: a hold's check planned while there
 // were no holds scanned every hold, each hold a scan longer, until
 // autovacuum gathered the table's statistics (docs/performance.md).
+// And the log of bookings changes (ChangesTable, PostgreSQL only): the
+// fence's feed query keeps one plan, and a plan made while the log was a
+// page or two read every row of it on each of the fence's hundreds of
+// queries a second once a minute of writes had filled it.
 // The feed's deliveries are left to autovacuum: the pending poll's plan
 // depends on how many of them were pending when they were counted, and
 // counted mid-burst it walked every delivery (docs/performance.md).
 var GrowingTables = []string{
 	waitlistentry.Table, hold.Table, appointment.Table, customer.Table, notification.Table, reservation.Table,
+	ChangesTable,
 }
 
 // AnalyzeGrown runs AnalyzeChanged on those of tables whose statistics

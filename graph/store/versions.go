@@ -331,11 +331,7 @@ const ChangesKeep = 2 * time.Minute
 // more (PostgreSQL; nothing on SQLite). It remembers the xmin it reads each
 // time, and removes the rows of transactions older than the newest xmin it
 // read ChangesKeep or more before: every transaction under that xmin had
-// ended by then. It also keeps the log's statistics current (ANALYZE,
-// skipped while another runs): the fence's query keeps one plan until they
-// change, and a plan made while the log was a page or two scans it whole,
-// which with a minute of writes in it costs each of the fence's hundreds
-// of queries a second a scan of thousands of rows.
+// ended by then.
 type ChangesPruner struct {
 	db   *DB
 	mu   sync.Mutex
@@ -351,7 +347,7 @@ type xminAt struct {
 func NewChangesPruner(db *DB) *ChangesPruner { return &ChangesPruner{db: db} }
 
 // Prune removes the rows no feed reads any more, as of now, and returns how
-// many, and analyzes the log (also before it has anything to remove).
+// many.
 func (p *ChangesPruner) Prune(ctx context.Context, now time.Time) (int, error) {
 	if p.db.Dialect != dialect.Postgres {
 		return 0, nil
@@ -367,22 +363,13 @@ func (p *ChangesPruner) Prune(ctx context.Context, now time.Time) (int, error) {
 		before, p.seen = p.seen[0].xmin, p.seen[1:]
 	}
 	p.mu.Unlock()
-	var n int64
-	if before >= 0 {
-		res, err := p.db.SQL.ExecContext(ctx, `DELETE FROM `+ChangesTable+` WHERE xid < $1`, before)
-		if err != nil {
-			return 0, err
-		}
-		if n, err = res.RowsAffected(); err != nil {
-			return 0, err
-		}
+	if before < 0 {
+		return 0, nil
 	}
-	return int(n), p.analyze(ctx)
-}
-
-// analyze brings the log's statistics up to date, unless another session
-// analyzes or vacuums it now.
-func (p *ChangesPruner) analyze(ctx context.Context) error {
-	_, err := p.db.SQL.ExecContext(ctx, `ANALYZE (SKIP_LOCKED) `+ChangesTable)
-	return err
+	res, err := p.db.SQL.ExecContext(ctx, `DELETE FROM `+ChangesTable+` WHERE xid < $1`, before)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
