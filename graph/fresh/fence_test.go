@@ -444,15 +444,7 @@ func TestFenceFeedPauses(t *testing.T) {
 		if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil { // the feed's first round
 			t.Fatal(err)
 		}
-		manyChanges(ctx, db, acc.ID)
-		time.Sleep(window) // past it: the next read asks
-		got, err := f.Read(ctx, acc.ID, []string{ana.ID, "brb_many_7"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, ok := got.Bookings("brb_many_7"); !ok || v != 1 {
-			t.Fatalf("brb_many_7's version %d (found: %v), want 1", v, ok)
-		}
+		readAfterBurst(ctx, t, db, f, acc.ID, ana.ID, window, false)
 		f.mu.Lock()
 		paused := time.Until(f.feedPaused)
 		f.mu.Unlock()
@@ -465,7 +457,7 @@ func TestFenceFeedPauses(t *testing.T) {
 		f.mu.Lock()
 		f.seen = nil
 		f.mu.Unlock()
-		got, err = f.Read(ctx, acc.ID, []string{ana.ID})
+		got, err := f.Read(ctx, acc.ID, []string{ana.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -493,6 +485,27 @@ func manyChanges(ctx context.Context, db *store.DB, account string) {
 	db.Reservation.CreateBulk(reservations...).ExecX(ctx) // one statement
 }
 
+// readAfterBurst makes manyChanges (after a quiet spell of feedGap, if
+// quiet: the feed's last round as if that long ago), waits the window out,
+// and reads ana and a changed barber, whose version must be 1.
+func readAfterBurst(ctx context.Context, t *testing.T, db *store.DB, f *Fence, account, ana string, window time.Duration, quiet bool) {
+	t.Helper()
+	manyChanges(ctx, db, account)
+	if quiet {
+		f.mu.Lock()
+		f.feedSent = f.feedSent.Add(-feedGap)
+		f.mu.Unlock()
+	}
+	time.Sleep(window) // past it: the next read asks
+	got, err := f.Read(ctx, account, []string{ana, "brb_many_7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := got.Bookings("brb_many_7"); !ok || v != 1 {
+		t.Fatalf("brb_many_7's version %d (found: %v), want 1", v, ok)
+	}
+}
+
 // Changes past store.FeedLimit made while the feed went feedGap or more
 // without a round (writes after a quiet spell, a batch between a load's
 // phases) start the feed again at once rather than pause it: the next
@@ -508,18 +521,7 @@ func TestFenceFeedStartsAgainAfterQuiet(t *testing.T) {
 	if _, err := f.Read(ctx, acc.ID, []string{ana.ID}); err != nil {
 		t.Fatal(err)
 	}
-	manyChanges(ctx, db, acc.ID)
-	f.mu.Lock()
-	f.feedSent = f.feedSent.Add(-feedGap) // as if a second went by
-	f.mu.Unlock()
-	time.Sleep(window)
-	got, err := f.Read(ctx, acc.ID, []string{ana.ID, "brb_many_7"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := got.Bookings("brb_many_7"); !ok || v != 1 {
-		t.Fatalf("brb_many_7's version %d (found: %v), want 1", v, ok)
-	}
+	readAfterBurst(ctx, t, db, f, acc.ID, ana.ID, window, true)
 	f.mu.Lock()
 	paused, since := f.feedPaused, f.feedXmin
 	f.mu.Unlock()
