@@ -363,7 +363,7 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 // reads of the feed. f.mu is held.
 func (f *Fence) start(round *readRound) {
 	f.running, round.sent = round, time.Now()
-	round.feed = f.feed && !time.Now().Before(f.feedPaused)
+	round.feed = f.feed && !round.sent.Before(f.feedPaused)
 	round.since = f.feedXmin
 }
 
