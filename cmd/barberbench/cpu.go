@@ -26,7 +26,7 @@ func newCPUMeter(pid int, databaseURL string) (cpuMeter, bool) {
 	if pid <= 0 {
 		return cpuMeter{}, false
 	}
-	if _, ok := processCPU(pid); !ok {
+	if _, ok := readProc(pid); !ok {
 		return cpuMeter{}, false
 	}
 	m := cpuMeter{pid: pid}
@@ -45,16 +45,25 @@ type cpuSample struct{ server, database float64 }
 // PostgreSQL process by pid.
 type cpuReading struct {
 	server   float64
-	database map[int]float64
+	database map[int]procCPU
+}
+
+// procCPU is a process's CPU seconds so far and when it started (in ticks
+// since boot), which tells a pid reused in between from the same process.
+type procCPU struct {
+	sec   float64
+	start uint64
 }
 
 func (m cpuMeter) read() cpuReading {
 	var s cpuReading
-	s.server, _ = processCPU(m.pid)
+	if p, ok := readProc(m.pid); ok {
+		s.server = p.sec
+	}
 	if !m.postgres {
 		return s
 	}
-	s.database = map[int]float64{}
+	s.database = map[int]procCPU{}
 	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, c := range comms {
 		if name, err := os.ReadFile(c); err != nil || strings.TrimSpace(string(name)) != "postgres" {
@@ -64,21 +73,27 @@ func (m cpuMeter) read() cpuReading {
 		if err != nil {
 			continue
 		}
-		if sec, ok := processCPU(pid); ok {
-			s.database[pid] = sec
+		if p, ok := readProc(pid); ok {
+			s.database[pid] = p
 		}
 	}
 	return s
 }
 
-// since is the CPU spent between two readings. Processes that ended in
-// between (PostgreSQL's autovacuum workers, other clients' backends) or
-// started in between are not in it, nor a pid reused in between.
+// since is the CPU spent between two readings. A process that started in
+// between (a connection pool's backends, opened as the phase begins) is
+// counted whole, and so is one that took the pid of a process that ended;
+// what a process that ended in between spent (an autovacuum worker, a
+// connection closed) is not in it: /proc forgets it.
 func (s cpuReading) since(before cpuReading) cpuSample {
 	d := cpuSample{server: s.server - before.server}
-	for pid, sec := range s.database {
-		if b, ok := before.database[pid]; ok && sec >= b {
-			d.database += sec - b
+	for pid, p := range s.database {
+		b, ok := before.database[pid]
+		switch {
+		case !ok || b.start != p.start:
+			d.database += p.sec
+		case p.sec >= b.sec:
+			d.database += p.sec - b.sec
 		}
 	}
 	return d
@@ -89,11 +104,12 @@ func (s cpuSample) plus(o cpuSample) cpuSample {
 	return cpuSample{s.server + o.server, s.database + o.database}
 }
 
-// processCPU is the user and system CPU seconds a process has spent.
-func processCPU(pid int) (float64, bool) {
+// readProc is the user and system CPU seconds a process has spent, and
+// its start time.
+func readProc(pid int) (procCPU, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return procCPU{}, false
 	}
 	return statCPU(string(data))
 }
@@ -101,23 +117,25 @@ func processCPU(pid int) (float64, bool) {
 // userHz is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
 const userHz = 100
 
-// statCPU reads utime and stime (fields 14 and 15) from a /proc/PID/stat
-// line; the command (field 2, in parentheses) may hold spaces.
-func statCPU(stat string) (float64, bool) {
+// statCPU reads utime and stime (fields 14 and 15) and starttime (field
+// 22) from a /proc/PID/stat line; the command (field 2, in parentheses) may
+// hold spaces.
+func statCPU(stat string) (procCPU, bool) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, false
+		return procCPU{}, false
 	}
 	f := strings.Fields(stat[i+1:]) // from field 3, the state
-	if len(f) < 13 {
-		return 0, false
+	if len(f) < 20 {
+		return procCPU{}, false
 	}
 	utime, err1 := strconv.ParseUint(f[11], 10, 64)
 	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procCPU{}, false
 	}
-	return float64(utime+stime) / userHz, true
+	return procCPU{sec: float64(utime+stime) / userHz, start: start}, true
 }
 
 // PhaseCPU is the CPU time a request of a phase cost, in milliseconds:

@@ -230,25 +230,27 @@ func checkWaitlistCPU(t *testing.T, db *store.DB, rep *Report) {
 // parentheses, and refuses lines it cannot read.
 func TestStatCPU(t *testing.T) {
 	line := "4242 (postgres: a (b) c) S 1 4242 4242 0 -1 4194560 120 0 0 0 250 130 0 0 20 0 1 0 100 0 0"
-	if sec, ok := statCPU(line); !ok || sec != 3.8 {
-		t.Errorf("statCPU = %v, %v; want 3.8 s (250 + 130 ticks)", sec, ok)
+	if p, ok := statCPU(line); !ok || p != (procCPU{sec: 3.8, start: 100}) {
+		t.Errorf("statCPU = %+v, %v; want 3.8 s (250 + 130 ticks), started at 100", p, ok)
 	}
-	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 120 0 0 0 a b"} {
+	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 120 0 0 0 a b 0 0 20 0 1 0 100",
+		"4242 (x) S 1 4242 4242 0 -1 4194560 120 0 0 0 1 2 0 0 20 0 1 0 x"} {
 		if _, ok := statCPU(bad); ok {
 			t.Errorf("statCPU(%q) read", bad)
 		}
 	}
 }
 
-// A PostgreSQL process that ended between two readings (or started, or
-// whose pid was reused) is not counted: only what the processes present in
-// both spent in between.
+// Between two readings, a PostgreSQL process present in both counts what
+// it spent in between; one that started in between (a pool's backend
+// opened as the phase began, or a new process on a reused pid) counts
+// whole; one that ended is lost.
 func TestCPUReadingSince(t *testing.T) {
-	before := cpuReading{server: 1, database: map[int]float64{10: 5, 11: 40, 12: 3}}
-	after := cpuReading{server: 1.5, database: map[int]float64{10: 5.25, 12: 1, 13: 7}}
+	before := cpuReading{server: 1, database: map[int]procCPU{10: {5, 1}, 11: {40, 1}, 12: {3, 1}}}
+	after := cpuReading{server: 1.5, database: map[int]procCPU{10: {5.25, 1}, 12: {1, 9}, 13: {7, 9}}}
 	got := after.since(before)
-	if got.server != 0.5 || got.database != 0.25 {
-		t.Fatalf("since: %+v, want server 0.5 and database 0.25 (pid 11 ended, 12 reused, 13 new)", got)
+	if got.server != 0.5 || got.database != 8.25 {
+		t.Fatalf("since: %+v, want server 0.5 and database 8.25 (pid 10 0.25, 11 ended, 12 reused 1, 13 new 7)", got)
 	}
 }
 
