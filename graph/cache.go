@@ -10,6 +10,7 @@ import (
 	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/quota"
+	"barberd/graph/store"
 )
 
 // Caches of what every booking request reads and hardly ever changes: the
@@ -34,6 +35,9 @@ type caches struct {
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalog.Key, *catalog.Entry]
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
+	// rooms are the deliveries an account's last notification was owed
+	// (graph.notify): its next one makes ids for as many.
+	rooms *fresh.Memo[string, store.Room]
 }
 
 func newCaches(r *Resolver) *caches {
@@ -47,6 +51,7 @@ func newCaches(r *Resolver) *caches {
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
 			return 256 + 24*len(e.barbers) + e.day.Size()
 		}),
+		rooms: fresh.NewMemo[string, store.Room](maxCachedCatalogs, nil),
 	}
 }
 

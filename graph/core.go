@@ -91,7 +91,7 @@ func (c core) ReleaseHold(ctx context.Context, tx *ent.Tx, id string) error {
 	return c.r.endHold(ctx, tx, h, hold.StatusReleased)
 }
 
-func (c core) Notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error {
+func (c core) Notify(ctx context.Context, tx *ent.Tx, n store.Note) error {
 	return c.r.notify(ctx, tx, n)
 }
 

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"barberd/graph/admin"
@@ -38,22 +39,29 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 	if err != nil {
 		return err
 	}
-	snapshot, err := domain.AsMap(v)
+	snapshot, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return r.notify(ctx, tx, &ent.Notification{
+	return r.notify(ctx, tx, store.Note{Notification: &ent.Notification{
 		ID: notification.DefaultID(), AccountID: a.AccountID, Type: typ, AppointmentID: &a.ID,
-		Source: source, Appointment: snapshot, PreviousStartsAt: previous,
+		Source: source, PreviousStartsAt: previous,
 		CreatedAt: notification.DefaultCreatedAt(),
-	})
+	}, Appointment: snapshot})
 }
 
 // notify writes n and owes it to the keys and webhooks it is for.
-func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error {
-	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, admin.MaxWebhookEndpoints)
+func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n store.Note) error {
+	room, ok := r.cache.rooms.Get(n.AccountID)
+	if !ok {
+		room = store.Room{Keys: store.FedKeys, Webhooks: admin.MaxWebhookEndpoints}
+	}
+	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, room)
 	if err != nil {
 		return err
+	}
+	if fits := owed.Room(admin.MaxWebhookEndpoints); fits != room {
+		r.cache.rooms.Put(n.AccountID, fits)
 	}
 	store.OnCommit(tx, func() { r.metrics().NotificationWritten(n.Type) })
 	if len(owed.Endpoints) > 0 {

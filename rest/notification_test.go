@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"barberd/graph/domain"
+	"barberd/graph/store"
 	"barberd/rest/view"
 )
 
@@ -316,6 +317,19 @@ func TestNotificationsPending(t *testing.T) {
 			}
 			if got := e.ntPending(k1, ""); len(got) != 0 {
 				t.Errorf("key 1 again: %v", ntIDs(got))
+			}
+			// More keys than a notification's statement feeds itself
+			// (store.FedKeys), and than the account's last notification
+			// was owed to (store.Room): Notify feeds the rest.
+			more := []string{k1, k2}
+			for len(more) <= store.FedKeys+1 {
+				more = append(more, e.ntReader())
+			}
+			e.ntEvents("2027-03-16", 2)
+			for i, k := range more {
+				if got := e.ntPending(k, ""); len(got) != 2 {
+					t.Errorf("key %d of %d got %v, want the 2 events", i+1, len(more), ntTypes(got))
+				}
 			}
 		})
 

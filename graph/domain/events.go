@@ -1,7 +1,5 @@
 package domain
 
-import "encoding/json"
-
 // Notification types.
 const (
 	EventCreated     = "appointment.created"
@@ -14,16 +12,6 @@ const (
 
 // EventTypes are the notification types, in the order of rest-v1.md.
 var EventTypes = []string{EventCreated, EventRescheduled, EventCancelled, EventReminder, EventCompleted, EventNoShow}
-
-// AsMap is v as the JSON object it encodes to.
-func AsMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
-}
 
 // JobBatch is how many rows a background job takes per round.
 const JobBatch = 100

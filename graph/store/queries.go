@@ -29,7 +29,6 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
 
-	"barberd/ent"
 	"barberd/ent/notification"
 	"barberd/ent/schema"
 	"barberd/ent/schema/tenant"
@@ -361,7 +360,7 @@ type DeliveryIDs struct {
 // PostgreSQL it also inserts the keys' feed rows and the webhook
 // deliveries, with the ids it is given; those left over (all of them on
 // SQLite) are the caller's.
-func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notification, readScope string, ids DeliveryIDs) (Owed, error) {
+func InsertNotification(ctx context.Context, c Queryer, dia string, n Note, readScope string, ids DeliveryIDs) (Owed, error) {
 	// Why not ent: ent's create returns only the new row's id, so finding
 	// the keys and endpoints would be more round trips on every create,
 	// cancel and reschedule; RETURNING (subquery) makes it one, and an
@@ -372,14 +371,6 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	// can fail (the source enum).
 	if err := notification.SourceValidator(n.Source); err != nil {
 		return Owed{}, fmt.Errorf(`ent: validator failed for field "Notification.source": %w`, err)
-	}
-	snapshot, err := jsonColumn(n.Appointment)
-	if err != nil {
-		return Owed{}, err
-	}
-	offer, err := jsonColumn(n.Offer)
-	if err != nil {
-		return Owed{}, err
 	}
 	// A booking's appointment and reservation kept to ride along (Carry)
 	// come first in the WITH, their arguments first.
@@ -395,7 +386,7 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n *ent.Notif
 	target := a.add(nullString(n.APIKeyID))
 	vals := strings.Join([]string{
 		a.add(n.ID), account, typ, a.add(nullString(n.AppointmentID)), a.add(string(n.Source)),
-		a.add(snapshot), a.add(nullTime(n.PreviousStartsAt)), created, target, a.add(offer),
+		a.add(jsonColumn(n.Appointment)), a.add(nullTime(n.PreviousStartsAt)), created, target, a.add(jsonColumn(n.Offer)),
 	}, ", ")
 	scope := a.add(readScope)
 	insert := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at, api_key_id, offer)
@@ -482,12 +473,13 @@ func nullString(s *string) any {
 	return *s
 }
 
-// jsonColumn is a JSON field's value as ent stores it (nil: SQL NULL).
-func jsonColumn(m map[string]any) (any, error) {
-	if m == nil {
-		return nil, nil
+// jsonColumn is encoded JSON as ent stores a JSON field's ([]byte; nil:
+// SQL NULL).
+func jsonColumn(b json.RawMessage) any {
+	if b == nil {
+		return nil
 	}
-	return json.Marshal(m)
+	return []byte(b)
 }
 
 func nullTime(t *time.Time) any {

@@ -27,8 +27,8 @@ import (
 // production.
 func TestQueriesMatchSchema(t *testing.T) {
 	at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
-	n := &ent.Notification{ID: "ntf_1", AccountID: "acc_1", Type: "appointment.created", AppointmentID: ptr("apt_1"),
-		Source: notification.SourceAPI, Appointment: map[string]any{}, PreviousStartsAt: &at, CreatedAt: at}
+	n := store.Note{Notification: &ent.Notification{ID: "ntf_1", AccountID: "acc_1", Type: "appointment.created", AppointmentID: ptr("apt_1"),
+		Source: notification.SourceAPI, PreviousStartsAt: &at, CreatedAt: at}, Appointment: []byte(`{}`)}
 	for _, dia := range []string{dialect.SQLite, dialect.Postgres} {
 		for who, ctx := range map[string]context.Context{
 			"account": tenant.WithAccount(context.Background(), "acc_1"),

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -129,20 +130,43 @@ func SkipLocked[Q interface{ ForUpdate(...entsql.LockOption) Q }](dia string, q 
 }
 
 // FedKeys is how many keys' feed rows a notification's statement inserts
-// itself on PostgreSQL (an account has a few keys: a chatbot's, a CRM's, a
-// dashboard's); Notify inserts the rest of an account with more.
+// itself on PostgreSQL at most (an account has a few keys: a chatbot's, a
+// CRM's, a dashboard's); Notify inserts the rest of an account with more.
 const FedKeys = 8
+
+// Room is how many deliveries of each kind a notification's statement
+// makes ids for, so inserts itself on PostgreSQL: to keys' feeds and to
+// webhook endpoints. What it leaves, Notify inserts after it. The caller
+// sizes it by what the account's last notification was owed (Owed.Room):
+// ids made for deliveries nobody is owed cost a booking their making and
+// their sending for nothing.
+type Room struct{ Keys, Webhooks int }
+
+// Room is the room that fits these deliveries, at most FedKeys feeds and
+// maxEndpoints webhooks.
+func (o Owed) Room(maxEndpoints int) Room {
+	return Room{Keys: min(len(o.Keys), FedKeys), Webhooks: min(len(o.Endpoints), maxEndpoints)}
+}
+
+// Note is a notification to write (Notify, InsertNotification): ent's row
+// for every column but the JSON ones, which come as the JSON they store,
+// encoded once from the view they show. The row's own Appointment and
+// Offer are not read: a map between the view and the column cost every
+// booking a decode and a second encode.
+type Note struct {
+	*ent.Notification
+	Appointment, Offer json.RawMessage // nil: NULL
+}
 
 // Notify inserts a notification with InsertNotification and every delivery
 // it is owed: the feed rows of the keys and the webhook deliveries (due at
 // once) the statement left to it, and says to whom it is owed. On
-// PostgreSQL that is one statement while the account has at most
-// FedKeys reading keys and maxEndpoints endpoints; on SQLite one more for
-// each kind of delivery owed.
-func Notify(ctx context.Context, tx *ent.Tx, dia string, n *ent.Notification, readScope string, maxEndpoints int) (Owed, error) {
+// PostgreSQL that is one statement while the deliveries owed fit in room;
+// on SQLite one more for each kind of delivery owed.
+func Notify(ctx context.Context, tx *ent.Tx, dia string, n Note, readScope string, room Room) (Owed, error) {
 	var ids DeliveryIDs // of the deliveries the statement inserts
 	if dia == dialect.Postgres {
-		ids.Keys, ids.Webhooks = make([]string, FedKeys), make([]string, maxEndpoints)
+		ids.Keys, ids.Webhooks = make([]string, room.Keys), make([]string, room.Webhooks)
 		for i := range ids.Keys {
 			ids.Keys[i] = delivery.DefaultID()
 		}

@@ -38,9 +38,9 @@ func TestInsertNotificationWebhookDeliveries(t *testing.T) {
 		endpoint(true, "appointment.cancelled") // another type
 		slices.Sort(want)
 
-		n := &ent.Notification{ID: notification.DefaultID(), AccountID: keys.AccountID, Type: "appointment.created",
-			AppointmentID: &aptID, Source: notification.SourceAPI, Appointment: map[string]any{},
-			CreatedAt: notification.DefaultCreatedAt()}
+		n := store.Note{Notification: &ent.Notification{ID: notification.DefaultID(), AccountID: keys.AccountID, Type: "appointment.created",
+			AppointmentID: &aptID, Source: notification.SourceAPI,
+			CreatedAt: notification.DefaultCreatedAt()}, Appointment: []byte(`{}`)}
 		ids := []string{webhookdelivery.DefaultID(), webhookdelivery.DefaultID()} // one fewer than endpoints
 		var owed store.Owed
 		tx, err := db.Tx(sys)

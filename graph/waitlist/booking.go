@@ -56,7 +56,7 @@ type Booking interface {
 	// is no error), which offers its start to the next entry.
 	ReleaseHold(ctx context.Context, tx *ent.Tx, id string) error
 	// Notify writes a notification and its deliveries.
-	Notify(ctx context.Context, tx *ent.Tx, n *ent.Notification) error
+	Notify(ctx context.Context, tx *ent.Tx, n store.Note) error
 }
 
 // New returns the waitlist of db, capping each key's waiting entries at

@@ -2,6 +2,7 @@ package waitlist
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -390,15 +391,15 @@ func (wl *Waitlist) makeOffer(ctx context.Context, tx *ent.Tx, e *ent.WaitlistEn
 		return err
 	}
 	offered["waitlist_entry"], offered["slot"] = entry, view.SlotAt(s.Start, s.End, s.BarberID, o.Loc)
-	m, err := domain.AsMap(offered)
+	m, err := json.Marshal(offered)
 	if err != nil {
 		return err
 	}
-	return wl.b.Notify(ctx, tx, &ent.Notification{
+	return wl.b.Notify(ctx, tx, store.Note{Notification: &ent.Notification{
 		ID: notification.DefaultID(), AccountID: e.AccountID, Type: view.SlotAvailable,
-		APIKeyID: &e.APIKeyID, Source: notification.SourceAPI, Offer: m,
+		APIKeyID: &e.APIKeyID, Source: notification.SourceAPI,
 		CreatedAt: notification.DefaultCreatedAt(),
-	})
+	}, Offer: m})
 }
 
 // Booked records that the offer hold h was booked as appointment
