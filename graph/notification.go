@@ -52,15 +52,23 @@ func (r *Resolver) record(ctx context.Context, tx *ent.Tx, a *ent.Appointment, t
 
 // notify writes n and owes it to the keys and webhooks it is for.
 func (r *Resolver) notify(ctx context.Context, tx *ent.Tx, n store.Note) error {
-	room, ok := r.cache.rooms.Get(n.AccountID)
+	known, ok := r.cache.rooms.Get(n.AccountID)
 	if !ok {
-		room = store.Room{Keys: store.FedKeys, Webhooks: admin.MaxWebhookEndpoints}
+		known = store.Room{Keys: store.FedKeys, Webhooks: admin.MaxWebhookEndpoints}
+	}
+	room := known
+	if n.APIKeyID != nil {
+		room.Keys = 1 // owed to that key alone, if it may read notifications
 	}
 	owed, err := store.Notify(ctx, tx, r.cfg.DB.Dialect, n, domain.ScopeNotificationsRead, room)
 	if err != nil {
 		return err
 	}
-	if fits := owed.Room(admin.MaxWebhookEndpoints); fits != room {
+	fits := owed.Room(admin.MaxWebhookEndpoints)
+	if n.APIKeyID != nil {
+		fits.Keys = known.Keys // it says nothing of the account's other keys
+	}
+	if fits != known {
 		r.cache.rooms.Put(n.AccountID, fits)
 	}
 	store.OnCommit(tx, func() { r.metrics().NotificationWritten(n.Type) })

@@ -152,7 +152,7 @@ booking key and an admin key (fresh ones at every start), and a first command to
 		return c, nil, err
 	}
 	fs.IntVar(&c.cacheMB, "availability-cache-mb", cacheMB, "memory for cached availability answers, in MB (env BARBERD_AVAILABILITY_CACHE_MB)")
-	fs.IntVar(&c.memoryLimitMB, "memory-limit-mb", memoryLimitMB, "soft memory limit of the process in MB: above it the garbage collector works harder; 0: none; GOMEMLIMIT, when set, wins (env BARBERD_MEMORY_LIMIT_MB)")
+	fs.IntVar(&c.memoryLimitMB, "memory-limit-mb", memoryLimitMB, "soft memory limit of the process in MB: above it the garbage collector works harder, below it it runs when the heap has grown to five times what is live (GOGC=400); 0: none, and Go's default collection; GOMEMLIMIT and GOGC, when set, win (env BARBERD_MEMORY_LIMIT_MB)")
 	allowPrivate, err := envSetting("BARBERD_WEBHOOK_ALLOW_PRIVATE", false, strconv.ParseBool)
 	if err != nil {
 		return c, nil, err
@@ -213,10 +213,28 @@ booking key and an admin key (fresh ones at every start), and a first command to
 	if c.freshness < 0 || c.freshness > time.Second {
 		return c, nil, errors.New("--freshness-window must be between 0 and 1s")
 	}
-	if c.memoryLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(c.memoryLimitMB) << 20)
-	}
+	applyMemoryLimit(c.memoryLimitMB, os.Getenv)
 	return c, f, nil
+}
+
+// gcPercentUnderLimit is how far the heap grows past what is live before
+// Go's garbage collector runs, while barberd's memory limit bounds it (a
+// GOGC of 400, where Go's default is 100). The limit is the memory
+// budget; collecting whenever the heap doubled cost about a tenth of
+// barberd's CPU on a booking (docs/performance.md).
+const gcPercentUnderLimit = 400
+
+// applyMemoryLimit sets the runtime's soft memory limit to mb (none for
+// 0), and under it collects at gcPercentUnderLimit; GOMEMLIMIT and GOGC,
+// when set, win.
+func applyMemoryLimit(mb int, getenv func(string) string) {
+	if mb <= 0 || getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(int64(mb) << 20)
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercentUnderLimit)
+	}
 }
 
 // addrLimitFlags defines the flags of the limits kept per client address.
