@@ -14,11 +14,16 @@ type Fence struct {
 	metrics  Metrics
 	window   time.Duration
 
-	mu       sync.Mutex
-	next     *readRound    // gathering callers; nil when nobody waits
-	running  *readRound    // the round whose query runs; nil when none does
-	inFlight int           // rounds whose query runs
-	took     time.Duration // how long rounds take: a moving average
+	mu   sync.Mutex
+	next *readRound // gathering callers; nil when nobody waits
+	// running is the round whose query runs; nil when none does. One
+	// query is in flight at a time: more would answer sooner, one shares
+	// more (measured with barberbench on 2 cores, one in flight served as
+	// many requests as two, with fewer queries), and the feed needs one at
+	// a time, each round reading the changes since the snapshot of the
+	// round before it.
+	running *readRound
+	took    time.Duration // how long rounds take: a moving average
 	// With a window: the latest version read of each id, and when its
 	// query was sent. Ids not read for a window are swept out once the map
 	// reaches sweepAt entries.
@@ -61,13 +66,6 @@ type noMetrics struct{}
 
 func (noMetrics) CacheLookup(string, bool) {}
 func (noMetrics) VersionRead(int)          {}
-
-// maxRounds bounds the fence's queries in flight at once: more answer
-// sooner, fewer share more. Measured with barberbench on 2 cores, one in
-// flight served as many requests as two, with fewer queries. The feed
-// needs one at a time: each round reads the changes since the snapshot of
-// the round before it.
-const maxRounds = 1
 
 // minSweep is the size of the seen map below which it is never swept.
 const minSweep = 4096
@@ -331,8 +329,7 @@ func (f *Fence) lookup(now time.Time, account string, barbers []string) (Version
 }
 
 // gather adds the ids, and callers who will wait for them, to the round
-// that gathers callers, and starts it when fewer than maxRounds run. f.mu is
-// held.
+// that gathers callers, and starts it when no round runs. f.mu is held.
 func (f *Fence) gather(account string, barbers []string, callers int) *readRound {
 	if f.feed && !f.feedSent.IsZero() && time.Since(f.feedSent) >= feedIdle {
 		f.forget()
@@ -350,8 +347,7 @@ func (f *Fence) gather(account string, barbers []string, callers int) *readRound
 		}
 		round.barbers[b] = struct{}{}
 	}
-	if f.inFlight < maxRounds {
-		f.inFlight++
+	if f.running == nil {
 		f.next = nil
 		f.start(round)
 		go f.run(round)
@@ -402,7 +398,6 @@ func (f *Fence) run(round *readRound) {
 			round = nil
 		}
 		if round == nil {
-			f.inFlight--
 			f.running = nil
 		}
 		f.mu.Unlock()

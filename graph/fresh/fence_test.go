@@ -209,7 +209,7 @@ func TestFenceJoinsRunningRound(t *testing.T) {
 	running := &readRound{accounts: map[string]struct{}{"acc_1": {}}, barbers: map[string]struct{}{"brb_1": {}},
 		done: make(chan struct{}), sent: time.Now().Add(-window / 2)}
 	f.mu.Lock()
-	f.running, f.inFlight = running, 1
+	f.running = running
 	f.mu.Unlock()
 	answered := make(chan Versions, 1)
 	go func() {
