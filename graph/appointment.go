@@ -175,17 +175,17 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		// it up before it says why (refused), so a repeat costs a first
 		// create nothing.
 		//
-		// The customer first: it needs no barber's lock, so that lock is
-		// held for one round trip fewer.
+		// The customer's record before the barber's lock: in the lock's
+		// statement (PostgreSQL), or alone before a hold is taken.
 		given := domain.RecordOf(in.Client)
-		customerID, err := domain.UpsertCustomer(ctx, tx, v.AccountID, given)
-		if err != nil {
-			return err
-		}
+		ctx, customer := store.RideCustomer(ctx, r.cfg.DB.Dialect, domain.CustomerOf(v.AccountID, given))
 		var b *ent.Barber
 		var inTx bool
 		var held *ent.Hold
 		if in.HoldID != nil {
+			if _, err := customer.ID(ctx, tx); err != nil {
+				return err
+			}
 			var err error
 			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
 				return err
@@ -202,6 +202,10 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			if b, inTx, err = r.pickBarber(ctx, tx, o, now); err != nil {
 				return err
 			}
+		}
+		customerID, err := customer.ID(ctx, tx)
+		if err != nil {
+			return err
 		}
 		create := tx.Appointment.Create().SetAccountID(v.AccountID).
 			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).SetCustomerID(customerID).

@@ -1,13 +1,11 @@
 package domain
 
 import (
-	"context"
 	"strings"
 	"unicode/utf8"
 
-	"barberd/ent"
-	"barberd/ent/customer"
 	"barberd/graph/model"
+	"barberd/graph/store"
 )
 
 // CheckClient checks a client as a booking or a waitlist entry gives it.
@@ -44,21 +42,9 @@ func LookupPhone(s string) string {
 	return s
 }
 
-// UpsertCustomer returns the id of the account's customer record of the
-// client's phone, creating it or bringing its name (and e-mail, when given)
-// up to date, in one statement. The record is the dashboards'; the
-// appointment records the client as given (ClientRecord).
-func UpsertCustomer(ctx context.Context, tx *ent.Tx, accountID string, c ClientRecord) (string, error) {
-	return tx.Customer.Create().SetAccountID(accountID).
-		SetName(c.Name).SetPhone(c.Phone).SetNillableEmail(c.Email).
-		OnConflictColumns(customer.FieldAccountID, customer.FieldPhone).
-		Update(func(u *ent.CustomerUpsert) {
-			u.UpdateName().UpdateUpdatedAt()
-			if c.Email != nil {
-				u.UpdateEmail()
-			}
-		}).
-		ID(ctx)
+// CustomerOf is the account's customer record of a client as given.
+func CustomerOf(accountID string, c ClientRecord) store.Customer {
+	return store.Customer{AccountID: accountID, Name: c.Name, Phone: c.Phone, Email: c.Email}
 }
 
 // ClientRecord is a client as a create gives it: what the appointment

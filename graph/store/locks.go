@@ -46,9 +46,10 @@ type LockedDay struct {
 // the barber (LockBarber), deletes the reservations of its holds expired at
 // now (the caller records them) and reads the barber's schedule
 // (ScheduleRows). On PostgreSQL that is a sequence of two statements: the
-// lock, then the deletion and the schedule in one statement (a
-// data-modifying WITH), which begins once the lock is held; the schedule
-// leaves out the expired holds the deletion removes.
+// lock (with the customer's upsert of a create, RideCustomer), then the
+// deletion and the schedule in one statement (a data-modifying WITH),
+// which begins once the lock is held; the schedule leaves out the expired
+// holds the deletion removes.
 //
 // The lock also makes the rest of the transaction run generic plans
 // (GenericPlans): PostgreSQL estimated the day statement's generic plan at
@@ -65,10 +66,14 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		d.Rows, err = ScheduleRows(ctx, c, db.Dialect, unitID, []string{barberID}, weekdays, from, to, now)
 		return d, err
 	}
+	ride := riding(ctx)
 	lock := step{query: func(bind func(any) string) (string, error) {
 		acct, err := tenantFilter(ctx, bind, "")
-		return `SELECT id, ` + genericPlans + ` FROM barbers WHERE id = ` + bind(barberID) + acct + ` FOR UPDATE`, err
-	}, scan: found}
+		if err != nil {
+			return "", err
+		}
+		return ride.lockQuery(bind, genericPlans, acct, barberID)
+	}, scan: ride.scanLock}
 	day := step{query: func(bind func(any) string) (string, error) {
 		expired, err := expiredQuery(ctx, bind, barberID, now)
 		if err != nil {

@@ -215,7 +215,7 @@ func (wl *Waitlist) Join(ctx context.Context, in model.JoinWaitlistInput) (*mode
 		if err := wl.checkWaitlistCap(ctx, tx, v.KeyID); err != nil {
 			return err
 		}
-		customerID, err := domain.UpsertCustomer(ctx, tx, v.AccountID, c)
+		customerID, err := store.UpsertCustomer(ctx, tx, domain.CustomerOf(v.AccountID, c))
 		if err != nil {
 			return err
 		}
