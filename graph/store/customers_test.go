@@ -10,7 +10,6 @@ import (
 	"entgo.io/ent/dialect"
 
 	"barberd/ent/customer"
-	"barberd/ent/schema/tenant"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -24,11 +23,8 @@ import (
 func TestRideCustomer(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		sys := tenant.System(context.Background())
-		acc := db.Account.Create().SetName("Chain").SaveX(sys)
-		u := db.Unit.Create().SetAccountID(acc.ID).SetName("Shop").SetTimezone("Europe/Lisbon").SaveX(sys)
-		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").AddUnitIDs(u.ID).SaveX(sys)
-		ctx := tenant.WithAccount(context.Background(), acc.ID)
+		s := newMondays(t, db)
+		sys, ctx, acc, u, b := s.sys, s.ctx, s.acc, s.unit, s.barber
 		day := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
 		email := "rui@example.com"
 		book := func(c store.Customer) string {

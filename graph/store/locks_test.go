@@ -1,14 +1,12 @@
 package store_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"entgo.io/ent/dialect"
 
 	"barberd/ent"
-	"barberd/ent/schema/tenant"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
@@ -23,13 +21,8 @@ import (
 func TestLockedScheduleGeneric(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		sys := tenant.System(context.Background())
-		acc := db.Account.Create().SetName("Chain").SaveX(sys)
-		u := db.Unit.Create().SetAccountID(acc.ID).SetName("Shop").SetTimezone("Europe/Lisbon").SaveX(sys)
-		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").AddUnitIDs(u.ID).SaveX(sys)
-		db.WorkingHours.Create().SetAccountID(acc.ID).SetBarberID(b.ID).SetUnitID(u.ID).
-			SetWeekday(1).SetOpensAt("09:00").SetClosesAt("18:00").ExecX(sys)
-		ctx := tenant.WithAccount(context.Background(), acc.ID)
+		s := newMondays(t, db)
+		sys, ctx, acc, u, b := s.sys, s.ctx, s.acc, s.unit, s.barber
 		monday := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
 		now := monday.Add(-24 * time.Hour)
 		// A reservation every hour from the Monday on, 3,000 of them on

@@ -90,6 +90,27 @@ func Carry(ctx context.Context) (context.Context, *Carried) {
 	return context.WithValue(ctx, carryKey{}, c), c
 }
 
+// CarryExec runs exec, an ent statement that writes rows and reads none
+// back (an update's Exec), so that it rides in ctx's Carried (Carry) on
+// PostgreSQL: recorded, not sent, it goes in the WITH of the next
+// statement that carries, before the rows it writes are read. Elsewhere,
+// or when ctx carries nothing or carries a statement already, it is sent.
+func (db *DB) CarryExec(ctx context.Context, exec func(context.Context) error) error {
+	c := carrying(ctx)
+	if db.Dialect != dialect.Postgres || c == nil || c.ctes != "" {
+		return exec(ctx)
+	}
+	rec := &recorded{}
+	if err := exec(context.WithValue(ctx, recordKey{}, rec)); err != nil {
+		return err
+	}
+	if rec.query == "" {
+		return errors.New("store: the statement carried recorded nothing")
+	}
+	c.ctes, c.args = `changed AS (`+rec.query+`)`, sqlArgs(rec.args)
+	return nil
+}
+
 // carrying is the Carried of ctx (Carry), or nil.
 func carrying(ctx context.Context) *Carried {
 	c, _ := ctx.Value(carryKey{}).(*Carried)
