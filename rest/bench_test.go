@@ -13,6 +13,7 @@ import (
 
 	"barberd/cmd/barberbench/floor"
 	"barberd/ent/apikey"
+	"barberd/graph"
 	"barberd/graph/slots"
 	"barberd/graph/storetest"
 )
@@ -28,6 +29,9 @@ import (
 //     overlapping reservations and time off, upserts the customer and inserts
 //     the appointment, its reservation, its notification and the delivery to
 //     one key, retried as barberd retries;
+//   - BenchmarkHoldSlot/<db> and BenchmarkCancelAppointment/<db>: those
+//     writes alone on the same slots, to compare builds by (barberbench
+//     measures them against floors of their own);
 //   - BenchmarkAvailability/<db> against BenchmarkFloorHTTP: an HTTP round
 //     trip through the same middleware to a handler that only writes a small
 //     JSON body (the not_found route), with the same client.
@@ -62,23 +66,75 @@ func bookableStarts(n int) []string {
 }
 
 func BenchmarkCreateAppointment(b *testing.B) {
+	benchBookings(b, nil, func(e *env, body map[string]any, _ string) {
+		if r := benchDo(b, e, "POST", "/appointments", body); r.Status != http.StatusCreated {
+			b.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// BenchmarkHoldSlot holds the slots BenchmarkCreateAppointment books, for a
+// key without a hold cap.
+func BenchmarkHoldSlot(b *testing.B) {
+	benchBookings(b, func(e *env, _ []map[string]any) []string {
+		e.reconfigure(func(c *graph.Settings) { c.Limits.ActiveHoldsPerKey = 0 })
+		return nil
+	}, func(e *env, body map[string]any, _ string) {
+		delete(body, "client")
+		if r := benchDo(b, e, "POST", "/slots/hold", body); r.Status != http.StatusCreated {
+			b.Fatalf("hold: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// BenchmarkCancelAppointment cancels appointments booked before the timer
+// starts, one each.
+func BenchmarkCancelAppointment(b *testing.B) {
+	benchBookings(b, func(e *env, bodies []map[string]any) []string {
+		ids := make([]string, len(bodies))
+		for i, body := range bodies {
+			r := benchDo(b, e, "POST", "/appointments", body)
+			if r.Status != http.StatusCreated {
+				b.Fatalf("create: %d %s", r.Status, r.Body)
+			}
+			ids[i], _ = r.JSON(b)["id"].(string)
+		}
+		return ids
+	}, func(e *env, _ map[string]any, id string) {
+		if r := benchDo(b, e, "POST", "/appointments/"+id+"/cancel", map[string]any{"reason": "benchmark"}); r.Status != http.StatusOK {
+			b.Fatalf("cancel: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// benchBookings runs write b.N times from 4 goroutines per CPU, each time
+// with a create's body for a distinct slot of the demo Lisbon haircut
+// (either barber named, in turn) and the id prepare returned for it;
+// prepare, when given, runs on the bodies before the timer starts.
+func benchBookings(b *testing.B, prepare func(*env, []map[string]any) []string, write func(e *env, body map[string]any, id string)) {
 	for _, d := range storetest.Dialects {
 		b.Run(d, func(b *testing.B) {
 			e := newEnv(b, storetest.Open(b, d))
 			barbers := []string{e.barber(joao), e.barber(miguel)}
 			starts := bookableStarts(b.N/len(barbers) + 1)
+			bodies := make([]map[string]any, b.N)
+			for i := range bodies {
+				bodies[i] = e.booking(haircut, starts[i/len(barbers)])
+				bodies[i]["barber_id"] = barbers[i%len(barbers)]
+			}
+			ids := make([]string, b.N)
+			if prepare != nil {
+				if got := prepare(e, bodies); got != nil {
+					ids = got
+				}
+			}
 			var next atomic.Int64
 			b.SetParallelism(4)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := int(next.Add(1) - 1)
-					body := e.booking(haircut, starts[i/len(barbers)])
-					body["barber_id"] = barbers[i%len(barbers)]
-					r := benchDo(b, e, "POST", "/appointments", body)
-					if r.Status != http.StatusCreated {
-						b.Fatalf("create: %d %s", r.Status, r.Body)
-					}
+					write(e, bodies[i], ids[i])
 				}
 			})
 		})
