@@ -102,41 +102,31 @@ func (r *Riding) ID(ctx context.Context, q Queryer) (string, error) {
 }
 
 // lockQuery is the statement of LockedSchedule's lock, its values named by
-// bind: with a riding upsert, the upsert in its WITH, which the condition
-// on its id runs before the barber's row is locked, and its id as the
-// row's third column.
-func (r *Riding) lockQuery(bind func(any) string, lock, acct, barberID string) (string, error) {
+// bind (which also makes the rest of the transaction run generic plans):
+// with a riding upsert, the upsert in its WITH, which the condition on its
+// id runs before the barber's row is locked, and its id as the row's third
+// column.
+func (r *Riding) lockQuery(bind func(any) string, acct, barberID string) (string, error) {
 	where := ` FROM barbers WHERE id = ` + bind(barberID) + acct
 	if r == nil {
-		return `SELECT id, ` + lock + where + ` FOR UPDATE`, nil
+		return `SELECT id, ` + genericPlans + where + ` FOR UPDATE`, nil
 	}
 	upsert, err := customerQuery(bind, r.c)
 	if err != nil {
 		return "", err
 	}
 	return `WITH customer AS (` + upsert + `)
-SELECT id, ` + lock + `, (SELECT id FROM customer)` + where + ` AND (SELECT id FROM customer) IS NOT NULL FOR UPDATE`, nil
+SELECT id, ` + genericPlans + `, (SELECT id FROM customer)` + where + ` AND (SELECT id FROM customer) IS NOT NULL FOR UPDATE`, nil
 }
 
 // scanLock reads the rows of lockQuery and fails with sql.ErrNoRows when
-// there are none; with a riding upsert, it keeps the record's id.
+// there are none (found); with a riding upsert, it keeps the record's id.
 func (r *Riding) scanLock(rows *sql.Rows) error {
 	if r == nil {
-		return found(rows)
+		return found(rows, nil)
 	}
-	n := 0
-	for rows.Next() {
-		var id, lock, cust string
-		if err := rows.Scan(&id, &lock, &cust); err != nil {
-			return err
-		}
-		r.id, n = cust, n+1
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if n == 0 {
-		return sql.ErrNoRows
-	}
-	return nil
+	return found(rows, func() error {
+		var id, lock string
+		return rows.Scan(&id, &lock, &r.id)
+	})
 }

@@ -72,7 +72,7 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		if err != nil {
 			return "", err
 		}
-		return ride.lockQuery(bind, genericPlans, acct, barberID)
+		return ride.lockQuery(bind, acct, barberID)
 	}, scan: ride.scanLock}
 	day := step{query: func(bind func(any) string) (string, error) {
 		expired, err := expiredQuery(ctx, bind, barberID, now)

@@ -45,13 +45,13 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 			SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetNillableExpiresAt(r.ExpiresAt).
 			SetNillableHoldID(r.HoldID).SetNillableAppointmentID(r.AppointmentID).Exec(ctx)
 	}
-	rec := &recorded{}
-	r, err := save(context.WithValue(ctx, recordKey{}, rec))
+	var r Reserve
+	rec, err := recordStatement(ctx, func(ctx context.Context) (err error) {
+		r, err = save(ctx)
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	if rec.query == "" {
-		return errors.New("store: the create recorded no statement")
 	}
 	a := sqlArgs(rec.args)
 	// Names of their own: the statement that carries them has a w.
@@ -60,7 +60,7 @@ reserved AS (INSERT INTO reservations (id, account_id, barber_id, starts_at, end
 VALUES (` + a.add(reservation.DefaultID()) + `, ` + a.add(r.AccountID) + `, ` + a.add(r.BarberID) + `, ` +
 		a.add(r.StartsAt) + `, ` + a.add(r.EndsAt) + `, ` + a.add(nullTime(r.ExpiresAt)) + `, ` +
 		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `))`
-	if c := carrying(ctx); c != nil && c.ctes == "" {
+	if c := carrying(ctx); c.free() {
 		c.ctes, c.args = ctes, a
 		return nil
 	}
@@ -97,19 +97,19 @@ func Carry(ctx context.Context) (context.Context, *Carried) {
 // or when ctx carries nothing or carries a statement already, it is sent.
 func (db *DB) CarryExec(ctx context.Context, exec func(context.Context) error) error {
 	c := carrying(ctx)
-	if db.Dialect != dialect.Postgres || c == nil || c.ctes != "" {
+	if db.Dialect != dialect.Postgres || !c.free() {
 		return exec(ctx)
 	}
-	rec := &recorded{}
-	if err := exec(context.WithValue(ctx, recordKey{}, rec)); err != nil {
+	rec, err := recordStatement(ctx, exec)
+	if err != nil {
 		return err
-	}
-	if rec.query == "" {
-		return errors.New("store: the statement carried recorded nothing")
 	}
 	c.ctes, c.args = `changed AS (`+rec.query+`)`, sqlArgs(rec.args)
 	return nil
 }
+
+// free reports whether c keeps no statement yet (a nil c keeps none ever).
+func (c *Carried) free() bool { return c != nil && c.ctes == "" }
 
 // carrying is the Carried of ctx (Carry), or nil.
 func carrying(ctx context.Context) *Carried {
@@ -152,6 +152,20 @@ type recordKey struct{}
 type recorded struct {
 	query string
 	args  []any
+}
+
+// recordStatement runs run (an ent create's Save or an update's Exec, one statement)
+// on a context that records its statement instead of sending it, and
+// returns the statement.
+func recordStatement(ctx context.Context, run func(context.Context) error) (recorded, error) {
+	rec := &recorded{}
+	if err := run(context.WithValue(ctx, recordKey{}, rec)); err != nil {
+		return recorded{}, err
+	}
+	if rec.query == "" {
+		return recorded{}, errors.New("store: the ent statement recorded none")
+	}
+	return *rec, nil
 }
 
 // recordingDriver is a driver whose transactions record statements

@@ -73,11 +73,16 @@ func (db *DB) sequence(ctx context.Context, c Queryer, what string, steps ...ste
 	return nil
 }
 
-// found is a step's scan that reads a lock's rows and fails with
+// found reads a lock's rows, each with each when given, and fails with
 // sql.ErrNoRows when there are none.
-func found(rows *sql.Rows) error {
+func found(rows *sql.Rows, each func() error) error {
 	n := 0
 	for rows.Next() {
+		if each != nil {
+			if err := each(); err != nil {
+				return err
+			}
+		}
 		n++
 	}
 	if err := rows.Err(); err != nil {
