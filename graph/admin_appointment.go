@@ -28,13 +28,15 @@ func writeScope(source appointment.Source) string {
 // status it already has changes nothing and tells nobody again.
 // Errors: appointment_not_found, appointment_not_markable.
 func (r *Resolver) markAppointment(ctx context.Context, id string, status appointment.Status) (*ent.Appointment, error) {
-	if _, err := domain.Require(ctx, domain.ScopeAdmin); err != nil {
+	v, err := domain.Require(ctx, domain.ScopeAdmin)
+	if err != nil {
 		return nil, err
 	}
 	label := strings.ReplaceAll(string(status), "_", "-")
 	now := r.now()
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
-		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).WithUnit().Only(ctx)
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
+		ctx, q := r.lockedAppointment(ctx, tx, v, id)
+		a, err := q.WithUnit().Only(ctx)
 		if err != nil {
 			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 		}

@@ -282,7 +282,8 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 // Cancelling a cancelled appointment returns it unchanged and tells nobody.
 // Errors: validation_failed, appointment_not_found, appointment_not_cancellable.
 func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := domain.Require(ctx, writeScope(source)); err != nil {
+	v, err := domain.Require(ctx, writeScope(source))
+	if err != nil {
 		return nil, err
 	}
 	if err := CheckCancel(reason).Err(); err != nil {
@@ -290,9 +291,10 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 	}
 	now := r.now()
 	var done *ent.Appointment // as the notification recorded it
-	err := r.inTx(ctx, func(tx *ent.Tx) error {
+	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		done = nil
-		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
+		ctx, q := r.lockedAppointment(ctx, tx, v, id)
+		a, err := q.Only(ctx)
 		if err != nil {
 			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 		}
@@ -326,30 +328,30 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 // hold_expired, hold_already_used, hold_mismatch,
 // appointment_not_reschedulable.
 func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in model.RescheduleAppointmentInput, source appointment.Source) (*ent.Appointment, error) {
-	if _, err := domain.Require(ctx, writeScope(source)); err != nil {
+	v, err := domain.Require(ctx, writeScope(source))
+	if err != nil {
 		return nil, err
 	}
 	if err := CheckReschedule(in).Err(); err != nil {
 		return nil, err
 	}
-	current, err := r.cfg.DB.Appointment.Get(ctx, id)
-	if err != nil {
-		return nil, domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
-	}
-	barberID := in.BarberID
-	if barberID == nil && in.HoldID == nil {
-		barberID = &current.BarberID
-	}
-	o, err := r.offerAt(ctx, current.UnitID, current.ServiceID, barberID, in.StartsAt)
-	if err != nil {
-		return nil, err
-	}
 	now := r.now()
+	var o *catalog.Offer
 	var done *ent.Appointment // as the notification recorded it
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		done = nil
-		a, err := forUpdate(r, tx.Appointment.Query().Where(appointment.ID(id))).Only(ctx)
+		// The appointment is read once, under its row lock; its unit and
+		// service, which a reschedule keeps, come from the catalog.
+		ctx, q := r.lockedAppointment(ctx, tx, v, id)
+		a, err := q.Only(ctx)
 		if err != nil {
+			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
+		}
+		barberID := in.BarberID
+		if barberID == nil && in.HoldID == nil {
+			barberID = &a.BarberID
+		}
+		if o, err = r.offerAt(ctx, a.UnitID, a.ServiceID, barberID, in.StartsAt); err != nil {
 			return err
 		}
 		if a.Status != appointment.StatusConfirmed {

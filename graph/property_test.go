@@ -71,6 +71,14 @@ type shop struct {
 	timeOff map[string][][2]time.Time
 	// eligible are the barbers availability may list.
 	eligible []string
+	// first remembers firstAtOrAfter by day and minute: the zone's rules
+	// do not change, and the checks ask for the same days again and again.
+	first map[firstKey]time.Time
+}
+
+type firstKey struct {
+	day time.Time
+	w   int
 }
 
 type propClock struct{ t atomic.Int64 }
@@ -623,11 +631,19 @@ func (sh *shop) slotsOf(now, day time.Time, rsvs []*ent.Reservation) []*model.Sl
 // occurrence when the clocks fall back), or the end of a spring-forward gap
 // that swallows it.
 func (sh *shop) firstAtOrAfter(day time.Time, w int) time.Time {
+	k := firstKey{day, w}
+	if u, ok := sh.first[k]; ok {
+		return u
+	}
 	naive := day.Add(time.Duration(w) * time.Minute)
 	u := time.Date(naive.Year(), naive.Month(), naive.Day(), naive.Hour(), naive.Minute(), 0, 0, sh.loc).Add(-3 * time.Hour)
 	for wallMinutes(u.In(sh.loc), day) < w {
 		u = u.Add(time.Minute)
 	}
+	if sh.first == nil {
+		sh.first = map[firstKey]time.Time{}
+	}
+	sh.first[k] = u
 	return u
 }
 

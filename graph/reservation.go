@@ -123,13 +123,9 @@ func insertReserved[T any](ctx context.Context, db *store.DB, tx *ent.Tx, save f
 // it: a, changed as the update changed its row, with edges (the unit,
 // service and barber after the move).
 func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, edges ent.AppointmentEdges, start, end time.Time, buffer time.Duration, holdID *string, source appointment.Source) (*ent.Appointment, error) {
-	old, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
-	if err != nil {
-		return nil, err
-	}
 	barberID := edges.Barber.ID
-	err = tx.Reservation.Create().SetAccountID(a.AccountID).SetBarberID(barberID).
-		SetStartsAt(start).SetEndsAt(end.Add(buffer)).SetAppointmentID(a.ID).Exec(ctx)
+	old, err := r.cfg.DB.MoveAppointmentReservation(ctx, tx, store.Reserve{AccountID: a.AccountID, BarberID: barberID,
+		StartsAt: start, EndsAt: end.Add(buffer), AppointmentID: &a.ID})
 	if err != nil {
 		return nil, err
 	}

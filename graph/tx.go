@@ -7,6 +7,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"barberd/ent"
+	"barberd/ent/appointment"
 	"barberd/graph/domain"
 	"barberd/graph/fresh"
 	"barberd/graph/store"
@@ -40,6 +41,16 @@ func (r *Resolver) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 // (store.ForUpdate).
 func forUpdate[Q interface{ ForUpdate(...sql.LockOption) Q }](r *Resolver, q Q) Q {
 	return store.ForUpdate(r.cfg.DB, q)
+}
+
+// lockedAppointment is the query of one appointment of the viewer's
+// account under its row lock. On PostgreSQL the same statement first takes
+// the account's waitlist fence (store.DB.FenceIn), which freeing the
+// appointment's time needs: the returned ctx says it is held, one round
+// trip fewer for a cancel, a reschedule or a mark.
+func (r *Resolver) lockedAppointment(ctx context.Context, tx *ent.Tx, v *domain.Viewer, id string) (context.Context, *ent.AppointmentQuery) {
+	ctx, fence := r.cfg.DB.FenceIn(ctx, v.AccountID)
+	return ctx, forUpdate(r, tx.Appointment.Query().Where(fence, appointment.ID(id)))
 }
 
 // lockBarber serialises writers of one barber's time until the transaction

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -103,6 +104,31 @@ func BenchmarkCancelAppointment(b *testing.B) {
 	}, func(e *env, _ map[string]any, id string) {
 		if r := benchDo(b, e, "POST", "/appointments/"+id+"/cancel", map[string]any{"reason": "benchmark"}); r.Status != http.StatusOK {
 			b.Fatalf("cancel: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// BenchmarkRescheduleAppointment moves appointments, booked before the
+// timer starts on as many later slots, onto the slots
+// BenchmarkCreateAppointment books, one each, with the same barber.
+func BenchmarkRescheduleAppointment(b *testing.B) {
+	benchBookings(b, func(e *env, bodies []map[string]any) []string {
+		n := len(bodies)/2 + 1 // the starts the bodies use: bookableStarts(n)
+		later := bookableStarts(2 * n)[n:]
+		ids := make([]string, len(bodies))
+		for i, body := range bodies {
+			at := maps.Clone(body)
+			at["starts_at"] = later[i/2]
+			r := benchDo(b, e, "POST", "/appointments", at)
+			if r.Status != http.StatusCreated {
+				b.Fatalf("create: %d %s", r.Status, r.Body)
+			}
+			ids[i], _ = r.JSON(b)["id"].(string)
+		}
+		return ids
+	}, func(e *env, body map[string]any, id string) {
+		if r := benchDo(b, e, "POST", "/appointments/"+id+"/reschedule", map[string]any{"starts_at": body["starts_at"]}); r.Status != http.StatusOK {
+			b.Fatalf("reschedule: %d %s", r.Status, r.Body)
 		}
 	})
 }

@@ -38,6 +38,32 @@ func DeleteAppointmentReservation(ctx context.Context, c Queryer, appointmentID 
 	return deleteReservations(ctx, c, `appointment_id = `+a.add(appointmentID), a)
 }
 
+// MoveAppointmentReservation replaces an appointment's reservation, if it
+// has one, with r (r.AppointmentID names the appointment) and returns what
+// the old one held. On PostgreSQL it is one statement, the old row deleted
+// before the new one is inserted, so that a move onto time that overlaps
+// the old does not collide with it; elsewhere two.
+func (db *DB) MoveAppointmentReservation(ctx context.Context, tx *ent.Tx, r Reserve) ([]Reservation, error) {
+	if db.Dialect != dialect.Postgres {
+		old, err := DeleteAppointmentReservation(ctx, tx, *r.AppointmentID)
+		if err != nil {
+			return nil, err
+		}
+		return old, tx.Reservation.Create().SetAccountID(r.AccountID).SetBarberID(r.BarberID).
+			SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetAppointmentID(*r.AppointmentID).Exec(ctx)
+	}
+	var a sqlArgs
+	where := `appointment_id = ` + a.add(*r.AppointmentID)
+	acct, err := tenantFilter(ctx, a.add, "")
+	if err != nil {
+		return nil, err
+	}
+	q := `WITH old AS (` + deleteReservationsQuery(where+acct) + `),
+moved AS (` + insertReservation(&a, r, "old") + `)
+SELECT * FROM old`
+	return queryRows(ctx, tx, q, a, scanReservations)
+}
+
 // DeleteHoldReservation deletes an active hold's reservation.
 func DeleteHoldReservation(ctx context.Context, c Queryer, holdID string) ([]Reservation, error) {
 	var a sqlArgs

@@ -56,15 +56,28 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 	a := sqlArgs(rec.args)
 	// Names of their own: the statement that carries them has a w.
 	ctes := `saved AS (` + rec.query + `),
-reserved AS (INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
-VALUES (` + a.add(reservation.DefaultID()) + `, ` + a.add(r.AccountID) + `, ` + a.add(r.BarberID) + `, ` +
-		a.add(r.StartsAt) + `, ` + a.add(r.EndsAt) + `, ` + a.add(nullTime(r.ExpiresAt)) + `, ` +
-		a.add(nullString(r.HoldID)) + `, ` + a.add(nullString(r.AppointmentID)) + `))`
+reserved AS (` + insertReservation(&a, r, "") + `)`
 	if c := carrying(ctx); c.free() {
 		c.ctes, c.args = ctes, a
 		return nil
 	}
 	return sendWith(ctx, tx, ctes, a)
+}
+
+// insertReservation is the INSERT of r's reservation, its values bound to
+// a; after, when not "", is a WITH entry whose rows the insert reads to
+// the end first (all of them, as an aggregate does), so that what that
+// entry writes comes before it.
+func insertReservation(a *sqlArgs, r Reserve, after string) string {
+	values := a.add(reservation.DefaultID()) + `::text, ` + a.add(r.AccountID) + `::text, ` + a.add(r.BarberID) + `::text, ` +
+		a.add(r.StartsAt) + `::timestamptz, ` + a.add(r.EndsAt) + `::timestamptz, ` + a.add(nullTime(r.ExpiresAt)) + `::timestamptz, ` +
+		a.add(nullString(r.HoldID)) + `::text, ` + a.add(nullString(r.AppointmentID)) + `::text`
+	insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
+`
+	if after == "" {
+		return insert + `VALUES (` + values + `)`
+	}
+	return insert + `SELECT ` + values + ` FROM (SELECT count(*) FROM ` + after + `) AS first`
 }
 
 // Carried is a statement kept to be sent with the next one that can carry

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/lib/pq"
 
 	"barberd/ent"
@@ -68,6 +69,25 @@ func (db *DB) FenceWaitlist(ctx context.Context, c Queryer, accountID string) (c
 		return ctx, err
 	}
 	return context.WithValue(ctx, fencedKey{}, accountID), nil
+}
+
+// FenceIn returns a condition that takes the account's waitlist fence
+// (shared, until the commit) in the statement of the query it is added
+// to, before that statement reads a row (an InitPlan, which the statement's
+// one-time filter evaluates first, whether a row matches or not; not an
+// EXISTS, whose select list PostgreSQL drops unevaluated), and ctx marked as holding it
+// (Fenced) for the statements after that one: a writer that frees time
+// takes it with its first read instead of in a round trip of its own.
+// Elsewhere the condition is true and ctx unchanged.
+func (db *DB) FenceIn(ctx context.Context, accountID string) (context.Context, func(*entsql.Selector)) {
+	if db.Dialect != dialect.Postgres || Fenced(ctx, accountID) {
+		return ctx, func(*entsql.Selector) {}
+	}
+	return context.WithValue(ctx, fencedKey{}, accountID), func(s *entsql.Selector) {
+		s.Where(entsql.P(func(b *entsql.Builder) {
+			b.WriteString(`(SELECT pg_advisory_xact_lock_shared(` + waitlistFence + `, hashtext(`).Arg(accountID).WriteString(`))) IS NOT NULL`)
+		}))
+	}
 }
 
 // Fenced reports whether ctx says that its transaction holds the
