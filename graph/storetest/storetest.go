@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,8 +28,33 @@ import (
 	"barberd/graph/store"
 )
 
-// Dialects are the databases every integration test runs against.
-var Dialects = []string{dialect.SQLite, dialect.Postgres}
+// Dialects are the databases every integration test runs against: both,
+// unless BARBERD_TEST_DIALECTS names some of them (comma-separated). CI
+// runs every test on both, then again under the race detector on
+// PostgreSQL alone (.ci/run; docs/design.md, "Tests").
+var Dialects = dialects(os.Getenv("BARBERD_TEST_DIALECTS"))
+
+// dialects is the list BARBERD_TEST_DIALECTS names, in Dialects' order;
+// both when it names none. It panics on a name it does not know: a typo
+// must not run no test at all.
+func dialects(names string) []string {
+	all := []string{dialect.SQLite, dialect.Postgres}
+	if strings.TrimSpace(names) == "" {
+		return all
+	}
+	var out []string
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(all, n) {
+			panic(fmt.Sprintf("BARBERD_TEST_DIALECTS: %q is none of %v", n, all))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(all, a) - slices.Index(all, b) })
+	return out
+}
 
 // Each runs fn as a subtest per database, each with a fresh, migrated one.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
