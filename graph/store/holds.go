@@ -35,49 +35,17 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 // (FOR NO KEY UPDATE, as NoKeyUpdate): a sequence of the lock and the
 // count, so the count sees the holds that committed while the lock was
 // awaited.
-//
-// When the hold's insert took the lock already (LockKeyWithInsert), only
-// the count is sent.
 func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
 	var out KeyHolds
-	steps := []step{{query: func(bind func(any) string) (string, error) { return lockKeyQuery(ctx, bind, keyID) }, scan: drained},
-		{query: func(bind func(any) string) (string, error) {
+	err := db.sequence(ctx, c, "key holds",
+		step{query: func(bind func(any) string) (string, error) { return lockKeyQuery(ctx, bind, keyID) }, scan: drained},
+		step{query: func(bind func(any) string) (string, error) {
 			return countKeyHoldsQuery(ctx, bind, keyID, defaultCap, now)
 		}, scan: func(rows *sql.Rows) (err error) {
 			out, err = scanKeyHolds(rows)
 			return errors.Join(err, drained(rows))
-		}}}
-	if k := keyLocking(ctx); k != nil && k.locked && k.keyID == keyID {
-		steps = steps[1:]
-	}
-	err := db.sequence(ctx, c, "key holds", steps...)
+		}})
 	return out, err
-}
-
-// keyLock is the key whose row the next hold's insert of a transaction
-// locks in its own statement (InsertReserved), and whether it did.
-type keyLock struct {
-	keyID  string
-	locked bool
-}
-
-// keyLockKey is the context key of the *keyLock of LockKeyWithInsert.
-type keyLockKey struct{}
-
-// LockKeyWithInsert returns a context under which the next InsertReserved
-// that sends its own statement (a hold's, on PostgreSQL) also locks the
-// key's row FOR NO KEY UPDATE in that statement, as LockKeyHolds would,
-// after the barber's lock; LockKeyHolds then only counts, in a statement
-// that begins once the lock is held: one round trip fewer for a key with
-// a hold cap.
-func LockKeyWithInsert(ctx context.Context, keyID string) context.Context {
-	return context.WithValue(ctx, keyLockKey{}, &keyLock{keyID: keyID})
-}
-
-// keyLocking is the *keyLock of ctx (LockKeyWithInsert), or nil.
-func keyLocking(ctx context.Context) *keyLock {
-	k, _ := ctx.Value(keyLockKey{}).(*keyLock)
-	return k
 }
 
 // lockKeyQuery locks a key's row FOR NO KEY UPDATE, its values named by

@@ -61,21 +61,7 @@ reserved AS (` + insertReservation(&a, r, "") + `)`
 		c.ctes, c.args = ctes, a
 		return nil
 	}
-	k := keyLocking(ctx)
-	if k == nil || k.locked {
-		return sendWith(ctx, tx, ctes, a)
-	}
-	lock, err := lockKeyQuery(ctx, a.add, k.keyID)
-	if err != nil {
-		return err
-	}
-	// The key's row lock, after the barber's, as LockKeyHolds takes it.
-	if err := sendWith(ctx, tx, ctes+`,
-key AS (`+lock+`)`, a, "key"); err != nil {
-		return err
-	}
-	k.locked = true
-	return nil
+	return sendWith(ctx, tx, ctes, a)
 }
 
 // insertReservation is the INSERT of r's reservation, its values bound to
@@ -165,15 +151,9 @@ func (c *Carried) Flush(ctx context.Context, q Queryer) error {
 }
 
 // sendWith sends a statement made of WITH entries alone (each a
-// data-modifying statement, which runs whatever the statement selects),
-// and, when read names one of them, a select, which runs only when read,
-// reading its rows.
-func sendWith(ctx context.Context, q Queryer, ctes string, a sqlArgs, read ...string) error {
-	sel := ` SELECT 1`
-	if len(read) > 0 {
-		sel += ` FROM ` + read[0]
-	}
-	_, err := queryRows(ctx, q, `WITH `+ctes+sel, a, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
+// data-modifying statement, which runs whatever the statement selects).
+func sendWith(ctx context.Context, q Queryer, ctes string, a sqlArgs) error {
+	_, err := queryRows(ctx, q, `WITH `+ctes+` SELECT 1`, a, func(rows *sql.Rows) (struct{}, error) { return struct{}{}, drained(rows) })
 	return err
 }
 
