@@ -101,15 +101,7 @@ func benchHolds(b *testing.B, most int) {
 // starts, one each.
 func BenchmarkCancelAppointment(b *testing.B) {
 	benchBookings(b, func(e *env, bodies []map[string]any) []string {
-		ids := make([]string, len(bodies))
-		for i, body := range bodies {
-			r := benchDo(b, e, "POST", "/appointments", body)
-			if r.Status != http.StatusCreated {
-				b.Fatalf("create: %d %s", r.Status, r.Body)
-			}
-			ids[i], _ = r.JSON(b)["id"].(string)
-		}
-		return ids
+		return benchBook(b, e, bodies)
 	}, func(e *env, _ map[string]any, id string) {
 		if r := benchDo(b, e, "POST", "/appointments/"+id+"/cancel", map[string]any{"reason": "benchmark"}); r.Status != http.StatusOK {
 			b.Fatalf("cancel: %d %s", r.Status, r.Body)
@@ -124,22 +116,31 @@ func BenchmarkRescheduleAppointment(b *testing.B) {
 	benchBookings(b, func(e *env, bodies []map[string]any) []string {
 		n := len(bodies)/2 + 1 // the starts the bodies use: bookableStarts(n)
 		later := bookableStarts(2 * n)[n:]
-		ids := make([]string, len(bodies))
+		at := make([]map[string]any, len(bodies))
 		for i, body := range bodies {
-			at := maps.Clone(body)
-			at["starts_at"] = later[i/2]
-			r := benchDo(b, e, "POST", "/appointments", at)
-			if r.Status != http.StatusCreated {
-				b.Fatalf("create: %d %s", r.Status, r.Body)
-			}
-			ids[i], _ = r.JSON(b)["id"].(string)
+			at[i] = maps.Clone(body)
+			at[i]["starts_at"] = later[i/2]
 		}
-		return ids
+		return benchBook(b, e, at)
 	}, func(e *env, body map[string]any, id string) {
 		if r := benchDo(b, e, "POST", "/appointments/"+id+"/reschedule", map[string]any{"starts_at": body["starts_at"]}); r.Status != http.StatusOK {
 			b.Fatalf("reschedule: %d %s", r.Status, r.Body)
 		}
 	})
+}
+
+// benchBook books each body, before the timer starts, and returns the
+// appointments' ids.
+func benchBook(b *testing.B, e *env, bodies []map[string]any) []string {
+	ids := make([]string, len(bodies))
+	for i, body := range bodies {
+		r := benchDo(b, e, "POST", "/appointments", body)
+		if r.Status != http.StatusCreated {
+			b.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		ids[i], _ = r.JSON(b)["id"].(string)
+	}
+	return ids
 }
 
 // benchBookings runs write b.N times from 4 goroutines per CPU, each time
