@@ -89,12 +89,7 @@ func TestRideCustomer(t *testing.T) {
 		}()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			probe, err := db.SQL.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = probe.ExecContext(ctx, `SELECT 1 FROM customers WHERE id = $1 FOR UPDATE NOWAIT`, first)
-			probe.Rollback() //nolint:errcheck // a probe
+			err := lockNowait(t, db, "customers", first)
 			if store.Classify(err) == store.Retry {
 				break // the waiting lock's upsert holds the customer
 			}

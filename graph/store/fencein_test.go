@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -84,13 +85,7 @@ func TestFenceIn(t *testing.T) {
 		if !waiting {
 			t.Fatal("no statement waited for the fence")
 		}
-		probe, err := db.SQL.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = probe.ExecContext(ctx, `SELECT 1 FROM barbers WHERE id = $1 FOR UPDATE NOWAIT`, b.ID)
-		probe.Rollback() //nolint:errcheck // a probe
-		if err != nil {
+		if err := lockNowait(t, db, "barbers", b.ID); err != nil {
 			t.Fatalf("the barber's row was locked while the statement waited for the fence: %v", err)
 		}
 		if err := holder.Rollback(); err != nil {
@@ -100,4 +95,19 @@ func TestFenceIn(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// lockNowait locks the row of table with id FOR UPDATE NOWAIT in a
+// transaction of its own, rolled back at once, and returns the statement's
+// error: nil when nobody else holds the row.
+func lockNowait(t *testing.T, db *store.DB, table, id string) error {
+	t.Helper()
+	ctx := context.Background()
+	probe, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Rollback() //nolint:errcheck // a probe
+	_, err = probe.ExecContext(ctx, `SELECT 1 FROM `+table+` WHERE id = $1 FOR UPDATE NOWAIT`, id)
+	return err
 }

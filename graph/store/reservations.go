@@ -49,8 +49,7 @@ func (db *DB) MoveAppointmentReservation(ctx context.Context, tx *ent.Tx, r Rese
 		if err != nil {
 			return nil, err
 		}
-		return old, tx.Reservation.Create().SetAccountID(r.AccountID).SetBarberID(r.BarberID).
-			SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetAppointmentID(*r.AppointmentID).Exec(ctx)
+		return old, createReservation(ctx, tx, r)
 	}
 	var a sqlArgs
 	where := `appointment_id = ` + a.add(*r.AppointmentID)

@@ -41,9 +41,7 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 		if err != nil {
 			return err
 		}
-		return tx.Reservation.Create().SetAccountID(r.AccountID).SetBarberID(r.BarberID).
-			SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetNillableExpiresAt(r.ExpiresAt).
-			SetNillableHoldID(r.HoldID).SetNillableAppointmentID(r.AppointmentID).Exec(ctx)
+		return createReservation(ctx, tx, r)
 	}
 	var r Reserve
 	rec, err := recordStatement(ctx, func(ctx context.Context) (err error) {
@@ -62,6 +60,14 @@ reserved AS (` + insertReservation(&a, r, "") + `)`
 		return nil
 	}
 	return sendWith(ctx, tx, ctes, a)
+}
+
+// createReservation writes r's reservation through ent, a statement of its
+// own (SQLite).
+func createReservation(ctx context.Context, tx *ent.Tx, r Reserve) error {
+	return tx.Reservation.Create().SetAccountID(r.AccountID).SetBarberID(r.BarberID).
+		SetStartsAt(r.StartsAt).SetEndsAt(r.EndsAt).SetNillableExpiresAt(r.ExpiresAt).
+		SetNillableHoldID(r.HoldID).SetNillableAppointmentID(r.AppointmentID).Exec(ctx)
 }
 
 // insertReservation is the INSERT of r's reservation, its values bound to
