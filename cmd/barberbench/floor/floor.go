@@ -411,6 +411,12 @@ var scratchTables = []string{
 	"customers", "api_keys", "barbers", "services", "units",
 }
 
+// teardownIndexes are the foreign keys, referring to a row tearDown
+// deletes, that have no index of their own to be checked by.
+var teardownIndexes = []string{
+	"notifications (appointment_id)", "waitlist_entries (appointment_id)", "appointments (customer_id)",
+}
+
 // Close removes a scratch floor's account and every row of it. A floor
 // from New writes into its target and leaves what it wrote.
 func (f *Floor) Close(ctx context.Context) error {
@@ -450,6 +456,19 @@ func (f *Floor) tearDown(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, "SELECT 1 FROM appointments WHERE account_id = "+arg+" FOR UPDATE", f.t.AccountID); err != nil {
 			return fmt.Errorf("appointments: %w", err)
 		}
+		// Each deleted appointment and customer makes PostgreSQL look up
+		// the rows that refer to it by columns barberd never searches
+		// and so leaves unindexed (a notification's appointment, an
+		// appointment's customer): a scan of the whole table per row, all
+		// accounts' rows, which took minutes after a long run. Indexes
+		// built in this transaction, and dropped before it commits, make
+		// them lookups; no other transaction ever sees them.
+		for i, on := range teardownIndexes {
+			q := fmt.Sprintf("CREATE INDEX barberbench_teardown_%d ON %s", i, on)
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("index %s: %w", on, err)
+			}
+		}
 	}
 	for _, table := range scratchTables {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE account_id = "+arg, f.t.AccountID); err != nil {
@@ -458,6 +477,13 @@ func (f *Floor) tearDown(ctx context.Context) error {
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM accounts WHERE id = "+arg, f.t.AccountID); err != nil {
 		return fmt.Errorf("accounts: %w", err)
+	}
+	if f.dialect == dialect.Postgres {
+		for i := range teardownIndexes {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP INDEX barberbench_teardown_%d", i)); err != nil {
+				return err
+			}
+		}
 	}
 	return tx.Commit()
 }

@@ -123,6 +123,13 @@ func TestScratchFloor(t *testing.T) {
 		if got := storetest.Count(t, db, "SELECT count(*) FROM accounts WHERE id = ?", acc); got != 0 {
 			t.Error("the scratch account is left")
 		}
+		if db.Dialect == dialect.Postgres {
+			// The indexes the teardown builds for its foreign-key checks
+			// go with its transaction.
+			if got := storetest.Count(t, db, "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'barberbench_teardown_%'"); got != 0 {
+				t.Errorf("%d teardown indexes left", got)
+			}
+		}
 	})
 }
 
