@@ -3,6 +3,7 @@ package rest_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,24 +12,26 @@ import (
 
 // statementsMeasured is what each v1 request of TestStatementsPerRequest
 // sent when the table was last set, on SQLite and on PostgreSQL (whose
-// writes lock the barber row). A request may send statementsRoom more
-// before the test fails; a cached availability answer sends none, ever.
+// writes lock the barber row, and whose BEGIN rides in the round trip of
+// its transaction's first statement, so it is not counted there). A
+// request may send statementsRoom more before the test fails; a cached
+// availability answer sends none, ever.
 var statementsMeasured = map[string]map[string]int{
 	"GET /context":                        {dialect.SQLite: 3, dialect.Postgres: 3},
 	"GET /units":                          {dialect.SQLite: 1, dialect.Postgres: 1},
 	"GET /services":                       {dialect.SQLite: 3, dialect.Postgres: 3},
 	"GET /barbers":                        {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /availability (cached)":          {dialect.SQLite: 0, dialect.Postgres: 0},
-	"POST /slots/hold":                    {dialect.SQLite: 10, dialect.Postgres: 11},
+	"POST /slots/hold":                    {dialect.SQLite: 10, dialect.Postgres: 10},
 	"GET /availability (after a write)":   {dialect.SQLite: 1, dialect.Postgres: 1},
-	"POST /appointments":                  {dialect.SQLite: 9, dialect.Postgres: 5},
-	"POST /appointments (replay)":         {dialect.SQLite: 8, dialect.Postgres: 8},
+	"POST /appointments":                  {dialect.SQLite: 9, dialect.Postgres: 4},
+	"POST /appointments (replay)":         {dialect.SQLite: 8, dialect.Postgres: 7},
 	"GET /appointments/{id}":              {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone":      {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone&from": {dialect.SQLite: 5, dialect.Postgres: 5},
-	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 11, dialect.Postgres: 8},
-	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 6},
-	"GET /notifications/pending":          {dialect.SQLite: 5, dialect.Postgres: 5},
+	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 11, dialect.Postgres: 7},
+	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 5},
+	"GET /notifications/pending":          {dialect.SQLite: 5, dialect.Postgres: 4},
 }
 
 // statementsRoom is how many statements a request may send beyond what was
@@ -65,6 +68,11 @@ func TestStatementsPerRequest(t *testing.T) {
 			log.Take()
 			r := e.do(method, path, key, body)
 			lines := log.Take()
+			if db0.db.Dialect == dialect.Postgres {
+				// BEGIN rides in the round trip of the transaction's
+				// first statement (graph/store/pipeline.go).
+				lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasSuffix(l, "): started") })
+			}
 			expect(t, r, status, "")
 			if name == "" {
 				return r

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 	"time"
 
@@ -49,3 +50,13 @@ func deleteExpiredQuery(bind func(any) string, accountID, barberID string, now t
 
 // ParseBreaks is parseBreaks, for tests.
 var ParseBreaks = parseBreaks
+
+// SocketWrites is how many writes the connection c has made on its
+// socket: its round trips to the server.
+func SocketWrites(c *sql.Conn) (n int64, err error) {
+	err = c.Raw(func(dc any) error {
+		n = dc.(*pqConn).sock.writes.Load()
+		return nil
+	})
+	return n, err
+}

@@ -47,37 +47,48 @@ import (
 // unavailable, whatever lib/pq's error (a server hanging up during the
 // handshake gives a bare io.EOF).
 
-// pqConnector opens lib/pq connections that know their socket, and that
-// keep their prepared statements unless cache is false.
+// pqConnector opens lib/pq connections that know their socket, that
+// keep their prepared statements unless cache is false, and whose
+// transactions send BEGIN with their first statement unless deferBegin is
+// false (pipeline.go).
 type pqConnector struct {
-	pq    *pq.Connector
-	cache bool
+	pq         *pq.Connector
+	cache      bool
+	deferBegin bool
 }
 
-// newPQConnector connects to dsn, a URL, whose parameter statement_cache
-// (barberd's, not passed on to lib/pq) set to off, false or 0 turns the
-// statement cache off.
+// newPQConnector connects to dsn, a URL, whose parameters statement_cache
+// and deferred_begin (barberd's, not passed on to lib/pq) set to off,
+// false or 0 turn the statement cache and the deferred BEGIN off.
 func newPQConnector(dsn string) (driver.Connector, error) {
-	cache := true
-	if u, err := url.Parse(dsn); err == nil && u.Query().Has("statement_cache") {
-		q := u.Query()
-		switch v := strings.ToLower(q.Get("statement_cache")); v {
-		case "off", "false", "0":
-			cache = false
-		case "on", "true", "1":
-		default:
-			return nil, fmt.Errorf("database url: statement_cache=%q: want on or off", v)
+	switches := map[string]bool{"statement_cache": true, "deferred_begin": true}
+	if u, err := url.Parse(dsn); err == nil {
+		q, found := u.Query(), false
+		for name := range switches {
+			if !q.Has(name) {
+				continue
+			}
+			switch v := strings.ToLower(q.Get(name)); v {
+			case "off", "false", "0":
+				switches[name] = false
+			case "on", "true", "1":
+			default:
+				return nil, fmt.Errorf("database url: %s=%q: want on or off", name, v)
+			}
+			q.Del(name)
+			found = true
 		}
-		q.Del("statement_cache")
-		u.RawQuery = q.Encode()
-		dsn = u.String()
+		if found {
+			u.RawQuery = q.Encode()
+			dsn = u.String()
+		}
 	}
 	c, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
 	c.Dialer(socketDialer{})
-	return pqConnector{c, cache}, nil
+	return pqConnector{c, switches["statement_cache"], switches["deferred_begin"]}, nil
 }
 
 func (c pqConnector) Driver() driver.Driver { return c.pq.Driver() }
@@ -88,7 +99,7 @@ func (c pqConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, &connectError{err}
 	}
-	c2 := &pqConn{pqDriverConn: cn.(pqDriverConn), sock: sock}
+	c2 := &pqConn{pqDriverConn: cn.(pqDriverConn), sock: sock, deferBegin: c.deferBegin}
 	if c.cache {
 		c2.stmts = map[string]driver.Stmt{}
 	}
@@ -129,13 +140,48 @@ func (d socketDialer) DialContext(ctx context.Context, network, address string) 
 // on it, so a failed statement tells whether it had been sent.
 type socket struct {
 	net.Conn
-	written atomic.Int64
+	written atomic.Int64 // bytes
+	writes  atomic.Int64 // calls: round trips
+
+	// A transaction's BEGIN, kept to ride with its first statement
+	// (pipeline.go). lib/pq uses a connection from one goroutine at a
+	// time, and so these fields.
+	beginning bool     // the next write is lib/pq's BEGIN, to keep
+	begun     bool     // a BEGIN is kept, not yet sent
+	begin     []byte   // its text
+	in        []byte   // what reads return before the connection's
+	inRead    int      // of in, what they returned
+	expect    [][]byte // BEGIN's answers still to take out of the server's
+	raw       []byte   // read from the connection, not yet examined
+	out       []byte   // the write of BEGIN and the first statement
 }
 
 func (s *socket) Write(b []byte) (int, error) {
+	if s.beginning {
+		if kept, n := s.keepBegin(b); kept {
+			return n, nil
+		}
+	}
+	if s.begun && len(b) > 0 {
+		if done, n, err := s.sendBegin(b); done {
+			return n, err
+		}
+	}
+	return s.write(b)
+}
+
+func (s *socket) write(b []byte) (int, error) {
 	n, err := s.Conn.Write(b)
+	s.writes.Add(1)
 	s.written.Add(int64(n))
 	return n, err
+}
+
+func (s *socket) Read(p []byte) (int, error) {
+	if s.held() == 0 && len(s.expect) == 0 {
+		return s.Conn.Read(p)
+	}
+	return s.read(p)
 }
 
 // pqDriverConn is everything lib/pq's connection implements that
@@ -156,8 +202,9 @@ type pqDriverConn interface {
 // goroutine at a time, so its fields need no lock.
 type pqConn struct {
 	pqDriverConn
-	sock *socket // nil if the dialer was not asked (never, with pqConnector)
-	inTx bool
+	sock       *socket // nil if the dialer was not asked (never, with pqConnector)
+	deferBegin bool    // BEGIN rides with the first statement (pipeline.go)
+	inTx       bool
 	// stmts are the statements prepared on the connection, by their text
 	// (nil: no statement cache).
 	stmts map[string]driver.Stmt
@@ -267,6 +314,9 @@ func (c *pqConn) run(ctx context.Context, query string, args []driver.NamedValue
 }
 
 func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.sock != nil && c.deferBegin {
+		c.sock.beginning = true // pipeline.go
+	}
 	tx, err := c.pqDriverConn.BeginTx(ctx, opts)
 	switch {
 	case err == nil:
