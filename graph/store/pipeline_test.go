@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -16,19 +17,28 @@ import (
 )
 
 // TestBeginRides checks on PostgreSQL that a transaction's BEGIN is sent
-// with its first statement, not in a round trip of its own, and that the
-// transaction is the same for it: what its first statement writes is
-// rolled back with it, whether that statement has arguments (the extended
-// protocol, BEGIN in front of it) or not (a simple query, BEGIN sent alone
-// before it), and BEGIN's options (read only, the isolation level) hold
-// from the first statement on. An empty transaction sends nothing.
+// with its first statement, not in a round trip of its own (one round trip
+// fewer than the same transaction on a connection with
+// deferred_begin=off), and that the transaction is the same for it: what
+// its first statement writes is rolled back with it, whether that
+// statement has arguments (the extended protocol, BEGIN in front of it) or
+// not (a simple query, BEGIN sent alone before it), and BEGIN's options
+// (read only, the isolation level) hold from the first statement on. An
+// empty transaction sends nothing.
 func TestBeginRides(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dbURL := storetest.URL(t, dialect.Postgres)
-	connect := func(t *testing.T, dbURL string) *sql.Conn {
+	connect := func(t *testing.T, deferred string) *sql.Conn {
 		t.Helper()
-		db, err := store.Open(dbURL)
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("deferred_begin", deferred)
+		u.RawQuery = q.Encode()
+		db, err := store.Open(u.String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +50,11 @@ func TestBeginRides(t *testing.T) {
 		t.Cleanup(func() { conn.Close() })
 		return conn
 	}
-	conn := connect(t, dbURL)
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE rides (v text)`); err != nil {
+	on, off := connect(t, "on"), connect(t, "off")
+	if _, err := on.ExecContext(ctx, `CREATE TABLE rides (v text)`); err != nil {
 		t.Fatal(err)
 	}
-	writes := func() int64 {
+	writes := func(conn *sql.Conn) int64 {
 		t.Helper()
 		n, err := store.SocketWrites(conn)
 		if err != nil {
@@ -55,22 +65,19 @@ func TestBeginRides(t *testing.T) {
 	count := func(v string) int {
 		t.Helper()
 		var n int
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM rides WHERE v = $1`, v).Scan(&n); err != nil {
+		if err := on.QueryRowContext(ctx, `SELECT count(*) FROM rides WHERE v = $1`, v).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	// insert runs the first statement of a transaction and then ends it,
-	// and returns the round trips of the whole.
-	insert := func(t *testing.T, opts *sql.TxOptions, v string, args bool, commit bool) int64 {
+	// insert runs a transaction on conn whose first statement inserts v,
+	// and returns its round trips.
+	insert := func(t *testing.T, conn *sql.Conn, v string, args bool, commit bool) int64 {
 		t.Helper()
-		before := writes()
-		tx, err := conn.BeginTx(ctx, opts)
+		before := writes(conn)
+		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if n := writes() - before; n != 0 {
-			t.Errorf("BEGIN made %d round trips of its own, want 0", n)
 		}
 		if args {
 			_, err = tx.ExecContext(ctx, `INSERT INTO rides VALUES ($1)`, v)
@@ -89,65 +96,43 @@ func TestBeginRides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return writes() - before
+		return writes(conn) - before
+	}
+	// Each statement is run once first, so both connections have it
+	// prepared (with the statement cache on) when they are compared.
+	for _, args := range []bool{true, false} {
+		insert(t, on, "warm", args, false)
+		insert(t, off, "warm", args, false)
 	}
 
-	t.Run("off", func(t *testing.T) {
-		// deferred_begin=off in the URL: BEGIN in a round trip of its own.
-		u, err := url.Parse(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("deferred_begin", "off")
-		u.RawQuery = q.Encode()
-		off := connect(t, u.String())
-		before, err := store.SocketWrites(off)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx, err := off.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = tx.Rollback()
-		if n, err := store.SocketWrites(off); err != nil || n-before != 2 {
-			t.Errorf("BEGIN and ROLLBACK with deferred_begin=off: %d round trips (%v), want 2", n-before, err)
-		}
-		q.Set("deferred_begin", "sometimes")
-		u.RawQuery = q.Encode()
-		if _, err := store.Open(u.String()); err == nil || !strings.Contains(err.Error(), "deferred_begin") {
-			t.Errorf("deferred_begin=sometimes: %v, want refused", err)
-		}
-	})
 	t.Run("with arguments", func(t *testing.T) {
-		// Prepared (Parse with BEGIN in front, then Bind), then
-		// ROLLBACK: three round trips where lib/pq alone makes four. With
-		// the statement cache off, Parse and Bind are sent the same way.
-		if n := insert(t, nil, "rolled back", true, false); n != 3 {
-			t.Errorf("%d round trips, want 3", n)
-		}
-		if n := count("rolled back"); n != 0 {
-			t.Errorf("the first statement of a rolled back transaction left %d rows", n)
-		}
-		if n := insert(t, nil, "committed", true, true); n > 3 {
-			t.Errorf("%d round trips, want at most 3", n)
-		}
-		if n := count("committed"); n != 1 {
-			t.Errorf("%d rows committed, want 1", n)
+		for _, commit := range []bool{false, true} {
+			v := fmt.Sprintf("arguments, commit %v", commit)
+			riding, alone := insert(t, on, v, true, commit), insert(t, off, "", true, false)
+			if riding != alone-1 {
+				t.Errorf("commit %v: %d round trips, want %d (one fewer than deferred_begin=off)", commit, riding, alone-1)
+			}
+			want := 0
+			if commit {
+				want = 1
+			}
+			if n := count(v); n != want {
+				t.Errorf("commit %v: the first statement left %d rows, want %d", commit, n, want)
+			}
 		}
 	})
 	t.Run("simple query", func(t *testing.T) {
-		// BEGIN alone, then the query, then ROLLBACK.
-		if n := insert(t, nil, "simple", false, false); n != 3 {
-			t.Errorf("%d round trips, want 3", n)
+		// BEGIN alone, then the query: as many round trips as lib/pq's.
+		riding, alone := insert(t, on, "simple", false, false), insert(t, off, "", false, false)
+		if riding != alone {
+			t.Errorf("%d round trips, want %d", riding, alone)
 		}
 		if n := count("simple"); n != 0 {
 			t.Errorf("the first statement of a rolled back transaction left %d rows", n)
 		}
 	})
 	t.Run("read only", func(t *testing.T) {
-		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		tx, err := on.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +148,7 @@ func TestBeginRides(t *testing.T) {
 	})
 	t.Run("isolation", func(t *testing.T) {
 		for _, args := range []bool{true, false} {
-			tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+			tx, err := on.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,26 +166,40 @@ func TestBeginRides(t *testing.T) {
 	})
 	t.Run("empty", func(t *testing.T) {
 		for _, commit := range []bool{true, false} {
-			before := writes()
-			tx, err := conn.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if commit {
-				err = tx.Commit()
-			} else {
-				err = tx.Rollback()
-			}
-			if err != nil {
-				t.Fatalf("empty transaction (commit %v): %v", commit, err)
-			}
-			if n := writes() - before; n != 0 {
-				t.Errorf("empty transaction (commit %v): %d round trips, want 0", commit, n)
+			for conn, want := range map[*sql.Conn]int64{on: 0, off: 2} {
+				before := writes(conn)
+				tx, err := conn.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if commit {
+					err = tx.Commit()
+				} else {
+					err = tx.Rollback()
+				}
+				if err != nil {
+					t.Fatalf("empty transaction (commit %v): %v", commit, err)
+				}
+				if n := writes(conn) - before; n != want {
+					t.Errorf("empty transaction (commit %v): %d round trips, want %d", commit, n, want)
+				}
 			}
 		}
 		// The connection goes on as before, in and out of transactions.
-		if n := insert(t, nil, "after empty", true, true); n > 3 || count("after empty") != 1 {
+		if n := insert(t, on, "after empty", true, true); count("after empty") != 1 {
 			t.Errorf("after empty transactions: %d round trips, %d rows", n, count("after empty"))
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("deferred_begin", "sometimes")
+		u.RawQuery = q.Encode()
+		if _, err := store.Open(u.String()); err == nil || !strings.Contains(err.Error(), "deferred_begin") {
+			t.Errorf("deferred_begin=sometimes: %v, want refused", err)
 		}
 	})
 }
