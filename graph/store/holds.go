@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"barberd/ent/hold"
+	"barberd/ent/schema"
+	"barberd/ent/schema/tenant"
 )
 
 // KeyHolds is an API key's own cap on active holds (nil: the server's
@@ -32,30 +33,35 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 }
 
 // LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
-// (FOR NO KEY UPDATE, as NoKeyUpdate): a sequence of the lock and the
-// count, so the count sees the holds that committed while the lock was
-// awaited.
+// (FOR NO KEY UPDATE, as NoKeyUpdate): the lock, then the count, which
+// sees the holds that committed while the lock was awaited. The two are
+// statements of barberd_lock_key_holds (postgresLockKeyHolds), one round
+// trip.
 func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
-	var out KeyHolds
-	err := db.sequence(ctx, c, "key holds",
-		step{query: func(bind func(any) string) (string, error) { return lockKeyQuery(ctx, bind, keyID) }, scan: drained},
-		step{query: func(bind func(any) string) (string, error) {
-			return countKeyHoldsQuery(ctx, bind, keyID, defaultCap, now)
-		}, scan: func(rows *sql.Rows) (err error) {
-			out, err = scanKeyHolds(rows)
-			return errors.Join(err, drained(rows))
-		}})
-	return out, err
+	var account any // the system's context: any account's key
+	if !tenant.IsSystem(ctx) {
+		id, ok := tenant.Account(ctx)
+		if !ok {
+			return KeyHolds{}, schema.ErrNoTenant
+		}
+		account = id
+	}
+	a := sqlArgs{keyID, account, int64(defaultCap), string(hold.StatusActive), now}
+	return queryRows(ctx, c, `SELECT * FROM barberd_lock_key_holds($1::text, $2::text, $3::bigint, $4::text, $5::timestamptz)`, a, scanKeyHolds)
 }
 
-// lockKeyQuery locks a key's row FOR NO KEY UPDATE, its values named by
-// bind.
-func lockKeyQuery(ctx context.Context, bind func(any) string, keyID string) (string, error) {
-	acct, err := tenantFilter(ctx, bind, "")
-	if err != nil {
-		return "", err
-	}
-	return `SELECT id FROM api_keys WHERE id = ` + bind(keyID) + acct + ` FOR NO KEY UPDATE`, nil
+// postgresLockKeyHolds is barberd_lock_key_holds(key, account, default
+// cap, active, now): LockKeyHolds' lock and count. A volatile function
+// takes a snapshot for each of its statements (in READ COMMITTED), so
+// the count sees what committed while the lock waited, as a statement
+// after the lock would; in one round trip where two statements take two.
+var postgresLockKeyHolds = []string{
+	`CREATE OR REPLACE FUNCTION barberd_lock_key_holds(p_key text, p_account text, p_default bigint, p_active text, p_now timestamptz)
+		RETURNS TABLE (o_cap bigint, o_active bigint) LANGUAGE plpgsql VOLATILE AS $$
+		BEGIN
+			PERFORM 1 FROM api_keys k WHERE k.id = p_key AND (p_account IS NULL OR k.account_id = p_account) FOR NO KEY UPDATE;
+			RETURN QUERY ` + keyHoldsSelect("p_key", "p_default", "p_active", "p_now", " AND (p_account IS NULL OR k.account_id = p_account)") + `;
+		END $$`,
 }
 
 // countKeyHoldsQuery is CountKeyHolds' statement, its values named by bind.
@@ -64,10 +70,16 @@ func countKeyHoldsQuery(ctx context.Context, bind func(any) string, keyID string
 	if err != nil {
 		return "", err
 	}
-	id, def, active, at := bind(keyID), bind(int64(defaultCap)), bind(string(hold.StatusActive)), bind(now)
-	return `SELECT k.max_active_holds, CASE WHEN COALESCE(k.max_active_holds, ` + def + `) > 0 THEN (SELECT COUNT(*) FROM holds h
+	return keyHoldsSelect(bind(keyID), bind(int64(defaultCap)), bind(string(hold.StatusActive)), bind(now), acct), nil
+}
+
+// keyHoldsSelect reads key id's cap and, when it has one (its own, or def
+// when positive), counts its holds of status active that expire after at;
+// acct is the condition on the key's account.
+func keyHoldsSelect(id, def, active, at, acct string) string {
+	return `SELECT CAST(k.max_active_holds AS bigint), CASE WHEN COALESCE(k.max_active_holds, ` + def + `) > 0 THEN (SELECT COUNT(*) FROM holds h
 WHERE h.api_key_id = k.id AND h.status = ` + active + ` AND h.expires_at > ` + at + ` AND h.account_id = k.account_id) ELSE 0 END
-FROM api_keys k WHERE k.id = ` + id + acct, nil
+FROM api_keys k WHERE k.id = ` + id + acct
 }
 
 // scanKeyHolds reads the row (a result set, not closed) of

@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/tenant"
+	"barberd/graph/domain"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// TestLockKeyHolds checks on PostgreSQL that LockKeyHolds counts, under
+// the key's lock, the holds that committed while it waited for the lock:
+// a transaction writes a hold and takes the key's lock; another's
+// LockKeyHolds waits for it, and once it commits counts its hold. It also
+// reads the key's own cap, counts its holds alone (not another key's, nor
+// expired ones), and finds no key of another account.
+func TestLockKeyHolds(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, dialect.Postgres)
+	m := newMondays(t, db)
+	ctx := m.ctx
+	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
+		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
+	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p1").SetSecretHash("h1").
+		SetScopes(domain.BookingScopes).SetMaxActiveHolds(5).SaveX(m.sys)
+	other := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("other").SetPrefix("p2").SetSecretHash("h2").
+		SetScopes(domain.BookingScopes).SaveX(m.sys)
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := now.Add(24 * time.Hour)
+	create := db.Hold.Create
+	create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+	create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at.Add(time.Hour)).SetEndsAt(at.Add(90 * time.Minute)).SetExpiresAt(now).ExecX(m.sys) // expired at now
+	create().SetAccountID(m.acc.ID).SetAPIKeyID(other.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at.Add(2 * time.Hour)).SetEndsAt(at.Add(150 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+
+	count := func(t *testing.T, ctx context.Context, q store.Queryer, keyID string) store.KeyHolds {
+		t.Helper()
+		kh, err := db.LockKeyHolds(ctx, q, keyID, 100, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kh
+	}
+	if kh := count(t, ctx, db.SQL, key.ID); kh.Cap == nil || *kh.Cap != 5 || kh.Active != 1 {
+		t.Errorf("the key: %+v, want its cap 5 and 1 active hold", kh)
+	}
+	if kh := count(t, m.sys, db.SQL, other.ID); kh.Cap != nil || kh.Active != 1 {
+		t.Errorf("the other key, the system's context: %+v, want no cap of its own and 1 active hold", kh)
+	}
+	if _, err := db.LockKeyHolds(tenant.WithAccount(context.Background(), "acc_elsewhere"), db.SQL, key.ID, 100, now); err == nil {
+		t.Error("another account's context found the key")
+	}
+
+	// A transaction writes a hold of the key and takes its lock.
+	first, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback() //nolint:errcheck // committed below
+	if _, err := first.ExecContext(ctx, `INSERT INTO holds (id, created_at, updated_at, starts_at, ends_at, status, expires_at,
+account_id, unit_id, service_id, barber_id, api_key_id) VALUES ('hld_racing', $1, $1, $2, $3, 'active', $4, $5, $6, $7, $8, $9)`,
+		now, at.Add(3*time.Hour), at.Add(210*time.Minute), now.Add(time.Minute), m.acc.ID, m.unit.ID, service.ID, m.barber.ID, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if kh := count(t, ctx, first, key.ID); kh.Active != 2 {
+		t.Fatalf("under its own lock: %d active, want 2", kh.Active)
+	}
+	// Another waits for the lock, and counts the hold once it commits.
+	second, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Rollback() //nolint:errcheck // a probe
+	got := make(chan store.KeyHolds, 1)
+	go func() {
+		kh, err := db.LockKeyHolds(ctx, second, key.ID, 100, now)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- kh
+	}()
+	waitForLock(t, db)
+	select {
+	case kh := <-got:
+		t.Fatalf("LockKeyHolds did not wait for the key's lock: %+v", kh)
+	default:
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if kh := <-got; kh.Active != 2 {
+		t.Errorf("after the lock's holder committed its hold: %d active, want 2", kh.Active)
+	}
+}
+
+// waitForLock waits until a backend on db's database waits for a lock
+// (pg_stat_activity), and fails the test after 5 s.
+func waitForLock(t *testing.T, db *store.DB) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var waiting bool
+		if err := db.SQL.QueryRowContext(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+	}
+	t.Fatal("nothing waited for a lock")
+}
