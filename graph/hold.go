@@ -127,9 +127,10 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 // a cap: before the hold is written (written false), unlocked, in one
 // statement (a key at its cap is refused at once); on PostgreSQL, for a key
 // that had a cap, again once it is written, under the key's row lock, with
-// this hold counted (store.DB.LockKeyHolds). Locking last keeps the key's
-// holds from queueing behind one another's barber work, and a statement of
-// its own keeps the hold's insert out of the key's lock: taken in the
+// this hold counted (store.DB.LockKeyHolds, one round trip). Locking
+// last keeps the key's holds from queueing behind one another's barber
+// work, and a statement of its own keeps the hold's insert out of the
+// key's lock: taken in the
 // insert's statement (a WITH), the lock came before the inserts and their
 // triggers ran, and a key's concurrent holds were 5% slower for the round
 // trip saved (BenchmarkHoldSlotCapped, 2026-11-29). SQLite writes
