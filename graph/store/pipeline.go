@@ -30,7 +30,8 @@ import (
 //   - a statement of the extended protocol (Parse or Bind: every statement
 //     with arguments, prepared or not): BEGIN rides in front of it;
 //   - COMMIT or ROLLBACK, nothing sent in between: nothing is sent, and
-//     the socket answers as the server would have;
+//     the socket answers as the server would have (nor is BEGIN sent
+//     before lib/pq's Terminate, when it closes the connection);
 //   - anything else (a simple query: a statement without arguments): BEGIN
 //     is sent alone first and its answer read, as lib/pq would have.
 
@@ -39,6 +40,7 @@ const (
 	msgQuery           = 'Q'
 	msgParse           = 'P'
 	msgBind            = 'B'
+	msgTerminate       = 'X'
 	msgParseComplete   = '1'
 	msgBindComplete    = '2'
 	msgCommandComplete = 'C'
@@ -139,6 +141,9 @@ func (s *socket) sendBegin(b []byte) (bool, int, error) {
 			s.in = append(s.in, answer(string(q), 'I')...)
 			return true, len(b), nil
 		}
+	}
+	if b[0] == msgTerminate {
+		return false, 0, nil // the connection closes: BEGIN is moot
 	}
 	if b[0] != msgParse && b[0] != msgBind {
 		// Alone, its answer read now.

@@ -66,6 +66,9 @@ func TestSocketBegin(t *testing.T) {
 					t.Errorf("the server read %q, want %q", got, pairs[i])
 					return
 				}
+				if len(pairs[i+1]) == 0 {
+					continue
+				}
 				if _, err := server.Write(pairs[i+1]); err != nil {
 					t.Errorf("the server wrote: %v", err)
 					return
@@ -136,6 +139,16 @@ func TestSocketBegin(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("terminate", func(t *testing.T) {
+		s, server := begin(t)
+		terminate := message(nil, msgTerminate)
+		done := serve(t, server, terminate, nil)
+		if n, err := s.Write(terminate); n != len(terminate) || err != nil {
+			t.Fatalf("Terminate written: %d, %v", n, err)
+		}
+		<-done
+	})
 
 	t.Run("simple query", func(t *testing.T) {
 		s, server := begin(t)
