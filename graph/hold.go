@@ -66,13 +66,30 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
-		capped := false
+		ctx, capped := ctx, false
+		var ride *store.KeyHoldsRide // the count riding in the barber's lock
 		if r.capOf(v.MaxActiveHolds) > 0 {
-			if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
-				return err
+			if ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now); !ride.Riding() {
+				ride = nil
+				if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+					return err
+				}
 			}
 		}
 		b, _, err := r.pickBarber(ctx, tx, o, now)
+		if ride != nil {
+			// The cap before anything else: counted with the lock, or,
+			// when the hold was refused before any lock, now.
+			var cerr error
+			if kh, counted := ride.Counted(); counted {
+				capped, cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now, false)
+			} else if err != nil {
+				capped, cerr = r.checkHoldCap(ctx, tx, v.KeyID, now, false)
+			}
+			if cerr != nil {
+				return cerr
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -125,7 +142,9 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 // checkHoldCap refuses another hold when the key (one with a cap, as its
 // viewer read it) has the most active holds it may, and says whether it has
 // a cap: before the hold is written (written false), unlocked, in one
-// statement (a key at its cap is refused at once); on PostgreSQL, for a key
+// statement (a key at its cap is refused at once; on PostgreSQL that count
+// rides in the statement of the barber's lock, store.RideKeyHolds, which
+// takes no lock for a key at its cap); on PostgreSQL, for a key
 // that had a cap, again once it is written, under the key's row lock, with
 // this hold counted (store.DB.LockKeyHolds, one round trip). Locking
 // last keeps the key's holds from queueing behind one another's barber
@@ -148,6 +167,11 @@ func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, n
 	if err != nil {
 		return written, err
 	}
+	return r.judgeHoldCap(ctx, tx, keyID, kh, now, written)
+}
+
+// judgeHoldCap is checkHoldCap of the key's count kh.
+func (r *Resolver) judgeHoldCap(ctx context.Context, tx *ent.Tx, keyID string, kh store.KeyHolds, now time.Time, written bool) (bool, error) {
 	most, n := r.capOf(kh.Cap), kh.Active
 	if written {
 		n-- // this hold

@@ -141,6 +141,15 @@ func TestHoldCap(t *testing.T) {
 			t.Fatalf("%d active holds, want %d", n, most)
 		}
 
+		t.Run("the cap comes before a taken slot", func(t *testing.T) {
+			for _, body := range []map[string]any{
+				holdRequest(e, haircut, times[0], "barber_id", jo), // held: refused under the barber's lock
+				holdRequest(e, haircut, "2027-03-02T20:00:00"),      // after hours: refused before any lock
+			} {
+				r := call(t, e, "POST", "/slots/hold", k, body)
+				expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
+			}
+		})
 		t.Run("context shows the cap and the count", func(t *testing.T) {
 			limits := limitsOf(t, e, k)
 			if got, _ := limits["active_holds_max"].(float64); int(got) != most {

@@ -106,9 +106,12 @@ func (r *Riding) ID(ctx context.Context, q Queryer) (string, error) {
 // with a riding upsert, the upsert in its WITH, which the condition on its
 // id runs before the barber's row is locked, and its id as the row's third
 // column.
-func (r *Riding) lockQuery(bind func(any) string, acct, barberID string) (string, error) {
+func (r *Riding) lockQuery(ctx context.Context, bind func(any) string, acct, barberID string) (string, error) {
 	where := ` FROM barbers WHERE id = ` + bind(barberID) + acct
 	if r == nil {
+		if k := ridingKeyHolds(ctx); k != nil {
+			return k.lockQuery(ctx, bind, where)
+		}
 		return `SELECT id, ` + genericPlans + where + ` FOR UPDATE`, nil
 	}
 	upsert, err := customerQuery(bind, r.c)
@@ -121,8 +124,11 @@ SELECT id, ` + genericPlans + `, (SELECT id FROM customer)` + where + ` AND (SEL
 
 // scanLock reads the rows of lockQuery and fails with sql.ErrNoRows when
 // there are none (found); with a riding upsert, it keeps the record's id.
-func (r *Riding) scanLock(rows *sql.Rows) error {
+func (r *Riding) scanLock(ctx context.Context, rows *sql.Rows) error {
 	if r == nil {
+		if k := ridingKeyHolds(ctx); k != nil {
+			return k.scanLock(rows)
+		}
 		return found(rows, nil)
 	}
 	return found(rows, func() error {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -115,4 +116,68 @@ func waitForLock(t *testing.T, db *store.DB) {
 		}
 	}
 	t.Fatal("nothing waited for a lock")
+}
+
+// TestRideKeyHolds checks on PostgreSQL that a key's count rides in the
+// statement of a barber's lock (RideKeyHolds): under its cap, the lock is
+// taken and the count returned; at its cap, the statement takes no lock
+// and fails with ErrAtCap, with the count.
+func TestRideKeyHolds(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, dialect.Postgres)
+	m := newMondays(t, db)
+	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
+		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
+	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p1").SetSecretHash("h1").
+		SetScopes(domain.BookingScopes).SetMaxActiveHolds(1).SaveX(m.sys)
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := now.Add(24 * time.Hour)
+	db.Hold.Create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+
+	// lock locks the barber with the key's count riding, and returns the
+	// count, whether one was made, the lock's error, and the error of a
+	// probe of the barber's row while the lock's transaction is open.
+	type locked struct {
+		kh         store.KeyHolds
+		counted    bool
+		err, probe error
+	}
+	lock := func(t *testing.T, defaultCap int) locked {
+		t.Helper()
+		tx, err := db.SQL.BeginTx(m.ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() //nolint:errcheck // a probe
+		ctx, ride := store.RideKeyHolds(m.ctx, db.Dialect, key.ID, defaultCap, now)
+		_, err = db.LockedSchedule(ctx, tx, m.unit.ID, m.barber.ID, []int{1}, now, now.Add(24*time.Hour), now)
+		kh, counted := ride.Counted()
+		return locked{kh, counted, err, lockNowait(t, db, "barbers", m.barber.ID)}
+	}
+	// At its own cap of 1.
+	l := lock(t, 100)
+	if !errors.Is(l.err, store.ErrAtCap) || !l.counted || l.kh.Cap == nil || *l.kh.Cap != 1 || l.kh.Active != 1 {
+		t.Errorf("at the cap: %v, counted %v %+v; want ErrAtCap, cap 1 and 1 active", l.err, l.counted, l.kh)
+	}
+	if l.probe != nil {
+		t.Errorf("at the cap, the barber was locked: %v", l.probe)
+	}
+	// Under it: the key's own cap raised.
+	db.APIKey.UpdateOneID(key.ID).SetMaxActiveHolds(2).ExecX(m.sys)
+	l = lock(t, 100)
+	if l.err != nil || !l.counted || l.kh.Cap == nil || *l.kh.Cap != 2 || l.kh.Active != 1 {
+		t.Errorf("under the cap: %v, counted %v %+v; want cap 2 and 1 active", l.err, l.counted, l.kh)
+	}
+	if l.probe == nil {
+		t.Error("under the cap, the barber was not locked")
+	}
+	// Without a cap of its own, the default decides.
+	db.APIKey.UpdateOneID(key.ID).ClearMaxActiveHolds().ExecX(m.sys)
+	if l := lock(t, 1); !errors.Is(l.err, store.ErrAtCap) {
+		t.Errorf("at the default cap: %v, want ErrAtCap", l.err)
+	}
+	if l := lock(t, 0); l.err != nil {
+		t.Errorf("no cap at all: %v", l.err)
+	}
 }

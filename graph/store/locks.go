@@ -72,8 +72,8 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		if err != nil {
 			return "", err
 		}
-		return ride.lockQuery(bind, acct, barberID)
-	}, scan: ride.scanLock}
+		return ride.lockQuery(ctx, bind, acct, barberID)
+	}, scan: func(rows *sql.Rows) error { return ride.scanLock(ctx, rows) }}
 	day := step{query: func(bind func(any) string) (string, error) {
 		expired, err := expiredQuery(ctx, bind, barberID, now)
 		if err != nil {
