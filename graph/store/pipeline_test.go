@@ -29,28 +29,7 @@ func TestBeginRides(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dbURL := storetest.URL(t, dialect.Postgres)
-	connect := func(t *testing.T, deferred string) *sql.Conn {
-		t.Helper()
-		u, err := url.Parse(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("deferred_begin", deferred)
-		u.RawQuery = q.Encode()
-		db, err := store.Open(u.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		conn, err := db.SQL.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		return conn
-	}
-	on, off := connect(t, "on"), connect(t, "off")
+	on, off := connWith(t, dbURL, "deferred_begin", "on"), connWith(t, dbURL, "deferred_begin", "off")
 	if _, err := on.ExecContext(ctx, `CREATE TABLE rides (v text)`); err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +170,7 @@ func TestBeginRides(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		u, err := url.Parse(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("deferred_begin", "sometimes")
-		u.RawQuery = q.Encode()
-		if _, err := store.Open(u.String()); err == nil || !strings.Contains(err.Error(), "deferred_begin") {
+		if _, err := store.Open(urlWith(t, dbURL, "deferred_begin", "sometimes")); err == nil || !strings.Contains(err.Error(), "deferred_begin") {
 			t.Errorf("deferred_begin=sometimes: %v, want refused", err)
 		}
 	})
@@ -212,23 +184,7 @@ func BenchmarkBeginRides(b *testing.B) {
 	dbURL := storetest.URL(b, dialect.Postgres)
 	for _, mode := range []string{"on", "off"} {
 		b.Run("deferred_begin="+mode, func(b *testing.B) {
-			u, err := url.Parse(dbURL)
-			if err != nil {
-				b.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("deferred_begin", mode)
-			u.RawQuery = q.Encode()
-			db, err := store.Open(u.String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			conn, err := db.SQL.Conn(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
+			conn := connWith(b, dbURL, "deferred_begin", mode)
 			b.ResetTimer()
 			for b.Loop() {
 				tx, err := conn.BeginTx(ctx, nil)
@@ -245,4 +201,34 @@ func BenchmarkBeginRides(b *testing.B) {
 			}
 		})
 	}
+}
+
+// urlWith is dbURL with its parameter name set to value.
+func urlWith(tb testing.TB, dbURL, name, value string) string {
+	tb.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// connWith is a connection of its own to dbURL with its parameter name
+// set to value, closed with its database when the test ends.
+func connWith(tb testing.TB, dbURL, name, value string) *sql.Conn {
+	tb.Helper()
+	db, err := store.Open(urlWith(tb, dbURL, name, value))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	conn, err := db.SQL.Conn(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return conn
 }

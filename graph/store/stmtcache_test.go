@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -29,16 +28,6 @@ func TestStatementCache(t *testing.T) {
 		if err := db.SQL.QueryRowContext(ctx, query, "no_such_table").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("count: %d, %v", n, err)
 		}
-	}
-	with := func(param string) string {
-		u, err := url.Parse(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("statement_cache", param)
-		u.RawQuery = q.Encode()
-		return u.String()
 	}
 	oneConn := func(t *testing.T, u string) *store.DB {
 		db, err := store.Open(u)
@@ -68,7 +57,7 @@ func TestStatementCache(t *testing.T) {
 		}
 	})
 	t.Run("off", func(t *testing.T) {
-		db := oneConn(t, with("off"))
+		db := oneConn(t, urlWith(t, dbURL, "statement_cache", "off"))
 		for range 3 {
 			run(t, db)
 		}
@@ -77,7 +66,7 @@ func TestStatementCache(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		if _, err := store.Open(with("sometimes")); err == nil || !strings.Contains(err.Error(), "statement_cache") {
+		if _, err := store.Open(urlWith(t, dbURL, "statement_cache", "sometimes")); err == nil || !strings.Contains(err.Error(), "statement_cache") {
 			t.Errorf("statement_cache=sometimes: %v, want refused", err)
 		}
 	})
