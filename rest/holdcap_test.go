@@ -144,7 +144,7 @@ func TestHoldCap(t *testing.T) {
 		t.Run("the cap comes before a taken slot", func(t *testing.T) {
 			for _, body := range []map[string]any{
 				holdRequest(e, haircut, times[0], "barber_id", jo), // held: refused under the barber's lock
-				holdRequest(e, haircut, "2027-03-02T20:00:00"),      // after hours: refused before any lock
+				holdRequest(e, haircut, "2027-03-02T20:00:00"),     // after hours: refused before any lock
 			} {
 				r := call(t, e, "POST", "/slots/hold", k, body)
 				expect(t, r, http.StatusTooManyRequests, domain.CodeTooManyHolds)
