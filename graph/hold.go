@@ -79,11 +79,11 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		b, _, err := r.pickBarber(ctx, tx, o, now)
 		if ride != nil {
 			// The cap before anything else: counted with the lock, or,
-			// when the hold was refused before any lock, now.
+			// where no lock counted it (the hold refused before any), now.
 			var cerr error
 			if kh, counted := ride.Counted(); counted {
 				capped, cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now, false)
-			} else if err != nil {
+			} else {
 				capped, cerr = r.checkHoldCap(ctx, tx, v.KeyID, now, false)
 			}
 			if cerr != nil {

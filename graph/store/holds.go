@@ -9,8 +9,6 @@ import (
 	"entgo.io/ent/dialect"
 
 	"barberd/ent/hold"
-	"barberd/ent/schema"
-	"barberd/ent/schema/tenant"
 )
 
 // KeyHolds is an API key's own cap on active holds (nil: the server's
@@ -41,13 +39,9 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 // statements of barberd_lock_key_holds (postgresLockKeyHolds), one round
 // trip.
 func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
-	var account any // the system's context: any account's key
-	if !tenant.IsSystem(ctx) {
-		id, ok := tenant.Account(ctx)
-		if !ok {
-			return KeyHolds{}, schema.ErrNoTenant
-		}
-		account = id
+	account, err := tenantAccount(ctx) // nil: any account's key
+	if err != nil {
+		return KeyHolds{}, err
 	}
 	a := sqlArgs{keyID, account, int64(defaultCap), string(hold.StatusActive), now}
 	return queryRows(ctx, c, `SELECT * FROM barberd_lock_key_holds($1::text, $2::text, $3::bigint, $4::text, $5::timestamptz)`, a, scanKeyHolds)

@@ -40,6 +40,7 @@ const (
 	msgQuery           = 'Q'
 	msgParse           = 'P'
 	msgBind            = 'B'
+	msgExecute         = 'E'
 	msgTerminate       = 'X'
 	msgParseComplete   = '1'
 	msgBindComplete    = '2'
@@ -105,7 +106,7 @@ var (
 func extendedBegin(b []byte, query []byte) []byte {
 	b = message(b, msgParse, []byte{0}, query, []byte{0, 0, 0})
 	b = message(b, msgBind, []byte{0, 0}, []byte{0, 0, 0, 0, 0, 0})
-	return message(b, 'E', []byte{0}, []byte{0, 0, 0, 0})
+	return message(b, msgExecute, []byte{0}, []byte{0, 0, 0, 0})
 }
 
 // simpleQuery returns the text of b when b is exactly one simple query.

@@ -16,7 +16,7 @@ import (
 func TestSocketBegin(t *testing.T) {
 	beginQuery := message(nil, msgQuery, cstring("BEGIN READ WRITE"))
 	// A prepared statement's run: Bind, Execute, Sync.
-	stmt := message(message(message(nil, msgBind, []byte{0, 's', '1', 0, 0, 0, 0, 0, 0, 0}), 'E', []byte{0, 0, 0, 0, 0}), 'S')
+	stmt := message(message(message(nil, msgBind, []byte{0, 's', '1', 0, 0, 0, 0, 0, 0, 0}), msgExecute, []byte{0, 0, 0, 0, 0}), 'S')
 	ran := append(append(message(nil, msgBindComplete), message(nil, msgCommandComplete, cstring("INSERT 0 1"))...),
 		message(nil, msgReadyForQuery, []byte{'T'})...)
 	notice := message(nil, msgNotice, []byte("SNOTICE\x00\x00"))

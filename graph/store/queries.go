@@ -54,14 +54,24 @@ func (a *sqlArgs) add(v any) string {
 // ent's tenant interceptor does for its queries. Without an account or a
 // system context it fails, as the interceptor does.
 func tenantFilter(ctx context.Context, bind func(any) string, alias string) (string, error) {
+	id, err := tenantAccount(ctx)
+	if id == nil || err != nil {
+		return "", err
+	}
+	return " AND " + alias + "account_id = " + bind(id), nil
+}
+
+// tenantAccount is the account ctx is confined to, as a statement's
+// value: nil in the system's context, which reaches every account.
+func tenantAccount(ctx context.Context) (any, error) {
 	if tenant.IsSystem(ctx) {
-		return "", nil
+		return nil, nil
 	}
 	id, ok := tenant.Account(ctx)
 	if !ok {
-		return "", schema.ErrNoTenant
+		return nil, schema.ErrNoTenant
 	}
-	return " AND " + alias + "account_id = " + bind(id), nil
+	return id, nil
 }
 
 // RowKind is what a ScheduleRow is.
