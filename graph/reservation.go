@@ -44,13 +44,29 @@ const (
 // must know "this time became free": the waitlist, which records an opening
 // here and offers it after the commit (package waitlist).
 func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
-	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
-		store.OnCommit(tx, func() { observe(f) })
-	}
+	observeFreed(ctx, tx, f)
 	if f.Cause == FreedPruned {
 		return nil // long past
 	}
 	return r.waitlist.Opened(ctx, tx, f.AccountID, f.BarberID, f.StartsAt, f.EndsAt)
+}
+
+// freeProbed is free of reservations whose freeing statement probed the
+// waitlist for their time itself, with p (store.RideFreeing), and wrote
+// its opening or not: timeFreed, that probe for Opened's.
+func (r *Resolver) freeProbed(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause, p store.OpeningProbe, opened bool) {
+	for _, x := range rs {
+		observeFreed(ctx, tx, Freed{x, cause})
+	}
+	r.waitlist.Probed(ctx, tx, p, opened)
+}
+
+// observeFreed tells f, once tx commits, to ctx's observer of freeings
+// (freedObserverKey), if any.
+func observeFreed(ctx context.Context, tx *ent.Tx, f Freed) {
+	if observe, ok := ctx.Value(freedObserverKey{}).(func(Freed)); ok {
+		store.OnCommit(tx, func() { observe(f) })
+	}
 }
 
 // freedObserverKey is the context key of a function told of each Freed
@@ -139,8 +155,13 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 	if err != nil {
 		return nil, err
 	}
-	if err := r.free(ctx, tx, old, FreedRescheduled); err != nil {
-		return nil, err
+	// The waitlist's probe of the old time rides in the event's statement
+	// too (store.RideProbe; the fence held: a reschedule takes it with
+	// the appointment's lock), where the move is already seen.
+	probe := r.waitlist.Probe()
+	var ride *store.FreeRide
+	if len(old) == 1 {
+		ctx, ride = store.RideProbe(ctx, r.cfg.DB.Dialect, old[0], probe)
 	}
 	previous := a.StartsAt
 	a.BarberID, a.StartsAt, a.EndsAt, a.RemindedAt, a.UpdatedAt = barberID, start, end, nil, at
@@ -152,7 +173,14 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 	if err := r.record(ctx, tx, a, domain.EventRescheduled, notification.Source(source), &previous); err != nil {
 		return nil, err
 	}
-	return a, carried.Flush(ctx, tx)
+	if err := carried.Flush(ctx, tx); err != nil {
+		return nil, err
+	}
+	if _, opened, rode := ride.Freed(); rode {
+		r.freeProbed(ctx, tx, old, FreedRescheduled, probe, opened)
+		return a, nil
+	}
+	return a, r.free(ctx, tx, old, FreedRescheduled)
 }
 
 // endAppointment records a confirmed appointment, read under its row lock,
@@ -186,22 +214,30 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err := r.appointmentEdges(ctx, tx, a); err != nil {
 		return nil, err
 	}
-	// The event and the waitlist's fence come before the time is freed:
+	// The waitlist's fence and the event come before the time is freed:
 	// the deletion of the reservation locks the barber's row until the
 	// commit (its bookings version), and the writers of that barber wait
 	// for it, so the transaction's statements after it are kept to the
-	// freeing and the waitlist's probe.
+	// freeing and the waitlist's probe. On PostgreSQL, with the fence
+	// held (a cancel takes it with the appointment's lock), those two ride
+	// in the event's statement (store.RideFreeing): none after it.
+	if a.EndsAt.After(now) { // past time: no probe, no fence
+		var err error
+		if ctx, err = r.cfg.DB.FenceWaitlist(ctx, tx, a.AccountID); err != nil {
+			return nil, err
+		}
+	}
+	probe := r.waitlist.Probe()
+	ctx, ride := store.RideFreeing(ctx, r.cfg.DB.Dialect, a.AccountID, a.ID, probe)
 	if err := r.record(ctx, tx, a, event, source, nil); err != nil {
 		return nil, err
 	}
 	if err := carried.Flush(ctx, tx); err != nil {
 		return nil, err
 	}
-	if a.EndsAt.After(now) { // past time: no probe, no fence
-		var err error
-		if ctx, err = r.cfg.DB.FenceWaitlist(ctx, tx, a.AccountID); err != nil {
-			return nil, err
-		}
+	if rs, opened, rode := ride.Freed(); rode {
+		r.freeProbed(ctx, tx, rs, cause, probe, opened)
+		return a, nil
 	}
 	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)
 	if err != nil {

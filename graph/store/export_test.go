@@ -60,3 +60,18 @@ func SocketWrites(c *sql.Conn) (n int64, err error) {
 	})
 	return n, err
 }
+
+// RideFreeingStatement is the statement of a FreeRide alone: its WITH
+// entries (the appointment's reservation deleted, the waitlist probed for
+// its time) and the columns it selects, with its values as PostgreSQL
+// literals, for a look at its plan.
+func RideFreeingStatement(accountID, appointmentID string, now time.Time) (string, []string) {
+	f := &FreeRide{accountID: accountID, appointmentID: appointmentID, probe: OpeningProbe{ID: "opn_plan", Now: now}}
+	var a sqlArgs
+	q := `WITH ` + f.entries(&a) + ` SELECT ` + rideColumns
+	lits := make([]string, len(a))
+	for i, v := range a {
+		lits[i] = literal(v)
+	}
+	return q, lits
+}

@@ -384,10 +384,15 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n Note, read
 	}
 	// A booking's appointment and reservation kept to ride along (Carry)
 	// come first in the WITH, their arguments first.
+	// So does an appointment's freeing (RideFreeing), after them.
 	carried, a := "", sqlArgs(nil)
+	var ride *FreeRide
 	if dia == dialect.Postgres {
 		if carried, a = carrying(ctx).take(); carried != "" {
 			carried += ",\n"
+		}
+		if ride = freeRiding(ctx); ride != nil {
+			carried += ride.entries(&a) + ",\n"
 		}
 	}
 	account := a.add(n.AccountID)
@@ -425,6 +430,9 @@ SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM k),
 (SELECT COALESCE(json_agg(e.id), '[]')::text FROM e),
 (SELECT COALESCE(json_agg(d.api_key_id), '[]')::text FROM d),
 (SELECT COALESCE(json_agg(w.endpoint_id), '[]')::text FROM w)`
+		if ride != nil {
+			q += `, ` + rideColumns
+		}
 	} else {
 		q = insert + `
 RETURNING (SELECT json_group_array(k.id) FROM api_keys k
@@ -438,8 +446,16 @@ OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value 
 '[]', '[]'`
 	}
 	var keys, endpoints, fed, queued sql.NullString
-	if err := queryRow(ctx, c, "notification insert", q, a, &keys, &endpoints, &fed, &queued); err != nil {
+	dest := []any{&keys, &endpoints, &fed, &queued}
+	var rode rideScan
+	if ride != nil {
+		dest = append(dest, rode.dest()...)
+	}
+	if err := queryRow(ctx, c, "notification insert", q, a, dest...); err != nil {
 		return Owed{}, err
+	}
+	if ride != nil {
+		ride.done(&rode)
 	}
 	var out Owed
 	for _, l := range []struct {

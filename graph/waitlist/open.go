@@ -47,6 +47,27 @@ func (wl *Waitlist) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID 
 	if err != nil || !wrote {
 		return err
 	}
+	wl.offerAfter(ctx, tx, id)
+	return nil
+}
+
+// Probe is the probe of time freed by a statement that probes it itself
+// (store.RideFreeing), where Opened would probe it in a statement of its
+// own: the id of the opening it may write, and now.
+func (wl *Waitlist) Probe() store.OpeningProbe {
+	return store.OpeningProbe{ID: opening.DefaultID(), Now: wl.b.Now()}
+}
+
+// Probed is Opened of time whose freeing statement probed it with p: if
+// that statement wrote p's opening, it is offered after the commit.
+func (wl *Waitlist) Probed(ctx context.Context, tx *ent.Tx, p store.OpeningProbe, wrote bool) {
+	if wrote {
+		wl.offerAfter(ctx, tx, p.ID)
+	}
+}
+
+// offerAfter offers the opening id, written in tx, after the commit.
+func (wl *Waitlist) offerAfter(ctx context.Context, tx *ent.Tx, id string) {
 	store.OnCommit(tx, func() {
 		if wl.offers.running.Load() > 0 {
 			wl.offers.pending.Store(id, struct{}{})
@@ -55,7 +76,6 @@ func (wl *Waitlist) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID 
 		}
 		wl.offerNow(context.WithoutCancel(ctx), id)
 	})
-	return nil
 }
 
 // offerNow makes the offers of an opening, logging a failure (the job

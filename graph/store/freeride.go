@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"entgo.io/ent/dialect"
+)
+
+// A cancel (and a completion or a no-show) frees its appointment's time
+// after writing its event: on PostgreSQL the reservation's deletion and the
+// waitlist's probe of the time it held ride in the statement of the
+// appointment's notification (RideFreeing, InsertNotification), where they
+// were two statements after it, the barber's row locked from the first
+// (the deletion's trigger bumps the barber's bookings version) until the
+// commit. A reschedule's probe of its old time rides in the same statement
+// (RideProbe), after the statement that moved its reservation.
+//
+// The probe reads the barber's reservations in the statement's snapshot,
+// which still holds the deleted row: that row starts where the freed time
+// starts, so it is neither the gap's reservation before (starting before)
+// nor after (starting at or after its end), and the probe writes an
+// opening exactly when one of its own, after the deletion, would.
+
+// OpeningProbe is the waitlist's probe of the time a statement frees, made
+// in that statement: the id of the opening it writes when a waiting entry
+// of the account may want the time (wantedSpan), and the instant it
+// probes at (time that ended by then is not probed).
+type OpeningProbe struct {
+	ID  string
+	Now time.Time
+}
+
+// probeEntry is the WITH entry "opened" that writes p's opening for the
+// time freed holds: freed is the name of a WITH entry that returns
+// deleteReservationsQuery's columns, one row at most (an appointment's
+// reservation: their appointment_id is unique). PostgreSQL's; the
+// statement must hold the account's waitlist fence (Fenced), as
+// InsertOpening's does. It returns the id of the opening written, if any.
+func probeEntry(a *sqlArgs, freed string, p OpeningProbe) string {
+	active := a.add(p.Now) + `::timestamptz`
+	return `opened AS (INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+SELECT ` + a.add(p.ID) + `::text, f.account_id, f.barber_id, f.starts_at, f.ends_at, ` + active + `
+FROM ` + freed + ` f WHERE f.ends_at > ` + active + ` AND ` +
+		wantedSpan(dialect.Postgres, "f.account_id", "f.barber_id", "f.starts_at", "f.ends_at", active, "") + `
+RETURNING id)`
+}
+
+// FreeRide is an appointment's reservation, deleted with the waitlist's
+// probe of its time in the statement of the appointment's notification
+// (RideFreeing), or the probe alone of time freed before (RideProbe).
+type FreeRide struct {
+	accountID, appointmentID string
+	known                    *Reservation // RideProbe's
+	probe                    OpeningProbe
+	sent                     bool
+	freed                    []Reservation
+	opened                   bool
+}
+
+// freeRideKey is the context key of the *FreeRide that InsertNotification
+// sends.
+type freeRideKey struct{}
+
+// RideFreeing returns a context under which the next notification's
+// statement (InsertNotification) also deletes the reservation of the
+// account's appointment and probes the waitlist for its time with p, and
+// the FreeRide that says what they did. It rides on PostgreSQL when the
+// transaction holds the account's waitlist fence (Fenced); otherwise the
+// FreeRide is nil, and the caller deletes and probes on its own.
+func RideFreeing(ctx context.Context, dia, accountID, appointmentID string, p OpeningProbe) (context.Context, *FreeRide) {
+	if dia != dialect.Postgres || !Fenced(ctx, accountID) {
+		return ctx, nil
+	}
+	f := &FreeRide{accountID: accountID, appointmentID: appointmentID, probe: p}
+	return context.WithValue(ctx, freeRideKey{}, f), f
+}
+
+// RideProbe is RideFreeing of time a statement before freed (r, deleted
+// already): the next notification's statement probes the waitlist for it
+// with p, and Freed says r. A reschedule moves its reservation first, so
+// the probe, one statement later, sees the new one (the gap as it is).
+func RideProbe(ctx context.Context, dia string, r Reservation, p OpeningProbe) (context.Context, *FreeRide) {
+	if dia != dialect.Postgres || !Fenced(ctx, r.AccountID) {
+		return ctx, nil
+	}
+	f := &FreeRide{accountID: r.AccountID, known: &r, probe: p}
+	return context.WithValue(ctx, freeRideKey{}, f), f
+}
+
+// Freed says what the ride did, once a statement carried it: the
+// reservation it deleted (none, or one) and whether it wrote the probe's
+// opening. ok is false when no statement carried it (a nil FreeRide
+// included).
+func (f *FreeRide) Freed() (rs []Reservation, opened, ok bool) {
+	if f == nil || !f.sent {
+		return nil, false, false
+	}
+	return f.freed, f.opened, true
+}
+
+// freeRiding is the FreeRide of ctx that no statement carried yet, or nil.
+func freeRiding(ctx context.Context) *FreeRide {
+	if f, _ := ctx.Value(freeRideKey{}).(*FreeRide); f != nil && !f.sent {
+		return f
+	}
+	return nil
+}
+
+// entries are the ride's WITH entries, freed and opened, their values
+// bound to a.
+func (f *FreeRide) entries(a *sqlArgs) string {
+	var freed string
+	if r := f.known; r != nil {
+		freed = `SELECT ` + a.add(r.AccountID) + `::text AS account_id, ` + a.add(r.BarberID) + `::text AS barber_id, ` +
+			a.add(r.StartsAt) + `::timestamptz AS starts_at, ` + a.add(r.EndsAt) + `::timestamptz AS ends_at`
+	} else {
+		freed = deleteReservationsQuery(`appointment_id = ` + a.add(f.appointmentID) + ` AND account_id = ` + a.add(f.accountID))
+	}
+	return `freed AS (` + freed + `),
+` + probeEntry(a, "freed", f.probe)
+}
+
+// rideColumns are the columns the carrying statement selects for the
+// ride, scanned by rideScan.
+const rideColumns = `(SELECT barber_id FROM freed), (SELECT starts_at FROM freed), (SELECT ends_at FROM freed), (SELECT id FROM opened)`
+
+// rideScan are the destinations of rideColumns; done records them in f.
+type rideScan struct {
+	barber, opened sql.NullString
+	start, end     sql.NullTime
+}
+
+func (s *rideScan) dest() []any { return []any{&s.barber, &s.start, &s.end, &s.opened} }
+
+func (f *FreeRide) done(s *rideScan) {
+	f.sent = true
+	if f.known != nil {
+		f.freed = []Reservation{*f.known}
+	} else if s.barber.Valid {
+		id := f.appointmentID
+		f.freed = []Reservation{{AccountID: f.accountID, BarberID: s.barber.String,
+			StartsAt: s.start.Time.UTC(), EndsAt: s.end.Time.UTC(), AppointmentID: &id}}
+	}
+	f.opened = s.opened.Valid
+}
