@@ -3,6 +3,7 @@ package graph
 import (
 	"barberd/graph/catalog"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -140,28 +141,30 @@ func insertReserved[T any](ctx context.Context, db *store.DB, tx *ent.Tx, save f
 // service and barber after the move).
 func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appointment, edges ent.AppointmentEdges, start, end time.Time, buffer time.Duration, holdID *string, source appointment.Source) (*ent.Appointment, error) {
 	barberID := edges.Barber.ID
-	old, err := r.cfg.DB.MoveAppointmentReservation(ctx, tx, store.Reserve{AccountID: a.AccountID, BarberID: barberID,
-		StartsAt: start, EndsAt: end.Add(buffer), AppointmentID: &a.ID})
-	if err != nil {
-		return nil, err
+	// On PostgreSQL, the fence held (a reschedule takes it with the
+	// appointment's lock), the move of the reservation and the waitlist's
+	// probe of the old time ride in the event's statement
+	// (store.RideMove); otherwise the move is a statement of its own.
+	moved := store.Reserve{AccountID: a.AccountID, BarberID: barberID,
+		StartsAt: start, EndsAt: end.Add(buffer), AppointmentID: &a.ID}
+	probe := r.waitlist.Probe()
+	ctx, ride := store.RideMove(ctx, r.cfg.DB.Dialect, moved, probe)
+	var old []store.Reservation
+	if ride == nil {
+		var err error
+		if old, err = r.cfg.DB.MoveAppointmentReservation(ctx, tx, moved); err != nil {
+			return nil, err
+		}
 	}
 	at := schema.Now()
 	// On PostgreSQL the update rides in the statement of the event
 	// (store.Carry): nothing before it reads the appointment's row.
 	ctx, carried := store.Carry(ctx)
-	err = r.cfg.DB.CarryExec(ctx, tx.Appointment.Update().Where(appointment.ID(a.ID)).SetBarberID(barberID).
+	err := r.cfg.DB.CarryExec(ctx, tx.Appointment.Update().Where(appointment.ID(a.ID)).SetBarberID(barberID).
 		SetStartsAt(start).SetEndsAt(end).ClearRemindedAt().AddVersion(1).
 		SetNillableHoldID(holdID).SetUpdatedAt(at).Exec)
 	if err != nil {
 		return nil, err
-	}
-	// The waitlist's probe of the old time rides in the event's statement
-	// too (store.RideProbe; the fence held: a reschedule takes it with
-	// the appointment's lock), where the move is already seen.
-	probe := r.waitlist.Probe()
-	var ride *store.FreeRide
-	if len(old) == 1 {
-		ctx, ride = store.RideProbe(ctx, r.cfg.DB.Dialect, old[0], probe)
 	}
 	previous := a.StartsAt
 	a.BarberID, a.StartsAt, a.EndsAt, a.RemindedAt, a.UpdatedAt = barberID, start, end, nil, at
@@ -176,7 +179,11 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 	if err := carried.Flush(ctx, tx); err != nil {
 		return nil, err
 	}
-	if _, opened, rode := ride.Freed(); rode {
+	if ride != nil {
+		old, opened, rode := ride.Freed()
+		if !rode {
+			return nil, errors.New("graph: the reservation's move rode in no statement")
+		}
 		r.freeProbed(ctx, tx, old, FreedRescheduled, probe, opened)
 		return a, nil
 	}

@@ -14,14 +14,18 @@ import (
 // appointment's notification (RideFreeing, InsertNotification), where they
 // were two statements after it, the barber's row locked from the first
 // (the deletion's trigger bumps the barber's bookings version) until the
-// commit. A reschedule's probe of its old time rides in the same statement
-// (RideProbe), after the statement that moved its reservation.
+// commit. A reschedule's move of its reservation and the probe of its old
+// time ride there too (RideMove): the old row deleted, the new one
+// inserted once the deletion is done, and the probe, whose snapshot holds
+// neither change, told of the new row.
 //
 // The probe reads the barber's reservations in the statement's snapshot,
 // which still holds the deleted row: that row starts where the freed time
 // starts, so it is neither the gap's reservation before (starting before)
-// nor after (starting at or after its end), and the probe writes an
-// opening exactly when one of its own, after the deletion, would.
+// nor after (starting at or after its end); a reschedule's new row, which
+// the snapshot does not hold, the probe is given (wantedSpan's written).
+// So the probe writes an opening exactly when one of its own, after the
+// statement, would.
 
 // OpeningProbe is the waitlist's probe of the time a statement frees, made
 // in that statement: the id of the opening it writes when a waiting entry
@@ -35,24 +39,25 @@ type OpeningProbe struct {
 // probeEntry is the WITH entry "opened" that writes p's opening for the
 // time freed holds: freed is the name of a WITH entry that returns
 // deleteReservationsQuery's columns, one row at most (an appointment's
-// reservation: their appointment_id is unique). PostgreSQL's; the
+// reservation: their appointment_id is unique); written, when not nil, is
+// a reservation the statement inserts (wantedSpan). PostgreSQL's; the
 // statement must hold the account's waitlist fence (Fenced), as
 // InsertOpening's does. It returns the id of the opening written, if any.
-func probeEntry(a *sqlArgs, freed string, p OpeningProbe) string {
+func probeEntry(a *sqlArgs, freed string, p OpeningProbe, written *spanExprs) string {
 	active := a.add(p.Now) + `::timestamptz`
 	return `opened AS (INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + a.add(p.ID) + `::text, f.account_id, f.barber_id, f.starts_at, f.ends_at, ` + active + `
 FROM ` + freed + ` f WHERE f.ends_at > ` + active + ` AND ` +
-		wantedSpan(dialect.Postgres, "f.account_id", "f.barber_id", "f.starts_at", "f.ends_at", active, "") + `
+		wantedSpan(dialect.Postgres, "f.account_id", "f.barber_id", "f.starts_at", "f.ends_at", active, "", written) + `
 RETURNING id)`
 }
 
 // FreeRide is an appointment's reservation, deleted with the waitlist's
 // probe of its time in the statement of the appointment's notification
-// (RideFreeing), or the probe alone of time freed before (RideProbe).
+// (RideFreeing), or moved (RideMove).
 type FreeRide struct {
 	accountID, appointmentID string
-	known                    *Reservation // RideProbe's
+	move                     *Reserve // RideMove's new reservation
 	probe                    OpeningProbe
 	sent                     bool
 	freed                    []Reservation
@@ -77,16 +82,17 @@ func RideFreeing(ctx context.Context, dia, accountID, appointmentID string, p Op
 	return context.WithValue(ctx, freeRideKey{}, f), f
 }
 
-// RideProbe is RideFreeing of time a statement before freed (r, deleted
-// already): the next notification's statement probes the waitlist for it
-// with p, and Freed says r. A reschedule moves its reservation first, so
-// the probe, one statement later, sees the new one (the gap as it is).
-func RideProbe(ctx context.Context, dia string, r Reservation, p OpeningProbe) (context.Context, *FreeRide) {
-	if dia != dialect.Postgres || !Fenced(ctx, r.AccountID) {
-		return ctx, nil
+// RideMove is RideFreeing of a reschedule: the next notification's
+// statement replaces the reservation of the appointment r names
+// (r.AppointmentID) with r, as DB.MoveAppointmentReservation does, and
+// probes the waitlist for the old time with p; Freed says what the old
+// one held.
+func RideMove(ctx context.Context, dia string, r Reserve, p OpeningProbe) (context.Context, *FreeRide) {
+	ctx, f := RideFreeing(ctx, dia, r.AccountID, *r.AppointmentID, p)
+	if f != nil {
+		f.move = &r
 	}
-	f := &FreeRide{accountID: r.AccountID, known: &r, probe: p}
-	return context.WithValue(ctx, freeRideKey{}, f), f
+	return ctx, f
 }
 
 // Freed says what the ride did, once a statement carried it: the
@@ -108,18 +114,18 @@ func freeRiding(ctx context.Context) *FreeRide {
 	return nil
 }
 
-// entries are the ride's WITH entries, freed and opened, their values
-// bound to a.
+// entries are the ride's WITH entries, freed, moved (RideMove) and
+// opened, their values bound to a.
 func (f *FreeRide) entries(a *sqlArgs) string {
-	var freed string
-	if r := f.known; r != nil {
-		freed = `SELECT ` + a.add(r.AccountID) + `::text AS account_id, ` + a.add(r.BarberID) + `::text AS barber_id, ` +
-			a.add(r.StartsAt) + `::timestamptz AS starts_at, ` + a.add(r.EndsAt) + `::timestamptz AS ends_at`
-	} else {
-		freed = deleteReservationsQuery(`appointment_id = ` + a.add(f.appointmentID) + ` AND account_id = ` + a.add(f.accountID))
+	q := `freed AS (` + deleteReservationsQuery(`appointment_id = `+a.add(f.appointmentID)+` AND account_id = `+a.add(f.accountID)) + `),
+`
+	var written *spanExprs
+	if r := f.move; r != nil {
+		q += `moved AS (` + insertReservation(a, *r, "freed") + `),
+`
+		written = &spanExprs{barber: a.add(r.BarberID) + `::text`, from: a.add(r.StartsAt) + `::timestamptz`, to: a.add(r.EndsAt) + `::timestamptz`}
 	}
-	return `freed AS (` + freed + `),
-` + probeEntry(a, "freed", f.probe)
+	return q + probeEntry(a, "freed", f.probe, written)
 }
 
 // rideColumns are the columns the carrying statement selects for the
@@ -136,9 +142,7 @@ func (s *rideScan) dest() []any { return []any{&s.barber, &s.start, &s.end, &s.o
 
 func (f *FreeRide) done(s *rideScan) {
 	f.sent = true
-	if f.known != nil {
-		f.freed = []Reservation{*f.known}
-	} else if s.barber.Valid {
+	if s.barber.Valid {
 		id := f.appointmentID
 		f.freed = []Reservation{{AccountID: f.accountID, BarberID: s.barber.String,
 			StartsAt: s.start.Time.UTC(), EndsAt: s.end.Time.UTC(), AppointmentID: &id}}

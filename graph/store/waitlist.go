@@ -112,9 +112,13 @@ func insertOpeningQuery(dia string, param func(any) string, id, accountID, barbe
 	}
 	return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + `
-WHERE ` + wantedSpan(dia, account, barber, from, to, active, reachFloor) + `
+WHERE ` + wantedSpan(dia, account, barber, from, to, active, reachFloor, nil) + `
 RETURNING id`
 }
+
+// spanExprs is a barber's time as SQL expressions: the barber's id and
+// the span's instants.
+type spanExprs struct{ barber, from, to string }
 
 // wantedSpan is the SQL condition that a waiting entry of the account may
 // want the barber's time from from to to, as of active (each an SQL
@@ -129,8 +133,10 @@ RETURNING id`
 // of the span would suit). reachFloor, when not empty, bounds the
 // entries' earliest start from below (openingReach), so that SQLite's walk
 // of their index by earliest start stays bounded; PostgreSQL finds them by
-// their span's index.
-func wantedSpan(dia, account, barber, from, to, active, reachFloor string) string {
+// their span's index. written, when not nil, is a reservation the
+// statement itself writes, which its snapshot does not hold: the gap
+// counts it (PostgreSQL).
+func wantedSpan(dia, account, barber, from, to, active, reachFloor string, written *spanExprs) string {
 	// The gap: the end of the last active reservation starting before
 	// the span and the start of the first at or after its end (NULL:
 	// none). A block that touches the span and overlaps no reservation
@@ -145,8 +151,17 @@ func wantedSpan(dia, account, barber, from, to, active, reachFloor string) strin
 	if dia == dialect.Postgres {
 		fence = " OFFSET 0"
 	}
-	gap := `(SELECT (SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1) AS prev,
-(SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1) AS nxt` + fence + `) g`
+	prev := `(SELECT r.ends_at FROM reservations r WHERE r.starts_at < ` + from + live + ` ORDER BY r.starts_at DESC LIMIT 1)`
+	nxt := `(SELECT r.starts_at FROM reservations r WHERE r.starts_at >= ` + to + live + ` ORDER BY r.starts_at LIMIT 1)`
+	if w := written; w != nil {
+		// Reservations do not overlap: of two starting before the span,
+		// the later ends later.
+		same := w.barber + ` = ` + barber
+		prev = `GREATEST(` + prev + `, CASE WHEN ` + same + ` AND ` + w.from + ` < ` + from + ` THEN ` + w.to + ` END)`
+		nxt = `LEAST(` + nxt + `, CASE WHEN ` + same + ` AND ` + w.from + ` >= ` + to + ` THEN ` + w.from + ` END)`
+	}
+	gap := `(SELECT ` + prev + ` AS prev,
+` + nxt + ` AS nxt` + fence + `) g`
 	fits := `g.prev + (s.duration_minutes + s.buffer_minutes) * interval '1 minute' <= g.nxt`
 	// On PostgreSQL the entries are found by their span's index, and by
 	// nothing else: the span's overlap is the whole condition on their
@@ -381,7 +396,7 @@ func TakeOpenings(ctx context.Context, c Queryer, dia, id string, most int, now 
 	// starts cannot be shifted by openingReach in SQL, so its walk of
 	// the index by earliest start begins at the account's oldest entry.
 	wanted := wantedSpan(dia, "openings.account_id", "openings.barber_id", "openings.starts_at", "openings.ends_at",
-		a.add(now), "")
+		a.add(now), "", nil)
 	q := `WITH op AS (SELECT barber_id FROM openings WHERE id = ` + p + acct + lock + `)
 DELETE FROM openings WHERE id IN (SELECT o.id FROM openings o JOIN op ON o.barber_id = op.barber_id
 ORDER BY o.id = ` + p + ` DESC, o.created_at, o.id LIMIT ` + limit + lockOf + `)
