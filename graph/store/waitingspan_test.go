@@ -52,16 +52,7 @@ WHERE account_id = $1 AND waiting AND `+store.WaitingSpan+` && tstzrange($2, $3,
 		// reads the freed time from the deleted row, a value no plan knows:
 		// it too must find the entries by their span.
 		ride, args := store.RideFreeingStatement("acc_1", "apt_1", from.Add(-24*time.Hour))
-		plan = storetest.PrepareGeneric(t, conn, "ride", ride)(args...)
-		scans := storetest.EntryScans(t, plan)
-		if len(scans) == 0 {
-			t.Fatalf("the riding probe's plan reads no waiting entries:\n%s", plan)
-		}
-		for _, s := range scans {
-			if s != store.WaitingSpanIndex {
-				t.Errorf("the riding probe's generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
-			}
-		}
+		storetest.WantSpanIndex(t, "the riding probe's generic plan", storetest.PrepareGeneric(t, conn, "ride", ride)(args...))
 	})
 }
 

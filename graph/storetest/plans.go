@@ -61,6 +61,22 @@ LATERAL (SELECT timestamptz '2027-03-01 09:00Z' + (i % 60) * interval '1 day' + 
 	}
 }
 
+// WantSpanIndex fails t unless the JSON plan reads the waiting entries,
+// and by their span's index (store.WaitingSpanIndex) alone; what names the
+// statement.
+func WantSpanIndex(t *testing.T, what, plan string) {
+	t.Helper()
+	scans := EntryScans(t, plan)
+	if len(scans) == 0 {
+		t.Fatalf("%s: the plan reads no waiting entries:\n%s", what, plan)
+	}
+	for _, s := range scans {
+		if s != store.WaitingSpanIndex {
+			t.Errorf("%s: the plan reads the waiting entries by %q, not by %s:\n%s", what, s, store.WaitingSpanIndex, plan)
+		}
+	}
+}
+
 // EntryScans are the ways a JSON plan reads table waitlist_entries: the
 // index of each scan, or its node type when it uses none.
 func EntryScans(t *testing.T, plan string) []string {

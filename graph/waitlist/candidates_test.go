@@ -45,15 +45,7 @@ func TestCandidatesPlan(t *testing.T) {
 			params = max(params, n)
 		}
 		// A generic plan is the same whatever the values: none.
-		plan := storetest.PrepareGeneric(t, conn, "candidates", query)(slices.Repeat([]string{"NULL"}, params)...)
-		scans := storetest.EntryScans(t, plan)
-		if len(scans) == 0 {
-			t.Fatalf("the candidates' plan reads no waiting entries:\n%s", plan)
-		}
-		for _, s := range scans {
-			if s != store.WaitingSpanIndex {
-				t.Errorf("the candidates' generic plan reads the waiting entries by %q, not by %s:\n%s", s, store.WaitingSpanIndex, plan)
-			}
-		}
+		storetest.WantSpanIndex(t, "the candidates' generic plan",
+			storetest.PrepareGeneric(t, conn, "candidates", query)(slices.Repeat([]string{"NULL"}, params)...))
 	})
 }
