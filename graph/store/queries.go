@@ -248,11 +248,18 @@ SELECT ` + strconv.Itoa(int(RowHours)) + `, id, barber_id, NULL, NULL, NULL, ope
 FROM working_hours
 WHERE unit_id = ` + pUnit + ` AND barber_id IN (` + ids + `) AND weekday IN (` + strings.Join(days, ", ") + `)` + acct
 	if bookings {
+		// On PostgreSQL the barbers are found by their key, one lookup
+		// each: a generic plan scanned the account's table for ids IN
+		// the list, comparing every row with every id (0.2 ms of a cold
+		// day's 0.45 with 12 barbers among 260).
+		barbers := `barbers WHERE id IN (` + ids + `)` + acct
+		if dia == dialect.Postgres {
+			barbers = `unnest(ARRAY[` + ids + `]::text[]) AS wanted (id) JOIN barbers USING (id) WHERE true` + acct
+		}
 		q += `
 UNION ALL
 SELECT ` + strconv.Itoa(int(RowBookings)) + `, id, id, NULL, NULL, NULL, NULL, NULL, NULL, CAST(bookings_version AS BIGINT)
-FROM barbers
-WHERE id IN (` + ids + `)` + acct
+FROM ` + barbers
 	}
 	return q, nil
 }

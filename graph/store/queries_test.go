@@ -104,6 +104,8 @@ func TestCheckSQL(t *testing.T) {
 		{`WITH c AS (SELECT we.id FROM webhook_endpoints we) SELECT c.url FROM c`, `column "c.url"`},
 		{`WITH c AS (SELECT we.uri FROM webhook_endpoints we) SELECT c.id FROM c`, `column "we.uri"`},
 		{`WITH c AS (INSERT INTO notifications (id) VALUES ($1) RETURNING id) SELECT 1 FROM c CROSS JOIN d`, `table "d"`},
+		{`SELECT bookings_version FROM unnest(ARRAY[$1, $2]::text[]) AS w (id) JOIN barbers USING (id)`, ""},
+		{`SELECT booking_version FROM unnest(ARRAY[$1, $2]::text[]) AS w (id) JOIN barbers USING (id)`, `column "booking_version"`},
 	} {
 		problems := checkSQL(tc.sql, schemaColumns())
 		switch {
@@ -142,12 +144,13 @@ func schemaColumns() map[string]map[string]bool {
 var (
 	keywords = words(`select from where and or not null is in union all as distinct
 		insert into values returning delete update set on conflict do exists with cross join over order by
-		case when then else end for true false`)
+		case when then else end for true false array using`)
 	functions = words(`cast coalesce json_agg json_group_array jsonb_build_array tstzrange json_array_length jsonb_array_length
 		row_number cardinality count set_config`)
 	// tableFunctions are the functions that a FROM reads like a table, with
 	// their columns.
-	tableFunctions = map[string]map[string]bool{"json_each": words(`key value type atom id parent fullkey path`)}
+	tableFunctions = map[string]map[string]bool{"json_each": words(`key value type atom id parent fullkey path`),
+		"unnest": words(`id`)} // named by its alias's column list
 )
 
 func words(s string) map[string]bool {
