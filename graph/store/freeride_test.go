@@ -31,34 +31,15 @@ func TestRideFreeing(t *testing.T) {
 			}
 			return
 		}
-		tx, err := db.Tx(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() //nolint:errcheck // nothing kept
-		// Rows of no account, barber or appointment: the foreign keys'
-		// triggers off.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
-			t.Fatal(err)
-		}
+		// Rows of no account, barber or appointment.
+		tx := replicaTx(t, ctx, db)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, appointment_id)
 VALUES ('rsv_ride', 'acc_ride', 'brb_ride', $1, $2, 'apt_ride')`, at, at.Add(45*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		left := func() int {
 			t.Helper()
-			rows, err := tx.QueryContext(ctx, `SELECT count(*) FROM reservations WHERE id = 'rsv_ride'`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			n := -1
-			for rows.Next() {
-				if err := rows.Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-			}
-			return n
+			return txInt(t, ctx, tx, `SELECT count(*) FROM reservations WHERE id = 'rsv_ride'`)
 		}
 		notify := func(ctx context.Context, id string) {
 			t.Helper()

@@ -71,32 +71,14 @@ func TestCarriedFlushed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, at := recording(t, db)
-		tx, err := db.Tx(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() //nolint:errcheck // nothing kept
-		// Rows of no account or barber: the foreign keys' triggers off.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
-			t.Fatal(err)
-		}
+		// Rows of no account or barber.
+		tx := replicaTx(t, ctx, db)
 		count := func() int {
 			t.Helper()
-			rows, err := tx.QueryContext(ctx, `SELECT count(*) FROM reservations WHERE barber_id = 'brb_carried'`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			n := 0
-			for rows.Next() {
-				if err := rows.Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-			}
-			return n
+			return txInt(t, ctx, tx, `SELECT count(*) FROM reservations WHERE barber_id = 'brb_carried'`)
 		}
 		carrying, carried := store.Carry(ctx)
-		err = db.InsertReserved(carrying, tx, func(ctx context.Context) (store.Reserve, error) {
+		err := db.InsertReserved(carrying, tx, func(ctx context.Context) (store.Reserve, error) {
 			return store.Reserve{AccountID: "acc_1", BarberID: "brb_carried", StartsAt: at, EndsAt: at.Add(time.Hour)},
 				tx.TimeOff.Create().SetAccountID("acc_1").SetBarberID("brb_carried").SetStartsAt(at).SetEndsAt(at.Add(time.Hour)).Exec(ctx)
 		})
@@ -115,4 +97,40 @@ func TestCarriedFlushed(t *testing.T) {
 			t.Errorf("%d reservations after Flush, twice; want 1", n)
 		}
 	})
+}
+
+// txInt is the integer q selects in tx, in its one row (-1: no row).
+func txInt(t *testing.T, ctx context.Context, tx *ent.Tx, q string) int {
+	t.Helper()
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := -1
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// replicaTx begins a transaction, rolled back when the test ends, whose
+// foreign keys' triggers are off (session_replication_role replica): rows
+// that refer to rows the test does not make.
+func replicaTx(t *testing.T, ctx context.Context, db *store.DB) *ent.Tx {
+	t.Helper()
+	tx, err := db.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
