@@ -53,13 +53,13 @@ func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
 }
 
 // freeProbed is free of reservations whose freeing statement probed the
-// waitlist for their time itself, with p (store.RideFreeing), and wrote
-// its opening or not: timeFreed, that probe for Opened's.
-func (r *Resolver) freeProbed(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause, p store.OpeningProbe, opened bool) {
+// waitlist for their time itself (store.RideFreeing) and wrote the
+// opening opened ("": none): timeFreed, that probe for Opened's.
+func (r *Resolver) freeProbed(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause, opened string) {
 	for _, x := range rs {
 		observeFreed(ctx, tx, Freed{x, cause})
 	}
-	r.waitlist.Probed(ctx, tx, p, opened)
+	r.waitlist.Probed(ctx, tx, opened)
 }
 
 // observeFreed tells f, once tx commits, to ctx's observer of freeings
@@ -147,8 +147,7 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 	// (store.RideMove); otherwise the move is a statement of its own.
 	moved := store.Reserve{AccountID: a.AccountID, BarberID: barberID,
 		StartsAt: start, EndsAt: end.Add(buffer), AppointmentID: &a.ID}
-	probe := r.waitlist.Probe()
-	ctx, ride := store.RideMove(ctx, r.cfg.DB.Dialect, moved, probe)
+	ctx, ride := store.RideMove(ctx, r.cfg.DB.Dialect, moved, r.waitlist.Probe)
 	var old []store.Reservation
 	if ride == nil {
 		var err error
@@ -184,7 +183,7 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 		if !rode {
 			return nil, errors.New("graph: the reservation's move rode in no statement")
 		}
-		r.freeProbed(ctx, tx, old, FreedRescheduled, probe, opened)
+		r.freeProbed(ctx, tx, old, FreedRescheduled, opened)
 		return a, nil
 	}
 	return a, r.free(ctx, tx, old, FreedRescheduled)
@@ -234,8 +233,7 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 			return nil, err
 		}
 	}
-	probe := r.waitlist.Probe()
-	ctx, ride := store.RideFreeing(ctx, r.cfg.DB.Dialect, a.AccountID, a.ID, probe)
+	ctx, ride := store.RideFreeing(ctx, r.cfg.DB.Dialect, a.AccountID, a.ID, r.waitlist.Probe)
 	if err := r.record(ctx, tx, a, event, source, nil); err != nil {
 		return nil, err
 	}
@@ -243,7 +241,7 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 		return nil, err
 	}
 	if rs, opened, rode := ride.Freed(); rode {
-		r.freeProbed(ctx, tx, rs, cause, probe, opened)
+		r.freeProbed(ctx, tx, rs, cause, opened)
 		return a, nil
 	}
 	rs, err := store.DeleteAppointmentReservation(ctx, tx, a.ID)

@@ -61,7 +61,7 @@ type FreeRide struct {
 	probe                    OpeningProbe
 	sent                     bool
 	freed                    []Reservation
-	opened                   bool
+	opened                   string // the probe's opening, if written
 }
 
 // freeRideKey is the context key of the *FreeRide that InsertNotification
@@ -70,25 +70,25 @@ type freeRideKey struct{}
 
 // RideFreeing returns a context under which the next notification's
 // statement (InsertNotification) also deletes the reservation of the
-// account's appointment and probes the waitlist for its time with p, and
-// the FreeRide that says what they did. It rides on PostgreSQL when the
-// transaction holds the account's waitlist fence (Fenced); otherwise the
-// FreeRide is nil, and the caller deletes and probes on its own.
-func RideFreeing(ctx context.Context, dia, accountID, appointmentID string, p OpeningProbe) (context.Context, *FreeRide) {
+// account's appointment and probes the waitlist for its time with the
+// probe that probe makes, and the FreeRide that says what they did. It
+// rides on PostgreSQL when the transaction holds the account's waitlist
+// fence (Fenced); otherwise the FreeRide is nil (and probe is not called),
+// and the caller deletes and probes on its own.
+func RideFreeing(ctx context.Context, dia, accountID, appointmentID string, probe func() OpeningProbe) (context.Context, *FreeRide) {
 	if dia != dialect.Postgres || !Fenced(ctx, accountID) {
 		return ctx, nil
 	}
-	f := &FreeRide{accountID: accountID, appointmentID: appointmentID, probe: p}
+	f := &FreeRide{accountID: accountID, appointmentID: appointmentID, probe: probe()}
 	return context.WithValue(ctx, freeRideKey{}, f), f
 }
 
 // RideMove is RideFreeing of a reschedule: the next notification's
 // statement replaces the reservation of the appointment r names
 // (r.AppointmentID) with r, as DB.MoveAppointmentReservation does, and
-// probes the waitlist for the old time with p; Freed says what the old
-// one held.
-func RideMove(ctx context.Context, dia string, r Reserve, p OpeningProbe) (context.Context, *FreeRide) {
-	ctx, f := RideFreeing(ctx, dia, r.AccountID, *r.AppointmentID, p)
+// probes the waitlist for the old time; Freed says what the old one held.
+func RideMove(ctx context.Context, dia string, r Reserve, probe func() OpeningProbe) (context.Context, *FreeRide) {
+	ctx, f := RideFreeing(ctx, dia, r.AccountID, *r.AppointmentID, probe)
 	if f != nil {
 		f.move = &r
 	}
@@ -96,12 +96,12 @@ func RideMove(ctx context.Context, dia string, r Reserve, p OpeningProbe) (conte
 }
 
 // Freed says what the ride did, once a statement carried it: the
-// reservation it deleted (none, or one) and whether it wrote the probe's
-// opening. ok is false when no statement carried it (a nil FreeRide
-// included).
-func (f *FreeRide) Freed() (rs []Reservation, opened, ok bool) {
+// reservation it deleted (none, or one) and the id of the probe's
+// opening if it wrote it ("" if not). ok is false when no statement
+// carried it (a nil FreeRide included).
+func (f *FreeRide) Freed() (rs []Reservation, opened string, ok bool) {
 	if f == nil || !f.sent {
-		return nil, false, false
+		return nil, "", false
 	}
 	return f.freed, f.opened, true
 }
@@ -147,5 +147,5 @@ func (f *FreeRide) done(s *rideScan) {
 		f.freed = []Reservation{{AccountID: f.accountID, BarberID: s.barber.String,
 			StartsAt: s.start.Time.UTC(), EndsAt: s.end.Time.UTC(), AppointmentID: &id}}
 	}
-	f.opened = s.opened.Valid
+	f.opened = s.opened.String // "" when NULL
 }

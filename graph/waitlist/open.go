@@ -58,11 +58,11 @@ func (wl *Waitlist) Probe() store.OpeningProbe {
 	return store.OpeningProbe{ID: opening.DefaultID(), Now: wl.b.Now()}
 }
 
-// Probed is Opened of time whose freeing statement probed it with p: if
-// that statement wrote p's opening, it is offered after the commit.
-func (wl *Waitlist) Probed(ctx context.Context, tx *ent.Tx, p store.OpeningProbe, wrote bool) {
-	if wrote {
-		wl.offerAfter(ctx, tx, p.ID)
+// Probed is Opened of time whose freeing statement probed it itself: the
+// opening it wrote, if any (id not ""), is offered after the commit.
+func (wl *Waitlist) Probed(ctx context.Context, tx *ent.Tx, id string) {
+	if id != "" {
+		wl.offerAfter(ctx, tx, id)
 	}
 }
 
