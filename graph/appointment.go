@@ -75,24 +75,101 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 		if err != nil {
 			return nil, false, err
 		}
-		free := map[string]bool{}
-		for _, s := range slots.FreeSlots(d) {
-			if s.Start.Equal(o.Start) {
-				free[s.BarberID] = true
-			}
-		}
-		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
+		candidates = freeAt(d, o.Start, candidates)
 	}
+	b, err := r.lockedPick(ctx, tx, o, now, candidates, ignore...)
+	return b, inTx, err
+}
+
+// freeAt is the barbers of candidates that day d has free at start, in
+// their order.
+func freeAt(d slots.Day, start time.Time, candidates []*ent.Barber) []*ent.Barber {
+	free := map[string]bool{}
+	for _, s := range slots.FreeSlots(d) {
+		if s.Start.Equal(start) {
+			free[s.BarberID] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
+}
+
+// lockedPick locks the candidates in turn (lockedStart) and returns the
+// first free at the offer's start. Errors: slot_unavailable.
+func (r *Resolver) lockedPick(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, candidates []*ent.Barber, ignore ...string) (*ent.Barber, error) {
 	for _, b := range candidates {
 		free, err := r.lockedStart(ctx, tx, o, b, now, ignore...)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if free {
-			return b, inTx, nil
+			return b, nil
 		}
 	}
-	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+}
+
+// freePick is the barber a guarded writer books an offer with (pickFree).
+type freePick struct {
+	barber  *ent.Barber
+	version int64         // the barber's bookings version as its day was read
+	free    []*ent.Barber // the candidates free then, barber first
+}
+
+// pickFree is pickBarber for a writer that books under a guard
+// (store.Guarded; PostgreSQL, where writers run side by side): it reads
+// the candidates' start day with their bookings versions in one
+// statement, unlocked, and returns the first candidate free then, with
+// its version. The writer's statement takes the barber's lock only if
+// that version still holds (bookFree). Errors: slot_unavailable.
+func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (freePick, error) {
+	c := tx.Client()
+	candidates, err := o.Candidates(ctx, c)
+	if err != nil {
+		return freePick{}, err
+	}
+	d, versions, err := o.VersionedStartDay(ctx, c, r.cfg.DB.Dialect, now, candidates)
+	if err != nil {
+		return freePick{}, err
+	}
+	free := freeAt(d, o.Start, candidates)
+	for i, b := range candidates {
+		if len(free) > 0 && free[0] == b && versions[i] >= 0 {
+			return freePick{barber: b, version: versions[i], free: free}, nil
+		}
+	}
+	return freePick{}, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+}
+
+// beforeGuardedWriteKey is the context key of a function bookFree calls
+// with the barber right before its guarded write (tests book the barber
+// in between).
+type beforeGuardedWriteKey struct{}
+
+// bookFree writes with write (a hold's or an appointment's insert, through
+// store.DB.InsertReserved) with p's barber under the guard of its version
+// (store.Guarded), and records the expired holds its statement deleted.
+// When the barber's bookings moved since p's day was read, nothing was
+// written: it locks p's free candidates in turn, as pickBarber does, and
+// writes with the first one still free. It returns the barber written
+// with. Errors: slot_unavailable.
+func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, p freePick, write func(context.Context, *ent.Barber) error) (*ent.Barber, error) {
+	if f, ok := ctx.Value(beforeGuardedWriteKey{}).(func(barberID string)); ok {
+		f(p.barber.ID)
+	}
+	guarded, g := store.Guarded(ctx, p.barber.ID, p.version, now)
+	err := write(guarded, p.barber)
+	if errors.Is(err, store.ErrGuardMoved) {
+		b, err := r.lockedPick(ctx, tx, o, now, p.free)
+		if err != nil {
+			return nil, err
+		}
+		return b, write(ctx, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, err = r.expiredFreed(ctx, tx, g.Expired())
+	return p.barber, err
 }
 
 // lockedStart is a writer's check of the offer's start with barber b: it

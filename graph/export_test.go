@@ -23,3 +23,10 @@ func (r *Resolver) Waitlist() *waitlist.Waitlist { return r.waitlist }
 func BeforeLockStart(ctx context.Context, f func(*ent.Tx, *catalog.Offer)) context.Context {
 	return context.WithValue(ctx, beforeLockStartKey{}, f)
 }
+
+// BeforeGuardedWrite returns ctx with f, which a hold made in ctx calls
+// with its barber between its unlocked read of the barber's day and its
+// guarded write (PostgreSQL).
+func BeforeGuardedWrite(ctx context.Context, f func(barberID string)) context.Context {
+	return context.WithValue(ctx, beforeGuardedWriteKey{}, f)
+}

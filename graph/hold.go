@@ -63,20 +63,34 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if in.TTLSeconds != nil {
 		ttl = time.Duration(*in.TTLSeconds) * time.Second
 	}
+	// On PostgreSQL the hold is written under a guard (pickFree, bookFree):
+	// its day is read unlocked, and the barber locked by the insert's
+	// statement. Elsewhere writes are serial, and the barber's day is read
+	// under the write lock (pickBarber).
+	guarded := !store.SerialWrites(r.cfg.DB.Dialect)
 	var h *ent.Hold
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		h = nil
 		ctx, capped := ctx, false
 		var ride *store.KeyHoldsRide // the count riding in the barber's lock
 		if r.capOf(v.MaxActiveHolds) > 0 {
-			if ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now); !ride.Riding() {
+			if !guarded {
+				ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now)
+			}
+			if ride == nil || !ride.Riding() {
 				ride = nil
 				if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
 					return err
 				}
 			}
 		}
-		b, _, err := r.pickBarber(ctx, tx, o, now)
+		var b *ent.Barber
+		var p freePick
+		if guarded {
+			p, err = r.pickFree(ctx, tx, o, now)
+		} else {
+			b, _, err = r.pickBarber(ctx, tx, o, now)
+		}
 		if ride != nil {
 			// The cap before anything else: counted with the lock, or,
 			// where no lock counted it (the hold refused before any), now.
@@ -93,9 +107,18 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 		if err != nil {
 			return err
 		}
-		created, err := r.holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
-			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
-			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
+		var created *ent.Hold
+		write := func(ctx context.Context, b *ent.Barber) (err error) {
+			created, err = r.holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+				SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
+				SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
+			return err
+		}
+		if guarded {
+			_, err = r.bookFree(ctx, tx, o, now, p, write)
+		} else {
+			err = write(ctx, b)
+		}
 		if err != nil {
 			return err
 		}

@@ -131,7 +131,8 @@ func TestHoldCap(t *testing.T) {
 			if oldest.Status != hold.StatusActive || slots.UTC(oldest.ExpiresAt) != p.OldestHoldExpiresAt || !strings.Contains(p.Detail, oldest.ID) {
 				t.Errorf("oldest hold %s (%s, expires %s), problem says it expires %s: %q", oldest.ID, oldest.Status, slots.UTC(oldest.ExpiresAt), p.OldestHoldExpiresAt, p.Detail)
 			}
-			newer, err := e.db.Hold.Query().Where(hold.APIKeyID(e.keyID(t, key)), hold.StatusEQ(hold.StatusActive), hold.CreatedAtLT(oldest.CreatedAt)).Exist(e.ctx)
+			newer, err := e.db.Hold.Query().Where(hold.APIKeyID(e.keyID(t, key)), hold.StatusEQ(hold.StatusActive),
+				hold.ExpiresAtGT(e.clock.now()), hold.CreatedAtLT(oldest.CreatedAt)).Exist(e.ctx)
 			if err != nil || newer {
 				t.Errorf("an active hold older than %s exists (%v)", oldest.ID, err)
 			}

@@ -206,13 +206,30 @@ func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Tim
 // overlaps), where a day's read spans four days of them. The day it
 // returns offers the start exactly when the whole day would.
 func (o *Offer) StartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
+	d, _, err := o.startDay(ctx, c, dia, now, barbers, false, ignore)
+	return d, err
+}
+
+// VersionedStartDay is StartDay with the barbers' bookings versions read
+// in the same statement (bookings[i] is barbers[i]'s, -1 for a barber not
+// found): a writer that finds the start free with a barber may book it
+// without reading it again, under a guard on that barber's version
+// (store.Guarded).
+func (o *Offer) VersionedStartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber) (_ slots.Day, bookings []int64, _ error) {
+	return o.startDay(ctx, c, dia, now, barbers, true, nil)
+}
+
+func (o *Offer) startDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, versioned bool, ignore []string) (slots.Day, []int64, error) {
 	r := o.dayRead(now, barbers, []slots.Date{o.Date})
+	if versioned {
+		r.versioned()
+	}
 	from, to := o.block()
 	ds, err := o.read(ctx, c, dia, r, from, to, now, ignore)
 	if err != nil {
-		return slots.Day{}, err
+		return slots.Day{}, nil, err
 	}
-	return ds[0].Day, nil
+	return ds[0].Day, r.bookings, nil
 }
 
 // block is the span the offer's start keeps its barber from other
@@ -246,10 +263,7 @@ func (o *Offer) VersionedDays(ctx context.Context, c *ent.Client, dia string, no
 	if len(barbers) == 0 || len(dates) == 0 {
 		return r.out, nil, nil
 	}
-	r.bookings = make([]int64, len(barbers))
-	for i := range r.bookings {
-		r.bookings[i] = -1
-	}
+	r.versioned()
 	days, err := o.read(ctx, c, dia, r, r.from(), r.to(), now, nil)
 	return days, r.bookings, err
 }
@@ -291,6 +305,15 @@ type dayRead struct {
 	dates    []slots.Date
 	spans    []slots.Interval
 	bookings []int64 // the barbers' bookings versions, when read
+}
+
+// versioned has r read its barbers' bookings versions too (-1 for each
+// until its row is read).
+func (r *dayRead) versioned() {
+	r.bookings = make([]int64, len(r.ids))
+	for i := range r.bookings {
+		r.bookings[i] = -1
+	}
 }
 
 // dayRead prepares the days of barbers on dates (ascending), empty.

@@ -110,24 +110,16 @@ func deleteReservations(ctx context.Context, c Queryer, where string, a sqlArgs)
 // returns what they held.
 func deleteReservationsQuery(where string) string {
 	return `DELETE FROM reservations WHERE ` + where + `
-RETURNING account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`
+RETURNING ` + reservationColumns
 }
 
 // scanReservations reads the rows (a result set, not closed) of deleteReservationsQuery.
 func scanReservations(rows *sql.Rows) ([]Reservation, error) {
 	var out []Reservation
 	for rows.Next() {
-		var r Reservation
-		var hold, appt sql.NullString
-		if err := rows.Scan(&r.AccountID, &r.BarberID, &r.StartsAt, &r.EndsAt, &hold, &appt); err != nil {
+		r, err := scanReservation(rows)
+		if err != nil {
 			return nil, err
-		}
-		r.StartsAt, r.EndsAt = r.StartsAt.UTC(), r.EndsAt.UTC()
-		if hold.Valid {
-			r.HoldID = &hold.String
-		}
-		if appt.Valid {
-			r.AppointmentID = &appt.String
 		}
 		out = append(out, r)
 	}
@@ -135,6 +127,28 @@ func scanReservations(rows *sql.Rows) ([]Reservation, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// reservationColumns are the columns of a reservation that
+// scanReservation reads.
+const reservationColumns = `account_id, barber_id, starts_at, ends_at, hold_id, appointment_id`
+
+// scanReservation reads a row's first columns into lead, then a
+// reservation's (reservationColumns).
+func scanReservation(rows *sql.Rows, lead ...any) (Reservation, error) {
+	var r Reservation
+	var hold, appt sql.NullString
+	if err := rows.Scan(append(lead, &r.AccountID, &r.BarberID, &r.StartsAt, &r.EndsAt, &hold, &appt)...); err != nil {
+		return r, err
+	}
+	r.StartsAt, r.EndsAt = r.StartsAt.UTC(), r.EndsAt.UTC()
+	if hold.Valid {
+		r.HoldID = &hold.String
+	}
+	if appt.Valid {
+		r.AppointmentID = &appt.String
+	}
+	return r, nil
 }
 
 // SerialWrites reports whether the database runs one write transaction at

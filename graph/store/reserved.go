@@ -37,6 +37,9 @@ type Reserve struct {
 // reservation's; elsewhere one after the other.
 func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.Context) (Reserve, error)) error {
 	if db.Dialect != dialect.Postgres {
+		if guarding(ctx) != nil {
+			return errors.New("store: a guarded insert needs PostgreSQL")
+		}
 		r, err := save(ctx)
 		if err != nil {
 			return err
@@ -50,6 +53,12 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 	})
 	if err != nil {
 		return err
+	}
+	if g := guarding(ctx); g != nil {
+		if carrying(ctx) != nil {
+			return errors.New("store: a guarded insert is sent, not carried")
+		}
+		return g.insert(ctx, tx, rec, r)
 	}
 	a := sqlArgs(rec.args)
 	// Names of their own: the statement that carries them has a w.
@@ -75,15 +84,25 @@ func createReservation(ctx context.Context, tx *ent.Tx, r Reserve) error {
 // the end first (all of them, as an aggregate does), so that what that
 // entry writes comes before it.
 func insertReservation(a *sqlArgs, r Reserve, after string) string {
+	if after == "" {
+		return insertReservationFrom(a, r, "")
+	}
+	return insertReservationFrom(a, r, `(SELECT count(*) FROM `+after+`) AS first`)
+}
+
+// insertReservationFrom is the INSERT of r's reservation, its values bound
+// to a, selected from from (one row for one reservation), or, when from is
+// "", its VALUES.
+func insertReservationFrom(a *sqlArgs, r Reserve, from string) string {
 	values := a.add(reservation.DefaultID()) + `::text, ` + a.add(r.AccountID) + `::text, ` + a.add(r.BarberID) + `::text, ` +
 		a.add(r.StartsAt) + `::timestamptz, ` + a.add(r.EndsAt) + `::timestamptz, ` + a.add(nullTime(r.ExpiresAt)) + `::timestamptz, ` +
 		a.add(nullString(r.HoldID)) + `::text, ` + a.add(nullString(r.AppointmentID)) + `::text`
 	insert := `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id, appointment_id)
 `
-	if after == "" {
+	if from == "" {
 		return insert + `VALUES (` + values + `)`
 	}
-	return insert + `SELECT ` + values + ` FROM (SELECT count(*) FROM ` + after + `) AS first`
+	return insert + `SELECT ` + values + ` FROM ` + from
 }
 
 // Carried is a statement kept to be sent with the next one that can carry
