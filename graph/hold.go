@@ -65,11 +65,17 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	}
 	// On PostgreSQL the hold is written under a guard (pickFree, bookFree):
 	// its day is read unlocked, and the barber locked by the insert's
-	// statement. Elsewhere writes are serial, and the barber's day is read
-	// under the write lock (pickBarber).
+	// statement, both on their generic plans (store.GenericTx: planned
+	// for their values, they cost PostgreSQL more than the round trip the
+	// guard saves). Elsewhere writes are serial, and the barber's day is
+	// read under the write lock (pickBarber).
 	guarded := !store.SerialWrites(r.cfg.DB.Dialect)
+	txCtx := ctx
+	if guarded {
+		txCtx = store.GenericTx(ctx)
+	}
 	var h *ent.Hold
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
+	err = r.inTx(txCtx, func(tx *ent.Tx) error {
 		h = nil
 		ctx, capped := ctx, false
 		var ride *store.KeyHoldsRide // the count riding in the barber's lock

@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // A transaction's BEGIN rides with its first statement.
@@ -34,6 +36,10 @@ import (
 //     before lib/pq's Terminate, when it closes the connection);
 //   - anything else (a simple query: a statement without arguments): BEGIN
 //     is sent alone first and its answer read, as lib/pq would have.
+//
+// A transaction begun under GenericTx has SET LOCAL plan_cache_mode ride
+// with its BEGIN, in the same form, so that its first statement already
+// runs on its generic plan.
 
 // Protocol message types (PostgreSQL's frontend/backend protocol).
 const (
@@ -99,9 +105,34 @@ var (
 		message(nil, msgCommandComplete, cstring("BEGIN")),
 		message(nil, msgReadyForQuery, []byte{'T'}),
 	}
+	// Under GenericTx, the setting's answers follow BEGIN's.
+	setGenericExtended = append(slices.Clone(begunExtended[:2]), message(nil, msgCommandComplete, cstring("SET")))
+	begunGenericExtended = slices.Concat(begunExtended, setGenericExtended)
+	begunGenericAlone = slices.Insert(slices.Clone(begunAlone), 1, message(nil, msgCommandComplete, cstring("SET")))
 )
 
-// extendedBegin is query (a BEGIN) as Parse, Bind and Execute of the
+// setGeneric is what rides with BEGIN under GenericTx.
+const setGeneric = "SET LOCAL plan_cache_mode = force_generic_plan"
+
+// genericKey is the context key of GenericTx's mark.
+type genericKey struct{}
+
+// GenericTx returns a context whose transactions (on PostgreSQL, BEGIN
+// riding) run their prepared statements on their generic plans from their
+// first statement on (see GenericPlans for why), at no round trip: the
+// setting rides with BEGIN. For a transaction whose first statement would
+// otherwise be planned afresh every time: a guarded hold's day read.
+func GenericTx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, genericKey{}, true)
+}
+
+// genericTx reports whether ctx is GenericTx's.
+func genericTx(ctx context.Context) bool {
+	g, _ := ctx.Value(genericKey{}).(bool)
+	return g
+}
+
+// extendedBegin is query (BEGIN, or the setting that rides with it) as Parse, Bind and Execute of the
 // unnamed statement and portal, without a Sync.
 func extendedBegin(b []byte, query []byte) []byte {
 	b = message(b, msgParse, []byte{0}, query, []byte{0, 0, 0})
@@ -123,6 +154,7 @@ func (s *socket) keepBegin(b []byte) (bool, int) {
 	s.beginning = false
 	q, ok := simpleQuery(b)
 	if !ok || !bytes.HasPrefix(q, []byte("BEGIN")) {
+		s.generic = false
 		return false, 0
 	}
 	s.begin = append(s.begin[:0], q...)
@@ -136,6 +168,8 @@ func (s *socket) keepBegin(b []byte) (bool, int) {
 // alone first. It reports whether b was handled.
 func (s *socket) sendBegin(b []byte) (bool, int, error) {
 	s.begun = false
+	generic := s.generic
+	s.generic = false
 	if q, ok := simpleQuery(b); ok {
 		switch string(q) {
 		case "COMMIT", "ROLLBACK":
@@ -149,7 +183,12 @@ func (s *socket) sendBegin(b []byte) (bool, int, error) {
 	if b[0] != msgParse && b[0] != msgBind {
 		// Alone, its answer read now.
 		s.expect = begunAlone
-		if _, err := s.write(message(nil, msgQuery, s.begin, []byte{0})); err != nil {
+		q := s.begin
+		if generic {
+			s.expect = begunGenericAlone
+			q = slices.Concat(q, []byte("; "+setGeneric))
+		}
+		if _, err := s.write(message(nil, msgQuery, q, []byte{0})); err != nil {
 			return true, 0, err
 		}
 		for len(s.expect) > 0 {
@@ -166,9 +205,13 @@ func (s *socket) sendBegin(b []byte) (bool, int, error) {
 		return false, 0, nil
 	}
 	s.out = extendedBegin(s.out[:0], s.begin)
+	s.expect = begunExtended
+	if generic {
+		s.out = extendedBegin(s.out, []byte(setGeneric))
+		s.expect = begunGenericExtended
+	}
 	prefix := len(s.out)
 	s.out = append(s.out, b...)
-	s.expect = begunExtended
 	n, err := s.write(s.out)
 	if cap(s.out) > 64<<10 {
 		s.out = nil // a first statement of large arguments, seldom

@@ -23,7 +23,9 @@ import (
 // its first statement writes is rolled back with it, whether that
 // statement has arguments (the extended protocol, BEGIN in front of it) or
 // not (a simple query, BEGIN sent alone before it), and BEGIN's options
-// (read only, the isolation level) hold from the first statement on. An
+// (read only, the isolation level) hold from the first statement on, as
+// does GenericTx's plan setting (riding with BEGIN, in no round trip of
+// its own), which ends with the transaction. An
 // empty transaction sends nothing.
 func TestBeginRides(t *testing.T) {
 	t.Parallel()
@@ -141,6 +143,61 @@ func TestBeginRides(t *testing.T) {
 			if err != nil || level != "serializable" {
 				t.Errorf("first statement (arguments %v): isolation %q, %v; want serializable", args, level, err)
 			}
+		}
+	})
+	t.Run("generic", func(t *testing.T) {
+		// Under GenericTx the first statement already sees the setting, at
+		// no round trip more, whatever the form of the first statement;
+		// the next transaction is as the connection's default says.
+		mode := func(tx *sql.Tx, args bool) string {
+			t.Helper()
+			var mode string
+			var err error
+			if args {
+				err = tx.QueryRowContext(ctx, `SELECT current_setting($1)`, "plan_cache_mode").Scan(&mode)
+			} else {
+				err = tx.QueryRowContext(ctx, `SHOW plan_cache_mode`).Scan(&mode)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mode
+		}
+		for _, args := range []bool{true, false} {
+			before := writes(on)
+			tx, err := on.BeginTx(store.GenericTx(ctx), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			generic := mode(tx, args)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			want := int64(2) // the statement (BEGIN and the setting with it), COMMIT
+			if !args {
+				want = 3 // BEGIN and the setting alone first
+			}
+			if n := writes(on) - before; generic != "force_generic_plan" || n != want {
+				t.Errorf("first statement (arguments %v) under GenericTx: plan_cache_mode %s, %d round trips; want force_generic_plan, %d", args, generic, n, want)
+			}
+			tx, err = on.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := mode(tx, args)
+			_ = tx.Rollback()
+			if after != "auto" {
+				t.Errorf("the transaction after: plan_cache_mode %s, want auto", after)
+			}
+		}
+		// An empty transaction sends nothing still.
+		before := writes(on)
+		tx, err := on.BeginTx(store.GenericTx(ctx), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil || writes(on) != before {
+			t.Errorf("an empty transaction under GenericTx: %v, %d round trips", err, writes(on)-before)
 		}
 	})
 	t.Run("empty", func(t *testing.T) {

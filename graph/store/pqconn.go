@@ -147,6 +147,7 @@ type socket struct {
 	// (pipeline.go). lib/pq uses a connection from one goroutine at a
 	// time, and so these fields.
 	beginning bool     // the next write is lib/pq's BEGIN, to keep
+	generic   bool     // with it, the transaction's plans are generic (GenericTx)
 	begun     bool     // a BEGIN is kept, not yet sent
 	begin     []byte   // its text
 	in        []byte   // what reads return before the connection's
@@ -316,6 +317,7 @@ func (c *pqConn) run(ctx context.Context, query string, args []driver.NamedValue
 func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if c.sock != nil && c.deferBegin {
 		c.sock.beginning = true // pipeline.go
+		c.sock.generic = genericTx(ctx)
 	}
 	tx, err := c.pqDriverConn.BeginTx(ctx, opts)
 	switch {
