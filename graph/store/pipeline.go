@@ -106,9 +106,9 @@ var (
 		message(nil, msgReadyForQuery, []byte{'T'}),
 	}
 	// Under GenericTx, the setting's answers follow BEGIN's.
-	setGenericExtended = append(slices.Clone(begunExtended[:2]), message(nil, msgCommandComplete, cstring("SET")))
+	setGenericExtended   = append(slices.Clone(begunExtended[:2]), message(nil, msgCommandComplete, cstring("SET")))
 	begunGenericExtended = slices.Concat(begunExtended, setGenericExtended)
-	begunGenericAlone = slices.Insert(slices.Clone(begunAlone), 1, message(nil, msgCommandComplete, cstring("SET")))
+	begunGenericAlone    = slices.Insert(slices.Clone(begunAlone), 1, message(nil, msgCommandComplete, cstring("SET")))
 )
 
 // setGeneric is what rides with BEGIN under GenericTx.
