@@ -108,37 +108,32 @@ func (r *Resolver) lockedPick(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
 
-// freePick is the barber a guarded writer books an offer with (pickFree).
-type freePick struct {
-	barber  *ent.Barber
-	version int64         // the barber's bookings version as its day was read
-	free    []*ent.Barber // the candidates free then, barber first
-}
-
 // pickFree is pickBarber for a writer that books under a guard
 // (store.Guarded; PostgreSQL, where writers run side by side): it reads
-// the candidates' start day with their bookings versions in one
-// statement, unlocked, and returns the first candidate free then, with
-// its version. The writer's statement takes the barber's lock only if
-// that version still holds (bookFree). Errors: slot_unavailable.
-func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (freePick, error) {
+// the candidates' start day, unlocked, and returns the first candidate
+// free then; the writer's statement takes the barber's lock (bookFree).
+// Errors: slot_unavailable.
+func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (*ent.Barber, error) {
 	c := tx.Client()
 	candidates, err := o.Candidates(ctx, c)
 	if err != nil {
-		return freePick{}, err
+		return nil, err
 	}
-	d, versions, err := o.VersionedStartDay(ctx, c, r.cfg.DB.Dialect, now, candidates)
+	d, err := o.StartDay(ctx, c, r.cfg.DB.Dialect, now, candidates)
 	if err != nil {
-		return freePick{}, err
+		return nil, err
 	}
-	free := freeAt(d, o.Start, candidates)
-	for i, b := range candidates {
-		if len(free) > 0 && free[0] == b && versions[i] >= 0 {
-			return freePick{barber: b, version: versions[i], free: free}, nil
-		}
+	if free := freeAt(d, o.Start, candidates); len(free) > 0 {
+		return free[0], nil
 	}
-	return freePick{}, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
+
+// errRelock is what bookFree returns when its write met a reservation
+// written since the day was read: the transaction rolls back, and the
+// writer books again the locking way (pickBarber), which says whether the
+// start is still free, and with which barber.
+var errRelock = errors.New("graph: the time was booked since it was read; lock the barber and read again")
 
 // beforeGuardedWriteKey is the context key of a function bookFree calls
 // with the barber right before its guarded write (tests book the barber
@@ -146,30 +141,22 @@ func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, n
 type beforeGuardedWriteKey struct{}
 
 // bookFree writes with write (a hold's or an appointment's insert, through
-// store.DB.InsertReserved) with p's barber under the guard of its version
-// (store.Guarded), and records the expired holds its statement deleted.
-// When the barber's bookings moved since p's day was read, nothing was
-// written: it locks p's free candidates in turn, as pickBarber does, and
-// writes with the first one still free. It returns the barber written
-// with. Errors: slot_unavailable.
-func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, p freePick, write func(context.Context, *ent.Barber) error) (*ent.Barber, error) {
+// store.DB.InsertReserved) with barber b, picked by pickFree, under the
+// guard of b's lock (store.Guarded), and records the expired holds its
+// statement deleted. Errors: errRelock.
+func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, now time.Time, b *ent.Barber, write func(context.Context, *ent.Barber) error) error {
 	if f, ok := ctx.Value(beforeGuardedWriteKey{}).(func(barberID string)); ok {
-		f(p.barber.ID)
+		f(b.ID)
 	}
-	guarded, g := store.Guarded(ctx, p.barber.ID, p.version, now)
-	err := write(guarded, p.barber)
-	if errors.Is(err, store.ErrGuardMoved) {
-		b, err := r.lockedPick(ctx, tx, o, now, p.free)
-		if err != nil {
-			return nil, err
+	guarded, g := store.Guarded(ctx, b.ID, now)
+	if err := write(guarded, b); err != nil {
+		if store.Classify(err) == store.Overlap {
+			return errRelock
 		}
-		return b, write(ctx, b)
+		return err
 	}
-	if err != nil {
-		return nil, err
-	}
-	_, err = r.expiredFreed(ctx, tx, g.Expired())
-	return p.barber, err
+	_, err := r.expiredFreed(ctx, tx, g.Expired())
+	return err
 }
 
 // lockedStart is a writer's check of the offer's start with barber b: it

@@ -20,11 +20,9 @@
 // the lock is a statement of its own, then the expired holds' deletion and
 // the barber's day are one (store.DB.LockedSchedule), whose snapshot is
 // taken once the lock is held. A hold on PostgreSQL reads the day first,
-// unlocked, with the barber's bookings version, and its insert's statement
-// takes the lock only while that version holds (pickFree, bookFree,
-// store.Guarded): any change to the barber's reservations raises it, so a
-// guard that locks means the day read is still the barber's; one that
-// does not wrote nothing, and the hold locks and reads as above. Below that the
+// unlocked, and its insert's statement takes the lock (pickFree, bookFree,
+// store.Guarded): a reservation written over its time meanwhile makes the
+// insert fail as an overlap, and the hold is made again as above. Below that the
 // database itself refuses an overlap (an exclusion constraint on PostgreSQL,
 // a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
 // A reschedule does not count the appointment's own reservation as busy.
@@ -65,8 +63,8 @@
 // Those that change a barber's reservations work one barber per transaction
 // under the barber's lock, like booking writers, so a hold expired is freed
 // exactly once, by ExpireHolds (every second) or by the next booking of its
-// barber that reads the barber's day under the lock (on PostgreSQL a hold
-// reads it unlocked and frees only the expired holds under its own time:
+// barber that reads the barber's day under the lock (a hold on PostgreSQL
+// reads it unlocked, and frees only the expired holds under its own time:
 // store.Guarded), whichever locks the barber first. SendReminders claims its
 // appointments with FOR UPDATE SKIP LOCKED on PostgreSQL and updates each
 // only while reminded_at is still null, so every appointment is reminded

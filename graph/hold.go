@@ -3,6 +3,7 @@ package graph
 import (
 	"barberd/graph/catalog"
 	"context"
+	"errors"
 	"time"
 
 	"barberd/graph/domain"
@@ -67,75 +68,78 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	// its day is read unlocked, and the barber locked by the insert's
 	// statement, both on their generic plans (store.GenericTx: planned
 	// for their values, they cost PostgreSQL more than the round trip the
-	// guard saves). Elsewhere writes are serial, and the barber's day is
-	// read under the write lock (pickBarber).
-	guarded := !store.SerialWrites(r.cfg.DB.Dialect)
-	txCtx := ctx
-	if guarded {
-		txCtx = store.GenericTx(ctx)
-	}
+	// guard saves); should the time have been booked meanwhile, the hold
+	// is made again the locking way. Elsewhere writes are serial, and the
+	// barber's day is read under the write lock (pickBarber).
 	var h *ent.Hold
-	err = r.inTx(txCtx, func(tx *ent.Tx) error {
-		h = nil
-		ctx, capped := ctx, false
-		var ride *store.KeyHoldsRide // the count riding in the barber's lock
-		if r.capOf(v.MaxActiveHolds) > 0 {
-			if !guarded {
-				ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now)
+	attempt := func(guarded bool) func(tx *ent.Tx) error {
+		return func(tx *ent.Tx) error {
+			h = nil
+			ctx, capped := ctx, false
+			var ride *store.KeyHoldsRide // the count riding in the barber's lock or day
+			if r.capOf(v.MaxActiveHolds) > 0 {
+				// In the lock's statement, or a guarded hold's read's.
+				if ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now); !ride.Riding() {
+					ride = nil
+					var err error
+					if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+						return err
+					}
+				}
 			}
-			if ride == nil || !ride.Riding() {
-				ride = nil
-				if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+			var b *ent.Barber
+			var err error
+			if guarded {
+				b, err = r.pickFree(ctx, tx, o, now)
+			} else {
+				b, _, err = r.pickBarber(ctx, tx, o, now)
+			}
+			if ride != nil {
+				// The cap before anything else: counted with the lock or the
+				// read, or, where none counted it (the hold refused before
+				// any), now.
+				var cerr error
+				if kh, counted := ride.Counted(); counted {
+					capped, cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now, false)
+				} else {
+					capped, cerr = r.checkHoldCap(ctx, tx, v.KeyID, now, false)
+				}
+				if cerr != nil {
+					return cerr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			var created *ent.Hold
+			write := func(ctx context.Context, b *ent.Barber) (err error) {
+				created, err = r.holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
+					SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
+					SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
+				return err
+			}
+			if guarded {
+				err = r.bookFree(ctx, tx, now, b, write)
+			} else {
+				err = write(ctx, b)
+			}
+			if err != nil {
+				return err
+			}
+			if capped {
+				if _, err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
 					return err
 				}
 			}
+			h = created
+			return nil
 		}
-		var b *ent.Barber
-		var p freePick
-		if guarded {
-			p, err = r.pickFree(ctx, tx, o, now)
-		} else {
-			b, _, err = r.pickBarber(ctx, tx, o, now)
-		}
-		if ride != nil {
-			// The cap before anything else: counted with the lock, or,
-			// where no lock counted it (the hold refused before any), now.
-			var cerr error
-			if kh, counted := ride.Counted(); counted {
-				capped, cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now, false)
-			} else {
-				capped, cerr = r.checkHoldCap(ctx, tx, v.KeyID, now, false)
-			}
-			if cerr != nil {
-				return cerr
-			}
-		}
-		if err != nil {
-			return err
-		}
-		var created *ent.Hold
-		write := func(ctx context.Context, b *ent.Barber) (err error) {
-			created, err = r.holdTime(ctx, tx, tx.Hold.Create().SetAccountID(v.AccountID).SetAPIKeyID(v.KeyID).
-				SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).
-				SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
-			return err
-		}
-		if guarded {
-			_, err = r.bookFree(ctx, tx, o, now, p, write)
-		} else {
-			err = write(ctx, b)
-		}
-		if err != nil {
-			return err
-		}
-		if capped {
-			if _, err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
-				return err
-			}
-		}
-		h = created
-		return nil
-	})
+	}
+	if store.SerialWrites(r.cfg.DB.Dialect) {
+		err = r.inTx(ctx, attempt(false))
+	} else if err = r.inTx(store.GenericTx(ctx), attempt(true)); errors.Is(err, errRelock) {
+		err = r.inTx(ctx, attempt(false))
+	}
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}

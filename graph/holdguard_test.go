@@ -16,11 +16,11 @@ import (
 )
 
 // TestHoldGuardMoved: on PostgreSQL a hold reads its barber's day
-// unlocked and writes under a guard on the barber's bookings version. When
+// unlocked and takes the barber's lock in its insert's statement. When
 // another writer books the barber between the read and the write, the
-// guard moves: the hold then locks the barber and reads the day again,
-// and holds its start if that is still free, refuses it if that is what
-// was booked, and, asked for any barber, takes the next one free.
+// hold still holds its start if that is free; if that is what was booked,
+// the insert meets it, and the hold is made again the locking way: it
+// refuses the start, or, asked for any barber, takes the next one free.
 func TestHoldGuardMoved(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

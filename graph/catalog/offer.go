@@ -206,30 +206,13 @@ func (o *Offer) Day(ctx context.Context, c *ent.Client, dia string, now time.Tim
 // overlaps), where a day's read spans four days of them. The day it
 // returns offers the start exactly when the whole day would.
 func (o *Offer) StartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, ignore ...string) (slots.Day, error) {
-	d, _, err := o.startDay(ctx, c, dia, now, barbers, false, ignore)
-	return d, err
-}
-
-// VersionedStartDay is StartDay with the barbers' bookings versions read
-// in the same statement (bookings[i] is barbers[i]'s, -1 for a barber not
-// found): a writer that finds the start free with a barber may book it
-// without reading it again, under a guard on that barber's version
-// (store.Guarded).
-func (o *Offer) VersionedStartDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber) (_ slots.Day, bookings []int64, _ error) {
-	return o.startDay(ctx, c, dia, now, barbers, true, nil)
-}
-
-func (o *Offer) startDay(ctx context.Context, c *ent.Client, dia string, now time.Time, barbers []*ent.Barber, versioned bool, ignore []string) (slots.Day, []int64, error) {
 	r := o.dayRead(now, barbers, []slots.Date{o.Date})
-	if versioned {
-		r.versioned()
-	}
 	from, to := o.block()
 	ds, err := o.read(ctx, c, dia, r, from, to, now, ignore)
 	if err != nil {
-		return slots.Day{}, nil, err
+		return slots.Day{}, err
 	}
-	return ds[0].Day, r.bookings, nil
+	return ds[0].Day, nil
 }
 
 // block is the span the offer's start keeps its barber from other

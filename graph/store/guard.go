@@ -14,30 +14,24 @@ import (
 //
 // A writer that locks the barber first (LockedSchedule) holds the lock
 // for three round trips before its commit: the lock, the day read under
-// it, the insert. A guarded writer reads the day first, with the barber's
-// bookings version in the same snapshot (VersionedScheduleRows), checks the
-// start in Go, and sends its insert with a guard: the lock of the barber's
-// row as a WITH entry of the insert's statement, taken only if the
-// version is still the one read. In READ COMMITTED, FOR UPDATE checks its
-// condition again on the row's newest version after any wait, and every
-// change to the barber's reservations raises that version in the changing
-// transaction (see versions.go), so a guard that locks means no
-// reservation of the barber changed since the day was read: the check in
-// Go holds under the lock. The statement's other entries (the insert, and
-// the deletion of the barber's holds expired under the new time, which
-// the read left out) run only when the guard locked. When it did not, the
-// statement wrote nothing, and the writer takes the lock and reads again.
+// it, the insert. A guarded writer reads the day first, unlocked, checks
+// the start in Go, and sends its insert with the barber's lock as a WITH
+// entry of the insert's statement (the guard), which the statement's other
+// entries wait for: the deletion of the barber's holds expired under the
+// new time (the read left them out, and they would collide with it), then
+// the row and its reservation. What changed since the read is checked
+// under the lock by the database's no-overlap guarantee (the exclusion
+// constraint on reservations), against every reservation committed: a
+// reservation written since over the new time makes the statement fail
+// with an overlap, and the writer, its transaction rolled back, books
+// again the locking way. The rest of a day (hours, breaks, time off) a
+// booking does not change, and an admin who changes it meanwhile could as
+// well have changed it a moment later.
 
-// ErrGuardMoved is what a guarded insert returns when the barber's
-// bookings changed since its day was read: it wrote nothing, and the
-// writer must lock the barber and read the day again.
-var ErrGuardMoved = errors.New("store: the barber's bookings changed since the day was read")
-
-// Guard is the condition a guarded insert writes under (Guarded), and what
-// its statement deleted.
+// Guard is the lock a guarded insert takes (Guarded), and what its
+// statement deleted.
 type Guard struct {
 	barberID string
-	version  int64
 	now      time.Time
 	used     bool
 	expired  []Reservation
@@ -47,11 +41,12 @@ type Guard struct {
 type guardKey struct{}
 
 // Guarded returns a context under which the next InsertReserved (on
-// PostgreSQL: see SerialWrites) writes only if barberID's bookings version
-// is still version, taking the barber's lock in its statement, and
-// deletes the reservations of holds expired at now under its time first.
-func Guarded(ctx context.Context, barberID string, version int64, now time.Time) (context.Context, *Guard) {
-	g := &Guard{barberID: barberID, version: version, now: now}
+// PostgreSQL: see SerialWrites) takes barberID's lock in its statement
+// and deletes the reservations of the barber's holds expired at now under
+// its time before it writes. An overlap it meets is returned as it came
+// (Classify says Overlap): the transaction can only roll back.
+func Guarded(ctx context.Context, barberID string, now time.Time) (context.Context, *Guard) {
+	g := &Guard{barberID: barberID, now: now}
 	return context.WithValue(ctx, guardKey{}, g), g
 }
 
@@ -86,7 +81,7 @@ func (g *Guard) insert(ctx context.Context, tx *ent.Tx, saved recorded, r Reserv
 		return err
 	}
 	barber := a.add(g.barberID) + `::text`
-	query := `WITH guard AS (SELECT id FROM barbers WHERE id = ` + barber + ` AND bookings_version = ` + a.add(g.version) + `::bigint` + acct + ` FOR UPDATE),
+	query := `WITH guard AS (SELECT id FROM barbers WHERE id = ` + barber + acct + ` FOR UPDATE),
 expired AS (` + deleteReservationsQuery(`barber_id = `+barber+` AND expires_at <= `+a.add(g.now)+`::timestamptz
 AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')`+acct+`
 AND EXISTS (SELECT 1 FROM guard)`) + `),
@@ -115,7 +110,7 @@ UNION ALL SELECT false, ` + reservationColumns + ` FROM expired`
 		return err
 	}
 	if !locked {
-		return ErrGuardMoved
+		return &ent.NotFoundError{} // no such barber: as LockBarber's ent query says it
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package store_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,13 +14,13 @@ import (
 	"barberd/graph/storetest"
 )
 
-// TestGuarded: a guarded insert writes only while the barber's bookings
-// version is the one its day was read at. Held, it writes the row and its
-// reservation and deletes the expired holds' reservations under the new
-// time (not the others), and reports them; moved, it writes nothing and
-// the transaction goes on. A guard that waits for another writer's lock
-// sees what that writer committed: moved if it changed the barber's
-// reservations, held if it did not. SQLite refuses a guard.
+// TestGuarded: a guarded insert takes the barber's lock in its statement,
+// deletes the expired holds' reservations under the new time (not the
+// others) and reports them, and writes the row and its reservation. A
+// reservation written over the new time since fails it as an overlap,
+// also when the guard waited for the lock of the writer that wrote it; a
+// writer that booked elsewhere meanwhile does not. A barber that is not
+// there is not found. SQLite refuses a guard.
 func TestGuarded(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -35,10 +35,6 @@ func TestGuarded(t *testing.T) {
 			db.Reservation.Create().SetAccountID(acc.ID).SetBarberID(b.ID).SetStartsAt(from).
 				SetEndsAt(from.Add(time.Duration(minutes) * time.Minute)).SetNillableExpiresAt(expires).ExecX(sys)
 		}
-		version := func() int64 {
-			t.Helper()
-			return db.Barber.GetX(sys, b.ID).BookingsVersion
-		}
 		expiredLeft := `SELECT count(*) FROM reservations WHERE barber_id = $1 AND expires_at < '2027-03-02 09:00:00+00'`
 		count := func(q string) int {
 			t.Helper()
@@ -49,10 +45,10 @@ func TestGuarded(t *testing.T) {
 			return n
 		}
 		// insert writes a time off (any ent create will do) and the
-		// reservation of [from, from+minutes) under a guard at v.
-		insert := func(tx *ent.Tx, v int64, from time.Time, minutes int) (*store.Guard, error) {
+		// reservation of [from, from+minutes) under a guard of barber.
+		insert := func(tx *ent.Tx, barber string, from time.Time, minutes int) (*store.Guard, error) {
 			t.Helper()
-			guarded, g := store.Guarded(ctx, b.ID, v, now)
+			guarded, g := store.Guarded(ctx, barber, now)
 			end := from.Add(time.Duration(minutes) * time.Minute)
 			expires := now.Add(5 * time.Minute)
 			return g, db.InsertReserved(guarded, tx, func(ctx context.Context) (store.Reserve, error) {
@@ -71,7 +67,7 @@ func TestGuarded(t *testing.T) {
 		}
 
 		if db.Dialect != dialect.Postgres {
-			if _, err := insert(begin(), version(), at, 30); err == nil {
+			if _, err := insert(begin(), b.ID, at, 30); err == nil {
 				t.Fatal("a guarded insert on SQLite")
 			}
 			return
@@ -83,7 +79,7 @@ func TestGuarded(t *testing.T) {
 		reservation(at, 30, &expired)
 		reservation(at.Add(2*time.Hour), 30, &expired)
 		tx := begin()
-		g, err := insert(tx, version(), at, 45)
+		g, err := insert(tx, b.ID, at, 45)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,38 +96,40 @@ func TestGuarded(t *testing.T) {
 			t.Errorf("%d rows written with the reservation, want 1", n)
 		}
 
-		// Moved: another reservation since the read; nothing is written
-		// or deleted, and the transaction goes on.
+		// Over a reservation written since the read: an overlap, and the
+		// transaction rolls back with nothing of it left.
 		reservation(at.Add(5*time.Hour), 30, &expired)
-		v := version()
-		reservation(at.Add(4*time.Hour), 30, nil)
+		reservation(at.Add(5*time.Hour+30*time.Minute), 30, nil)
 		tx = begin()
-		if _, err := insert(tx, v, at.Add(5*time.Hour), 30); !errors.Is(err, store.ErrGuardMoved) {
-			t.Fatalf("a guard whose version moved: %v, want ErrGuardMoved", err)
+		if _, err := insert(tx, b.ID, at.Add(5*time.Hour), 60); store.Classify(err) != store.Overlap {
+			t.Fatalf("a guarded insert over a reservation: %v, want an overlap", err)
 		}
-		if n := txInt(t, ctx, tx, `SELECT count(*) FROM time_offs`); n != 1 {
-			t.Errorf("a moved guard wrote: %d time offs", n)
-		}
-		if err := tx.Commit(); err != nil {
+		if err := tx.Rollback(); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(expiredLeft); n != 2 {
-			t.Errorf("%d expired reservations left after a moved guard, want 2", n)
+			t.Errorf("%d expired reservations left after an overlap, want 2", n)
+		}
+		if n := count(`SELECT count(*) FROM time_offs WHERE barber_id = $1`); n != 1 {
+			t.Errorf("%d rows written after an overlap, want 1", n)
+		}
+
+		// No such barber.
+		if _, err := insert(begin(), "brb_missing", at.Add(9*time.Hour), 30); !ent.IsNotFound(err) {
+			t.Errorf("a guarded insert for a barber not there: %v, want not found", err)
 		}
 
 		// Waiting for another writer's lock: what it committed decides.
-		for _, c := range []struct {
-			name    string
-			changes bool
-			want    error
-		}{{"a writer that booked", true, store.ErrGuardMoved}, {"a writer that only locked", false, nil}} {
-			v := version()
+		for i, c := range []struct {
+			name string
+			over bool
+		}{{"a writer that booked the time", true}, {"a writer that booked another time", false}} {
+			from := at.Add(time.Duration(6+2*i) * time.Hour)
 			other := begin()
 			if _, err := other.ExecContext(ctx, `SELECT id FROM barbers WHERE id = $1 FOR UPDATE`, b.ID); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
-			from := at.Add(6 * time.Hour)
 			go func() {
 				tx, err := db.Tx(ctx)
 				if err != nil {
@@ -139,21 +137,23 @@ func TestGuarded(t *testing.T) {
 					return
 				}
 				defer tx.Rollback()
-				_, err = insert(tx, v, from, 30)
+				_, err = insert(tx, b.ID, from, 30)
 				done <- err
 			}()
 			waitForLock(t, db)
-			if c.changes {
-				if _, err := other.ExecContext(ctx, `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at)
-VALUES ('rsv_guard_other', $1, $2, $3, $4)`, acc.ID, b.ID, at.Add(7*time.Hour), at.Add(8*time.Hour)); err != nil {
-					t.Fatal(err)
-				}
+			booked := from.Add(time.Hour)
+			if c.over {
+				booked = from.Add(15 * time.Minute)
+			}
+			if _, err := other.ExecContext(ctx, `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at)
+VALUES ($1, $2, $3, $4, $5)`, fmt.Sprintf("rsv_guard_%d", i), acc.ID, b.ID, booked, booked.Add(30*time.Minute)); err != nil {
+				t.Fatal(err)
 			}
 			if err := other.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			if err := <-done; !errors.Is(err, c.want) || (c.want == nil && err != nil) {
-				t.Errorf("%s, then committed: the guard said %v, want %v", c.name, err, c.want)
+			if err := <-done; (store.Classify(err) == store.Overlap) != c.over || !c.over && err != nil {
+				t.Errorf("%s, then committed: the guarded insert said %v", c.name, err)
 			}
 		}
 	})

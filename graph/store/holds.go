@@ -102,10 +102,11 @@ func scanKeyHolds(rows *sql.Rows) (KeyHolds, error) {
 
 // KeyHoldsRide is a key's unlocked count of its active holds
 // (CountKeyHolds) that the next barber lock of its transaction sends in
-// its own statement (LockedSchedule, on PostgreSQL): one round trip fewer
-// for a hold of a key with a cap. The lock is not taken when the key holds
-// the most it may; the lock's statement then fails with ErrAtCap, before
-// the barber's day is read.
+// its own statement (LockedSchedule, on PostgreSQL), or, for a hold
+// written under a guard (Guarded), the next read of a barber's day
+// (EachScheduleRow): one round trip fewer for a hold of a key with a cap.
+// The lock is not taken when the key holds the most it may; the lock's
+// statement then fails with ErrAtCap, before the barber's day is read.
 type KeyHoldsRide struct {
 	keyID      string
 	defaultCap int
@@ -122,8 +123,8 @@ var ErrAtCap = errors.New("store: the key holds the most it may")
 // keyHoldsKey is the context key of the *KeyHoldsRide a lock takes.
 type keyHoldsKey struct{}
 
-// RideKeyHolds returns a context under which the next barber lock counts
-// the key's active holds at now (its cap, or defaultCap without one of
+// RideKeyHolds returns a context under which the next barber lock (or day
+// read) counts the key's active holds at now (its cap, or defaultCap without one of
 // its own) on PostgreSQL, and the ride that tells what it counted.
 // Elsewhere nothing rides (Riding is false).
 func RideKeyHolds(ctx context.Context, dia, keyID string, defaultCap int, now time.Time) (context.Context, *KeyHoldsRide) {
@@ -134,13 +135,15 @@ func RideKeyHolds(ctx context.Context, dia, keyID string, defaultCap int, now ti
 	return context.WithValue(ctx, keyHoldsKey{}, r), r
 }
 
-// Riding reports whether a lock will count the key's holds.
+// Riding reports whether a lock or a read will count the key's holds.
 func (r *KeyHoldsRide) Riding() bool { return r.riding }
 
-// Counted returns what a lock's statement counted, and whether one did.
+// Counted returns what a lock's or a read's statement counted, and
+// whether one did.
 func (r *KeyHoldsRide) Counted() (KeyHolds, bool) { return r.kh, r.counted }
 
-// ridingKeyHolds is the count of ctx a lock is still to send, or nil.
+// ridingKeyHolds is the count of ctx a lock or a read is still to send,
+// or nil.
 func ridingKeyHolds(ctx context.Context) *KeyHoldsRide {
 	if r, _ := ctx.Value(keyHoldsKey{}).(*KeyHoldsRide); r != nil && !r.counted {
 		return r

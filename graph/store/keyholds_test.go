@@ -181,3 +181,59 @@ func TestRideKeyHolds(t *testing.T) {
 		t.Errorf("no cap at all: %v", l.err)
 	}
 }
+
+// TestRideKeyHoldsInRead checks on PostgreSQL that a key's count riding
+// (RideKeyHolds) with no lock to take goes in the next read of a barber's
+// day instead (a guarded hold's): the read counts the key's holds, hands
+// its caller only the day's rows, and counts once; a key not found is not
+// counted.
+func TestRideKeyHoldsInRead(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, dialect.Postgres)
+	m := newMondays(t, db)
+	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
+		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
+	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p2").SetSecretHash("h2").
+		SetScopes(domain.BookingScopes).SetMaxActiveHolds(3).SaveX(m.sys)
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := now.Add(time.Hour)
+	db.Hold.Create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+	db.Reservation.Create().SetAccountID(m.acc.ID).SetBarberID(m.barber.ID).SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).ExecX(m.sys)
+
+	read := func(keyID string) (rows []store.ScheduleRow, kh store.KeyHolds, counted bool) {
+		t.Helper()
+		ctx, ride := store.RideKeyHolds(m.ctx, db.Dialect, keyID, 100, now)
+		for i := range 2 {
+			if i == 1 && keyID == key.ID {
+				// The second read counts nothing: a new cap goes unseen.
+				db.APIKey.UpdateOneID(key.ID).SetMaxActiveHolds(5).ExecX(m.sys)
+			}
+			rows = rows[:0]
+			err := store.EachScheduleRow(ctx, db.SQL, db.Dialect, m.unit.ID, []string{m.barber.ID}, []int{1}, now, now.Add(8*time.Hour), now, false,
+				func(r *store.ScheduleRow) error {
+					rows = append(rows, *r)
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		kh, counted = ride.Counted()
+		return rows, kh, counted
+	}
+	rows, kh, counted := read(key.ID)
+	if !counted || kh.Cap == nil || *kh.Cap != 3 || kh.Active != 1 {
+		t.Errorf("the read counted %v %+v; want cap 3 and 1 active", counted, kh)
+	}
+	kinds := map[store.RowKind]int{}
+	for _, r := range rows {
+		kinds[r.Kind]++
+	}
+	if len(rows) != 2 || kinds[store.RowReservation] != 1 || kinds[store.RowHours] != 1 {
+		t.Errorf("the read handed on %+v; want the reservation and the hours", rows)
+	}
+	if _, _, counted := read("key_missing"); counted {
+		t.Error("a key not found was counted")
+	}
+}

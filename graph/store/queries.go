@@ -85,6 +85,7 @@ const (
 	rowExpired // LockedSchedule's deleted reservations of expired holds
 	// RowBookings is a barber's bookings version (VersionedScheduleRows).
 	RowBookings
+	rowKeyHolds // a key's count riding in the read (RideKeyHolds)
 )
 
 // ScheduleRow is one row of a barber's day: a blocking reservation, a time
@@ -104,6 +105,7 @@ type ScheduleRow struct {
 	Breaks            []string
 	// bookings version (RowBookings)
 	Bookings int64
+	keyHolds KeyHolds // rowKeyHolds
 }
 
 // Of reports whether the row is the reservation of one of the given
@@ -155,6 +157,26 @@ func EachScheduleRow(ctx context.Context, c Queryer, dia, unitID string, barberI
 	q, err := scheduleQuery(ctx, a.add, dia, unitID, barberIDs, weekdays, from, to, now, bookings)
 	if err != nil {
 		return err
+	}
+	ride := ridingKeyHolds(ctx)
+	if ride != nil {
+		// A guarded hold's key's count (RideKeyHolds) rides in its read.
+		count, err := countKeyHoldsQuery(ctx, a.add, ride.keyID, ride.defaultCap, ride.now)
+		if err != nil {
+			return err
+		}
+		q += `
+UNION ALL
+SELECT ` + strconv.Itoa(int(rowKeyHolds)) + `, '', '', NULL, NULL, NULL, CAST(kh.most AS TEXT), NULL, NULL, kh.active
+FROM (` + count + `) AS kh (most, active)`
+		next := each
+		each = func(r *ScheduleRow) error {
+			if r.Kind != rowKeyHolds {
+				return next(r)
+			}
+			ride.kh, ride.counted = r.keyHolds, true
+			return nil
+		}
 	}
 	_, err = queryRows(ctx, c, q, a, func(rows *sql.Rows) (struct{}, error) {
 		return struct{}{}, scanSchedule(rows, each)
@@ -300,6 +322,15 @@ func scanSchedule(rows *sql.Rows, each func(*ScheduleRow) error) error {
 			r.StartsAt, r.EndsAt = starts.Time, ends.Time
 		case RowBookings:
 			r.Bookings = weekday.Int64
+		case rowKeyHolds:
+			r.keyHolds = KeyHolds{Active: int(weekday.Int64)}
+			if ref1.Valid {
+				n, err := strconv.Atoi(ref1.String)
+				if err != nil {
+					return fmt.Errorf("a key's cap: %w", err)
+				}
+				r.keyHolds.Cap = &n
+			}
 		case RowHours:
 			r.OpensAt, r.ClosesAt, r.Weekday = ref1.String, ref2.String, int(weekday.Int64)
 			if breaks.Valid && breaks.String != "" {
