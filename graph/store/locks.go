@@ -52,7 +52,7 @@ type LockedDay struct {
 // holds the deletion removes.
 //
 // The lock also makes the rest of the transaction run generic plans
-// (GenericPlans): PostgreSQL estimated the day statement's generic plan at
+// (as under GenericTx): PostgreSQL estimated the day statement's generic plan at
 // ten times its plans for values (it guesses a third of the barber's holds
 // expired), so it planned the statement afresh on every run, 0.37 ms of
 // its CPU on every write, for the same plan (TestLockedScheduleGeneric).

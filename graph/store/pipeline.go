@@ -117,11 +117,23 @@ const setGeneric = "SET LOCAL plan_cache_mode = force_generic_plan"
 // genericKey is the context key of GenericTx's mark.
 type genericKey struct{}
 
-// GenericTx returns a context whose transactions (on PostgreSQL, BEGIN
-// riding) run their prepared statements on their generic plans from their
-// first statement on (see GenericPlans for why), at no round trip: the
-// setting rides with BEGIN. For a transaction whose first statement would
-// otherwise be planned afresh every time: a guarded hold's day read.
+// GenericTx returns a context whose transactions (on PostgreSQL) run
+// their prepared statements on their generic plans (plan_cache_mode, for
+// the transaction alone) from their first statement on, at no round trip:
+// the setting rides with BEGIN (with deferred_begin=off, it follows BEGIN
+// in a round trip of its own).
+//
+// Why: PostgreSQL plans a prepared statement afresh for its first five
+// runs on a connection, and then again whenever its generic plan's
+// estimate is the higher, which for a read of a barber's day or an offer
+// pass's statements is nearly always (a third of a barber's holds guessed
+// expired, say), for the same plan. An offer pass planned its take, its
+// candidates, the barber's lock and its reservations on nearly every
+// pass: about 1.5 ms of planning each, 6 ms a pass, more than the pass's
+// own work; a guarded hold's read and insert, 0.25–0.45 ms a hold
+// (docs/performance.md). The generic plans are the ones the tests check
+// (TestWaitingSpanIndex, TestCandidatesPlan, TestLockedScheduleGeneric):
+// by an index, whatever the values.
 func GenericTx(ctx context.Context) context.Context {
 	return context.WithValue(ctx, genericKey{}, true)
 }

@@ -190,10 +190,18 @@ func TestBeginRides(t *testing.T) {
 				t.Errorf("the transaction after: plan_cache_mode %s, want auto", after)
 			}
 		}
+		// With deferred_begin=off the setting follows BEGIN.
+		tx, err := off.BeginTx(store.GenericTx(ctx), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if generic := mode(tx, true); generic != "force_generic_plan" {
+			t.Errorf("under GenericTx with deferred_begin=off: plan_cache_mode %s", generic)
+		}
+		_ = tx.Rollback()
 		// An empty transaction sends nothing still.
 		before := writes(on)
-		tx, err := on.BeginTx(store.GenericTx(ctx), nil)
-		if err != nil {
+		if tx, err = on.BeginTx(store.GenericTx(ctx), nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil || writes(on) != before {

@@ -315,11 +315,18 @@ func (c *pqConn) run(ctx context.Context, query string, args []driver.NamedValue
 }
 
 func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if c.sock != nil && c.deferBegin {
+	riding := c.sock != nil && c.deferBegin
+	if riding {
 		c.sock.beginning = true // pipeline.go
 		c.sock.generic = genericTx(ctx)
 	}
 	tx, err := c.pqDriverConn.BeginTx(ctx, opts)
+	if err == nil && !riding && genericTx(ctx) {
+		// BEGIN was sent alone: so is the setting that would ride with it.
+		if _, err = c.pqDriverConn.ExecContext(ctx, setGeneric, nil); err != nil {
+			_ = tx.Rollback()
+		}
+	}
 	switch {
 	case err == nil:
 		c.inTx = true

@@ -10,7 +10,6 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
 
-	"barberd/ent"
 	"barberd/ent/appointment"
 	"barberd/ent/customer"
 	"barberd/ent/hold"
@@ -147,25 +146,7 @@ FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to
 	return true, tx.Commit()
 }
 
-// GenericPlans makes the statements tx runs next, on PostgreSQL, use
-// their generic plans (plan_cache_mode, for this transaction alone): the
-// offer pass's. Each offer worker's connection runs a pass's statements a
-// few times a phase, and PostgreSQL, which plans a prepared statement
-// afresh for its first five runs and then keeps doing so whenever the
-// generic plan's estimate is the higher, planned the take, the candidates,
-// the barber's lock and its reservations on nearly every pass: about 1.5 ms
-// of planning for each, 6 ms a pass in all, more than the pass's own work
-// (docs/performance.md). Their generic plans are the ones the tests check
-// (TestWaitingSpanIndex, TestCandidatesPlan): by an index, whatever the
-// values.
-func (db *DB) GenericPlans(ctx context.Context, tx *ent.Tx) error {
-	if db.Dialect != dialect.Postgres {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, "SELECT "+genericPlans)
-	return err
-}
-
-// genericPlans is GenericPlans as an expression, for a statement that has
-// other work to do (LockedSchedule's lock).
+// genericPlans is GenericTx's setting as an expression, made by a
+// statement that has other work to do (LockedSchedule's lock), for the
+// statements after it in its transaction.
 const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`

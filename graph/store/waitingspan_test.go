@@ -174,29 +174,28 @@ func prepareProbe(t *testing.T, conn *sql.Conn) func() string {
 	}
 }
 
-// TestGenericPlans: after GenericPlans, a transaction's prepared
+// TestGenericTx: in a transaction begun under GenericTx, prepared
 // statements run their generic plans from the first run, where PostgreSQL
 // would plan each of the first five afresh; the setting ends with the
 // transaction.
-func TestGenericPlans(t *testing.T) {
+func TestGenericTx(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		// plans runs a statement twice in a transaction, after GenericPlans
-		// when generic, and says how many of its runs the connection
-		// planned afresh and how many ran its generic plan.
+		// plans runs a statement twice in a transaction, begun under
+		// GenericTx when generic, and says how many of its runs the
+		// connection planned afresh and how many ran its generic plan.
 		plans := func(generic bool, statement string) (custom, generics int) {
 			t.Helper()
-			tx, err := db.Tx(ctx)
+			begin := ctx
+			if generic {
+				begin = store.GenericTx(ctx)
+			}
+			tx, err := db.Tx(begin)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tx.Rollback() //nolint:errcheck // read only
-			if generic {
-				if err := db.GenericPlans(ctx, tx); err != nil {
-					t.Fatal(err)
-				}
-			}
 			for range 2 {
 				rows, err := tx.QueryContext(ctx, statement, "acc_none")
 				if err != nil {
@@ -222,7 +221,7 @@ func TestGenericPlans(t *testing.T) {
 			t.Errorf("by default: %d runs planned afresh, %d generic; want 2 and 0", custom, generic)
 		}
 		if custom, generic := plans(true, q+` /* generic */`); custom != 0 || generic != 2 {
-			t.Errorf("after GenericPlans: %d runs planned afresh, %d generic; want 0 and 2", custom, generic)
+			t.Errorf("under GenericTx: %d runs planned afresh, %d generic; want 0 and 2", custom, generic)
 		}
 		if custom, generic := plans(false, q+` /* after */`); custom != 2 || generic != 0 {
 			t.Errorf("in the next transaction: %d runs planned afresh, %d generic; want 2 and 0 (the setting outlived its transaction)", custom, generic)

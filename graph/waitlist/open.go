@@ -218,11 +218,10 @@ func (wl *Waitlist) offerOpening(ctx context.Context, id string) (int, error) {
 	var seen passCounts
 	var freed []slots.Interval
 	unwanted := 0
-	err := wl.b.InTx(ctx, func(tx *ent.Tx) error {
+	// The pass's statements run their generic plans (store.GenericTx
+	// says why), the setting riding with BEGIN.
+	err := wl.b.InTx(store.GenericTx(ctx), func(tx *ent.Tx) error {
 		made, ids, seen, freed, unwanted = 0, nil, passCounts{}, nil, 0
-		if err := wl.db.GenericPlans(ctx, tx); err != nil {
-			return err
-		}
 		ops, err := store.TakeOpenings(ctx, tx, wl.db.Dialect, id, openingBatch, wl.b.Now())
 		if err != nil || len(ops) == 0 {
 			return err
