@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/ent"
 	"barberd/ent/customer"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
@@ -75,18 +76,11 @@ func TestRideCustomer(t *testing.T) {
 		if _, err := holder.ExecContext(ctx, `SELECT 1 FROM barbers WHERE id = $1 FOR UPDATE`, b.ID); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() {
-			tx, err := db.Tx(ctx)
-			if err != nil {
-				done <- err
-				return
-			}
-			defer tx.Rollback() //nolint:errcheck // nothing to keep
+		done := goTx(ctx, db, func(tx *ent.Tx) error {
 			rctx, _ := store.RideCustomer(ctx, db.Dialect, store.Customer{AccountID: acc.ID, Name: "Rui", Phone: "+351912345678"})
-			_, err = db.LockedSchedule(rctx, tx, u.ID, b.ID, []int{1}, day, day.AddDate(0, 0, 1), day.Add(-time.Hour))
-			done <- err
-		}()
+			_, err := db.LockedSchedule(rctx, tx, u.ID, b.ID, []int{1}, day, day.AddDate(0, 0, 1), day.Add(-time.Hour))
+			return err
+		})
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			err := lockNowait(t, db, "customers", first)

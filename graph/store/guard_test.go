@@ -129,17 +129,10 @@ func TestGuarded(t *testing.T) {
 			if _, err := other.ExecContext(ctx, `SELECT id FROM barbers WHERE id = $1 FOR UPDATE`, b.ID); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() {
-				tx, err := db.Tx(ctx)
-				if err != nil {
-					done <- err
-					return
-				}
-				defer tx.Rollback()
-				_, err = insert(tx, b.ID, from, 30)
-				done <- err
-			}()
+			done := goTx(ctx, db, func(tx *ent.Tx) error {
+				_, err := insert(tx, b.ID, from, 30)
+				return err
+			})
 			waitForLock(t, db)
 			booked := from.Add(time.Hour)
 			if c.over {

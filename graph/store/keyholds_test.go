@@ -8,6 +8,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/ent"
 	"barberd/ent/schema/tenant"
 	"barberd/graph/domain"
 	"barberd/graph/store"
@@ -126,14 +127,8 @@ func TestRideKeyHolds(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, dialect.Postgres)
 	m := newMondays(t, db)
-	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
-		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
-	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p1").SetSecretHash("h1").
-		SetScopes(domain.BookingScopes).SetMaxActiveHolds(1).SaveX(m.sys)
 	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
-	at := now.Add(24 * time.Hour)
-	db.Hold.Create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
-		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+	key := keyHolding(t, db, m, 1, now.Add(24*time.Hour), now)
 
 	// lock locks the barber with the key's count riding, and returns the
 	// count, whether one was made, the lock's error, and the error of a
@@ -191,14 +186,9 @@ func TestRideKeyHoldsInRead(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, dialect.Postgres)
 	m := newMondays(t, db)
-	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
-		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
-	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p2").SetSecretHash("h2").
-		SetScopes(domain.BookingScopes).SetMaxActiveHolds(3).SaveX(m.sys)
 	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := now.Add(time.Hour)
-	db.Hold.Create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
-		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+	key := keyHolding(t, db, m, 3, at, now)
 	db.Reservation.Create().SetAccountID(m.acc.ID).SetBarberID(m.barber.ID).SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).ExecX(m.sys)
 
 	read := func(keyID string) (rows []store.ScheduleRow, kh store.KeyHolds, counted bool) {
@@ -236,4 +226,18 @@ func TestRideKeyHoldsInRead(t *testing.T) {
 	if _, _, counted := read("key_missing"); counted {
 		t.Error("a key not found was counted")
 	}
+}
+
+// keyHolding makes a booking key of m's account with a cap of most and
+// one active hold at at (of a 30-minute service with m's barber),
+// expiring a minute after now.
+func keyHolding(t *testing.T, db *store.DB, m mondays, most int, at, now time.Time) *ent.APIKey {
+	t.Helper()
+	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
+		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
+	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix(t.Name()).SetSecretHash(t.Name()).
+		SetScopes(domain.BookingScopes).SetMaxActiveHolds(most).SaveX(m.sys)
+	db.Hold.Create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
+		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
+	return key
 }

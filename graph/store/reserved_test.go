@@ -134,3 +134,19 @@ func replicaTx(t *testing.T, ctx context.Context, db *store.DB) *ent.Tx {
 	}
 	return tx
 }
+
+// goTx runs f in a transaction of its own, in a goroutine, rolls it back,
+// and sends f's error (or the transaction's) on the channel it returns.
+func goTx(ctx context.Context, db *store.DB, f func(tx *ent.Tx) error) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		tx, err := db.Tx(ctx)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer tx.Rollback() //nolint:errcheck // nothing to keep
+		done <- f(tx)
+	}()
+	return done
+}
