@@ -27,7 +27,11 @@ func TestGuarded(t *testing.T) {
 		sys := tenant.System(context.Background())
 		acc := db.Account.Create().SetName("Chain").SaveX(sys)
 		b := db.Barber.Create().SetAccountID(acc.ID).SetName("Ana").SaveX(sys)
-		ctx := tenant.WithAccount(context.Background(), acc.ID)
+		// A statement that waits for ever (a guard taken out of order, say)
+		// fails the test instead of hanging it.
+		bounded, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ctx := tenant.WithAccount(bounded, acc.ID)
 		at := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
 		now := at.Add(-time.Hour)
 		reservation := func(from time.Time, minutes int, expires *time.Time) {
