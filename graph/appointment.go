@@ -71,26 +71,29 @@ func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
-		d, err := o.StartDay(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
-		if err != nil {
+		if candidates, err = r.freeAt(ctx, c, o, now, candidates, ignore...); err != nil {
 			return nil, false, err
 		}
-		candidates = freeAt(d, o.Start, candidates)
 	}
 	b, err := r.lockedPick(ctx, tx, o, now, candidates, ignore...)
 	return b, inTx, err
 }
 
-// freeAt is the barbers of candidates that day d has free at start, in
-// their order.
-func freeAt(d slots.Day, start time.Time, candidates []*ent.Barber) []*ent.Barber {
+// freeAt reads the candidates' start day through c, unlocked
+// (catalog.Offer.StartDay; ignore names reservations that do not count as
+// busy), and returns those free at the offer's start, in their order.
+func (r *Resolver) freeAt(ctx context.Context, c *ent.Client, o *catalog.Offer, now time.Time, candidates []*ent.Barber, ignore ...string) ([]*ent.Barber, error) {
+	d, err := o.StartDay(ctx, c, r.cfg.DB.Dialect, now, candidates, ignore...)
+	if err != nil {
+		return nil, err
+	}
 	free := map[string]bool{}
 	for _, s := range slots.FreeSlots(d) {
-		if s.Start.Equal(start) {
+		if s.Start.Equal(o.Start) {
 			free[s.BarberID] = true
 		}
 	}
-	return slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] })
+	return slices.DeleteFunc(slices.Clone(candidates), func(b *ent.Barber) bool { return !free[b.ID] }), nil
 }
 
 // lockedPick locks the candidates in turn (lockedStart) and returns the
@@ -119,11 +122,11 @@ func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, n
 	if err != nil {
 		return nil, err
 	}
-	d, err := o.StartDay(ctx, c, r.cfg.DB.Dialect, now, candidates)
+	free, err := r.freeAt(ctx, c, o, now, candidates)
 	if err != nil {
 		return nil, err
 	}
-	if free := freeAt(d, o.Start, candidates); len(free) > 0 {
+	if len(free) > 0 {
 		return free[0], nil
 	}
 	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")

@@ -246,7 +246,10 @@ func (o *Offer) VersionedDays(ctx context.Context, c *ent.Client, dia string, no
 	if len(barbers) == 0 || len(dates) == 0 {
 		return r.out, nil, nil
 	}
-	r.versioned()
+	r.bookings = make([]int64, len(barbers))
+	for i := range r.bookings {
+		r.bookings[i] = -1
+	}
 	days, err := o.read(ctx, c, dia, r, r.from(), r.to(), now, nil)
 	return days, r.bookings, err
 }
@@ -288,15 +291,6 @@ type dayRead struct {
 	dates    []slots.Date
 	spans    []slots.Interval
 	bookings []int64 // the barbers' bookings versions, when read
-}
-
-// versioned has r read its barbers' bookings versions too (-1 for each
-// until its row is read).
-func (r *dayRead) versioned() {
-	r.bookings = make([]int64, len(r.ids))
-	for i := range r.bookings {
-		r.bookings[i] = -1
-	}
 }
 
 // dayRead prepares the days of barbers on dates (ascending), empty.

@@ -41,7 +41,7 @@ func DeleteExpiredQuery(accountID, barberID string, now time.Time) (string, []an
 }
 
 func deleteExpiredQuery(bind func(any) string, accountID, barberID string, now time.Time) string {
-	q, err := expiredQuery(tenant.WithAccount(context.Background(), accountID), bind, barberID, now)
+	q, err := expiredQuery(tenant.WithAccount(context.Background(), accountID), bind, barberID, now, "")
 	if err != nil {
 		panic(err) // an account is given
 	}

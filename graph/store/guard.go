@@ -80,11 +80,14 @@ func (g *Guard) insert(ctx context.Context, tx *ent.Tx, saved recorded, r Reserv
 	if err != nil {
 		return err
 	}
-	barber := a.add(g.barberID) + `::text`
-	query := `WITH guard AS (SELECT id FROM barbers WHERE id = ` + barber + acct + ` FOR UPDATE),
-expired AS (` + deleteReservationsQuery(`barber_id = `+barber+` AND expires_at <= `+a.add(g.now)+`::timestamptz
-AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')`+acct+`
-AND EXISTS (SELECT 1 FROM guard)`) + `),
+	expired, err := expiredQuery(ctx, a.add, g.barberID, g.now, `
+AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')
+AND EXISTS (SELECT 1 FROM guard)`)
+	if err != nil {
+		return err
+	}
+	query := `WITH guard AS (SELECT id FROM barbers WHERE id = ` + a.add(g.barberID) + `::text` + acct + ` FOR UPDATE),
+expired AS (` + expired + `),
 saved AS (` + insert + `),
 reserved AS (` + insertReservationFrom(&a, r, `(SELECT count(*) FROM expired) AS first, guard`) + `
 RETURNING ` + reservationColumns + `)

@@ -75,7 +75,7 @@ func (db *DB) LockedSchedule(ctx context.Context, c Queryer, unitID, barberID st
 		return ride.lockQuery(ctx, bind, acct, barberID)
 	}, scan: func(rows *sql.Rows) error { return ride.scanLock(ctx, rows) }}
 	day := step{query: func(bind func(any) string) (string, error) {
-		expired, err := expiredQuery(ctx, bind, barberID, now)
+		expired, err := expiredQuery(ctx, bind, barberID, now, "")
 		if err != nil {
 			return "", err
 		}

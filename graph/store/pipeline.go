@@ -111,8 +111,14 @@ var (
 	begunGenericAlone    = slices.Insert(slices.Clone(begunAlone), 1, message(nil, msgCommandComplete, cstring("SET")))
 )
 
-// setGeneric is what rides with BEGIN under GenericTx.
-const setGeneric = "SET LOCAL plan_cache_mode = force_generic_plan"
+// setGeneric is what rides with BEGIN under GenericTx; genericPlans is
+// the same setting as an expression, made by a statement that has other
+// work to do (LockedSchedule's lock), for the statements after it in its
+// transaction.
+const (
+	setGeneric   = "SET LOCAL plan_cache_mode = force_generic_plan"
+	genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`
+)
 
 // genericKey is the context key of GenericTx's mark.
 type genericKey struct{}
@@ -144,8 +150,9 @@ func genericTx(ctx context.Context) bool {
 	return g
 }
 
-// extendedBegin is query (BEGIN, or the setting that rides with it) as Parse, Bind and Execute of the
-// unnamed statement and portal, without a Sync.
+// extendedBegin is query (BEGIN, or the setting that rides with it) as
+// Parse, Bind and Execute of the unnamed statement and portal, without a
+// Sync.
 func extendedBegin(b []byte, query []byte) []byte {
 	b = message(b, msgParse, []byte{0}, query, []byte{0, 0, 0})
 	b = message(b, msgBind, []byte{0, 0}, []byte{0, 0, 0, 0, 0, 0})

@@ -75,7 +75,7 @@ func DeleteHoldReservation(ctx context.Context, c Queryer, holdID string) ([]Res
 // lookup, however many appointments and live holds the barber has.
 func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, now time.Time) ([]Reservation, error) {
 	var a sqlArgs
-	q, err := expiredQuery(ctx, a.add, barberID, now)
+	q, err := expiredQuery(ctx, a.add, barberID, now, "")
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +83,13 @@ func DeleteExpiredReservations(ctx context.Context, c Queryer, barberID string, 
 }
 
 // expiredQuery is DeleteExpiredReservations' statement, its values named
-// by bind. expires_at <= now implies expires_at IS NOT NULL, the index's
+// by bind, with also (conditions after AND, or "") on the rows it
+// deletes. expires_at <= now implies expires_at IS NOT NULL, the index's
 // predicate, so the planner may use it on any plan.
-func expiredQuery(ctx context.Context, bind func(any) string, barberID string, now time.Time) (string, error) {
+func expiredQuery(ctx context.Context, bind func(any) string, barberID string, now time.Time, also string) (string, error) {
 	where := `barber_id = ` + bind(barberID) + ` AND expires_at <= ` + bind(now)
 	acct, err := tenantFilter(ctx, bind, "")
-	return deleteReservationsQuery(where + acct), err
+	return deleteReservationsQuery(where + acct + also), err
 }
 
 // DeleteEndedReservations deletes a barber's reservations of appointments

@@ -145,8 +145,3 @@ FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to
 	}
 	return true, tx.Commit()
 }
-
-// genericPlans is GenericTx's setting as an expression, made by a
-// statement that has other work to do (LockedSchedule's lock), for the
-// statements after it in its transaction.
-const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`
