@@ -114,22 +114,23 @@ func (r *Resolver) lockedPick(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 // pickFree is pickBarber for a writer that books under a guard
 // (store.Guarded; PostgreSQL, where writers run side by side): it reads
 // the candidates' start day, unlocked, and returns the first candidate
-// free then; the writer's statement takes the barber's lock (bookFree).
-// Errors: slot_unavailable.
-func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (*ent.Barber, error) {
+// free then, and (as pickBarber) whether it read it in tx; the writer's
+// statement takes the barber's lock (bookFree). Errors: slot_unavailable.
+func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (*ent.Barber, bool, error) {
 	c := tx.Client()
+	inTx := o.Barber == nil && o.Eligible == nil // as pickBarber's
 	candidates, err := o.Candidates(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	free, err := r.freeAt(ctx, c, o, now, candidates)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(free) > 0 {
-		return free[0], nil
+		return free[0], inTx, nil
 	}
-	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
 
 // errRelock is what bookFree returns when its write met a reservation
@@ -235,63 +236,84 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	}
 	var a *ent.Appointment
 	var barberInTx bool // a's barber was read in the transaction
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		a, barberInTx = nil, false
-		// The reference is not looked up first: its unique index refuses
-		// a second appointment, and a create refused for any reason looks
-		// it up before it says why (refused), so a repeat costs a first
-		// create nothing.
-		//
-		// The customer's record before the barber's lock: in the lock's
-		// statement (PostgreSQL), or alone before a hold is taken.
-		given := domain.RecordOf(in.Client)
-		ctx, customer := store.RideCustomer(ctx, r.cfg.DB.Dialect, domain.CustomerOf(v.AccountID, given))
-		var b *ent.Barber
-		var inTx bool
-		var held *ent.Hold
-		if in.HoldID != nil {
-			if _, err := customer.ID(ctx, tx); err != nil {
-				return err
-			}
+	// Without a hold, on PostgreSQL, the appointment is written under a
+	// guard, as a hold is (holdSlot): its day read unlocked, with the
+	// customer's upsert riding in that read, and the barber locked by the
+	// statement of its event, which carries the appointment and its
+	// reservation.
+	attempt := func(guarded bool) func(tx *ent.Tx) error {
+		return func(tx *ent.Tx) error {
+			a, barberInTx = nil, false
+			// The reference is not looked up first: its unique index
+			// refuses a second appointment, and a create refused for any
+			// reason looks it up before it says why (refused), so a
+			// repeat costs a first create nothing.
+			//
+			// The customer's record before the barber's lock: in the
+			// guarded read's statement or the lock's (PostgreSQL), or
+			// alone before a hold is taken.
+			given := domain.RecordOf(in.Client)
+			ctx, customer := store.RideCustomer(ctx, r.cfg.DB.Dialect, domain.CustomerOf(v.AccountID, given))
+			var b *ent.Barber
+			var inTx bool
+			var held *ent.Hold
 			var err error
-			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
+			switch {
+			case in.HoldID != nil:
+				if _, err := customer.ID(ctx, tx); err != nil {
+					return err
+				}
+				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
+					return err
+				}
+				if o.Barber != nil && o.Barber.ID == held.BarberID {
+					b = o.Barber
+				} else if b, err = tx.Barber.Get(ctx, held.BarberID); err != nil {
+					return err
+				} else {
+					inTx = true
+				}
+			case guarded:
+				b, inTx, err = r.pickFree(ctx, tx, o, now)
+			default:
+				b, inTx, err = r.pickBarber(ctx, tx, o, now)
+			}
+			if err != nil {
 				return err
 			}
-			if o.Barber != nil && o.Barber.ID == held.BarberID {
-				b = o.Barber
-			} else if b, err = tx.Barber.Get(ctx, held.BarberID); err != nil {
+			customerID, err := customer.ID(ctx, tx)
+			if err != nil {
 				return err
+			}
+			create := tx.Appointment.Create().SetAccountID(v.AccountID).
+				SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
+				SetClientName(given.Name).SetClientPhone(given.Phone).SetNillableClientEmail(given.Email).
+				SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
+				SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetSource(source)
+			// The customer record is left to load when asked for
+			// (dashboards only), after the transaction, as a read would
+			// show it.
+			var created *ent.Appointment
+			book := func(ctx context.Context, b *ent.Barber) (err error) {
+				created, err = r.bookAppointment(ctx, tx, create, o.Buffer(), ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}, source)
+				return err
+			}
+			if guarded {
+				err = r.bookFree(ctx, tx, now, b, book)
 			} else {
-				inTx = true
+				err = book(ctx, b)
 			}
-		} else {
-			var err error
-			if b, inTx, err = r.pickBarber(ctx, tx, o, now); err != nil {
+			if err != nil {
 				return err
 			}
+			a, barberInTx = created, inTx
+			if held != nil {
+				return waitlist.Booked(ctx, tx, held, a.ID)
+			}
+			return nil
 		}
-		customerID, err := customer.ID(ctx, tx)
-		if err != nil {
-			return err
-		}
-		create := tx.Appointment.Create().SetAccountID(v.AccountID).
-			SetUnitID(o.Unit.ID).SetServiceID(o.Service.ID).SetBarberID(b.ID).SetCustomerID(customerID).
-			SetClientName(given.Name).SetClientPhone(given.Phone).SetNillableClientEmail(given.Email).
-			SetAPIKeyID(v.KeyID).SetNillableHoldID(in.HoldID).SetNillableExternalReference(ref).
-			SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetSource(source)
-		// The customer record is left to load when asked for (dashboards
-		// only), after the transaction, as a read would show it.
-		edges := ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}
-		created, err := r.bookAppointment(ctx, tx, create, o.Buffer(), edges, source)
-		if err != nil {
-			return err
-		}
-		a, barberInTx = created, inTx
-		if held != nil {
-			return waitlist.Booked(ctx, tx, held, a.ID)
-		}
-		return nil
-	})
+	}
+	err = r.guardedTx(ctx, in.HoldID == nil, attempt)
 	switch {
 	case store.Classify(err) == store.Unique && ref != nil:
 		// The reference was used before, or by a create that committed

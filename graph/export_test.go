@@ -24,7 +24,7 @@ func BeforeLockStart(ctx context.Context, f func(*ent.Tx, *catalog.Offer)) conte
 	return context.WithValue(ctx, beforeLockStartKey{}, f)
 }
 
-// BeforeGuardedWrite returns ctx with f, which a hold made in ctx calls
+// BeforeGuardedWrite returns ctx with f, which a hold or a create made in ctx calls
 // with its barber between its unlocked read of the barber's day and its
 // guarded write (PostgreSQL).
 func BeforeGuardedWrite(ctx context.Context, f func(barberID string)) context.Context {

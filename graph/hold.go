@@ -3,7 +3,6 @@ package graph
 import (
 	"barberd/graph/catalog"
 	"context"
-	"errors"
 	"time"
 
 	"barberd/graph/domain"
@@ -64,13 +63,10 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	if in.TTLSeconds != nil {
 		ttl = time.Duration(*in.TTLSeconds) * time.Second
 	}
-	// On PostgreSQL the hold is written under a guard (pickFree, bookFree):
-	// its day is read unlocked, and the barber locked by the insert's
-	// statement, both on their generic plans (store.GenericTx: planned
-	// for their values, they cost PostgreSQL more than the round trip the
-	// guard saves); should the time have been booked meanwhile, the hold
-	// is made again the locking way. Elsewhere writes are serial, and the
-	// barber's day is read under the write lock (pickBarber).
+	// On PostgreSQL the hold is written under a guard (guardedTx): its day
+	// read unlocked (pickFree), and the barber locked by the insert's
+	// statement (bookFree). Elsewhere writes are serial, and the barber's
+	// day is read under the write lock (pickBarber).
 	var h *ent.Hold
 	attempt := func(guarded bool) func(tx *ent.Tx) error {
 		return func(tx *ent.Tx) error {
@@ -90,7 +86,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			var b *ent.Barber
 			var err error
 			if guarded {
-				b, err = r.pickFree(ctx, tx, o, now)
+				b, _, err = r.pickFree(ctx, tx, o, now)
 			} else {
 				b, _, err = r.pickBarber(ctx, tx, o, now)
 			}
@@ -135,11 +131,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			return nil
 		}
 	}
-	if store.SerialWrites(r.cfg.DB.Dialect) {
-		err = r.inTx(ctx, attempt(false))
-	} else if err = r.inTx(store.GenericTx(ctx), attempt(true)); errors.Is(err, errRelock) {
-		err = r.inTx(ctx, attempt(false))
-	}
+	err = r.guardedTx(ctx, true, attempt)
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}

@@ -45,17 +45,17 @@ func phases(lines []string) (before, tx, after []string) {
 // txStatements is what the transaction of POST /appointments with an
 // explicit barber and an external reference sends on the happy path, BEGIN
 // and COMMIT included (the reference is not looked up: its unique index
-// refuses a repeat): the barber's lock (PostgreSQL only, with the customer:
-// store.RideCustomer; SQLite's transactions take the write lock at BEGIN),
-// freeing its expired holds and its day (hours, time
-// off and reservations: one statement on PostgreSQL), the appointment and
-// its reservation, the notification (returning the keys it is owed to, and
-// on PostgreSQL inserting their deliveries; on PostgreSQL these four are
-// one statement, store.Carry) and, on SQLite, the customer and the
-// deliveries.
-// With the statement cache off, PostgreSQL's lock and day are one round
-// trip (store.DB.LockedSchedule): one fewer.
-var txStatements = map[string]int{dialect.SQLite: 9, dialect.Postgres: 5}
+// refuses a repeat). On SQLite, whose transactions take the write lock at
+// BEGIN: freeing the barber's expired holds and reading its day (hours,
+// time off and reservations), the customer, the appointment and its
+// reservation, the notification (returning the keys it is owed to) and
+// the deliveries. On PostgreSQL the create is guarded (graph.guardedTx):
+// the barber's day read unlocked, with the customer's upsert riding in it
+// (store.RideCustomer), then one statement that locks the barber, frees
+// its expired holds under the new time, and writes the appointment, its
+// reservation, the notification and its deliveries (store.Guarded,
+// store.Carry).
+var txStatements = map[string]int{dialect.SQLite: 9, dialect.Postgres: 4}
 
 func TestCreateStatements(t *testing.T) {
 	t.Parallel()
@@ -77,12 +77,8 @@ func TestCreateStatements(t *testing.T) {
 			body["barber_id"] = e.barber(joao)
 			body["external_reference"] = fmt.Sprintf("count-%d", i)
 			before, tx, after := phases(count(name, body, http.StatusCreated))
-			want := txStatements[db.Dialect]
-			if db.Dialect == dialect.Postgres && !storetest.StatementCache() {
-				want--
-			}
-			if len(tx) != want {
-				t.Errorf("%s: the transaction sent %d statements, want %d", name, len(tx), want)
+			if want := txStatements[db.Dialect]; len(tx) != want {
+				t.Errorf("%s: the transaction sent %d statements, want %d", name, len(tx), txStatements[db.Dialect])
 			}
 			if len(after) != 0 {
 				t.Errorf("%s: %d statements after COMMIT, want none", name, len(after))

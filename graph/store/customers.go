@@ -12,8 +12,10 @@ import (
 
 // Every booking and every waitlist entry upserts the account's customer
 // record of its client's phone: one statement, which on PostgreSQL a
-// create sends in the WITH of its barber's lock (RideCustomer), one round
-// trip fewer. Why not ent's upsert: its statement can only be sent alone.
+// create sends in the WITH of its barber's lock, or of its unlocked read
+// of the barber's day when it books under a guard (RideCustomer), one
+// round trip fewer. Why not ent's upsert: its statement can only be sent
+// alone.
 
 // Customer is a client as a booking gives it, for the account's record.
 type Customer struct {
@@ -60,20 +62,21 @@ func UpsertCustomer(ctx context.Context, q Queryer, c Customer) (string, error) 
 }
 
 // Riding is a customer's upsert that the next barber lock of its
-// transaction sends in its own statement (LockedSchedule, on PostgreSQL),
-// before it takes the lock: writers take a customer's record before a
-// barber, whichever way the upsert goes.
+// transaction (LockedSchedule), or the next read of a barber's day
+// (EachScheduleRow), sends in its own statement, on PostgreSQL: before the
+// lock, so writers take a customer's record before a barber, whichever way
+// the upsert goes.
 type Riding struct {
 	c  Customer
 	id string // once written
 }
 
-// ridingKey is the context key of the *Riding a lock takes.
+// ridingKey is the context key of the *Riding a lock or a read takes.
 type ridingKey struct{}
 
-// RideCustomer returns a context under which the next barber lock upserts
-// c (PostgreSQL), and the Riding that ID reads the record's id from.
-// Where no lock took it (SQLite, or none came), ID sends it alone.
+// RideCustomer returns a context under which the next barber lock or day
+// read upserts c (PostgreSQL), and the Riding that ID reads the record's
+// id from. Where none took it (SQLite, or none came), ID sends it alone.
 func RideCustomer(ctx context.Context, dia string, c Customer) (context.Context, *Riding) {
 	r := &Riding{c: c}
 	if dia != dialect.Postgres {
@@ -82,7 +85,7 @@ func RideCustomer(ctx context.Context, dia string, c Customer) (context.Context,
 	return context.WithValue(ctx, ridingKey{}, r), r
 }
 
-// riding is the upsert of ctx a lock is still to send, or nil.
+// riding is the upsert of ctx a lock or a read is still to send, or nil.
 func riding(ctx context.Context) *Riding {
 	if r, _ := ctx.Value(ridingKey{}).(*Riding); r != nil && r.id == "" {
 		return r
@@ -90,8 +93,9 @@ func riding(ctx context.Context) *Riding {
 	return nil
 }
 
-// ID is the customer record's id: the one the lock's statement returned,
-// or, when none took the upsert, the one it returns sent alone on q.
+// ID is the customer record's id: the one the lock's or the read's
+// statement returned, or, when none took the upsert, the one it returns
+// sent alone on q.
 func (r *Riding) ID(ctx context.Context, q Queryer) (string, error) {
 	if r.id != "" {
 		return r.id, nil

@@ -15,12 +15,14 @@ import (
 	"barberd/graph/storetest"
 )
 
-// TestRideCustomer: a create's customer upsert rides in its barber's lock
-// and returns the record's id: a new record, then the phone's record with
-// its name updated and its e-mail kept when none is given. On PostgreSQL
-// the upsert takes the customer's row before the statement waits for the
-// barber's (writers take them in that order, whether the upsert rides or
-// goes alone), and the id comes from the lock, no statement of its own.
+// TestRideCustomer: a create's customer upsert rides in its barber's lock,
+// or in its read of the barber's day (a guarded create's), and returns the
+// record's id: a new record, then the phone's record with its name updated
+// and its e-mail kept when none is given. On PostgreSQL the upsert takes
+// the customer's row before the statement waits for the barber's (writers
+// take them in that order, whether the upsert rides or goes alone), and
+// the id comes from the lock or the read, no statement of its own; the
+// read's caller sees the day's rows alone.
 func TestRideCustomer(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -28,7 +30,7 @@ func TestRideCustomer(t *testing.T) {
 		sys, ctx, acc, u, b := s.sys, s.ctx, s.acc, s.unit, s.barber
 		day := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
 		email := "rui@example.com"
-		book := func(c store.Customer) string {
+		book := func(c store.Customer, read bool) string {
 			t.Helper()
 			tx, err := db.Tx(ctx)
 			if err != nil {
@@ -36,7 +38,17 @@ func TestRideCustomer(t *testing.T) {
 			}
 			defer tx.Rollback() //nolint:errcheck // committed below
 			rctx, ride := store.RideCustomer(ctx, db.Dialect, c)
-			if _, err := db.LockedSchedule(rctx, tx, u.ID, b.ID, []int{1}, day, day.AddDate(0, 0, 1), day.Add(-time.Hour)); err != nil {
+			if read {
+				rows, err := store.ScheduleRows(rctx, tx, db.Dialect, u.ID, []string{b.ID}, []int{1}, day, day.AddDate(0, 0, 1), day.Add(-time.Hour))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					if r.Kind != store.RowHours {
+						t.Errorf("a row of kind %d in a day of working hours alone", r.Kind)
+					}
+				}
+			} else if _, err := db.LockedSchedule(rctx, tx, u.ID, b.ID, []int{1}, day, day.AddDate(0, 0, 1), day.Add(-time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			id, err := ride.ID(rctx, failing{})
@@ -51,8 +63,8 @@ func TestRideCustomer(t *testing.T) {
 			}
 			return id
 		}
-		first := book(store.Customer{AccountID: acc.ID, Name: "Rui", Phone: "+351912345678", Email: &email})
-		again := book(store.Customer{AccountID: acc.ID, Name: "Rui Costa", Phone: "+351912345678"})
+		first := book(store.Customer{AccountID: acc.ID, Name: "Rui", Phone: "+351912345678", Email: &email}, false)
+		again := book(store.Customer{AccountID: acc.ID, Name: "Rui Costa", Phone: "+351912345678"}, true)
 		if again != first {
 			t.Fatalf("the phone's second booking made record %s, want %s", again, first)
 		}

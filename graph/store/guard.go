@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,6 +29,10 @@ import (
 // again the locking way. The rest of a day (hours, breaks, time off) a
 // booking does not change, and an admin who changes it meanwhile could as
 // well have changed it a moment later.
+//
+// A booking's guarded insert rides in the statement of its event (Carry,
+// InsertNotification), which then writes the event from the guard's row
+// too: the whole booking is one statement under the barber's lock.
 
 // Guard is the lock a guarded insert takes (Guarded), and what its
 // statement deleted.
@@ -43,8 +49,10 @@ type guardKey struct{}
 // Guarded returns a context under which the next InsertReserved (on
 // PostgreSQL: see SerialWrites) takes barberID's lock in its statement
 // and deletes the reservations of the barber's holds expired at now under
-// its time before it writes. An overlap it meets is returned as it came
-// (Classify says Overlap): the transaction can only roll back.
+// its time before it writes (carried, in the statement that carries it).
+// An overlap it meets is returned as it came (Classify says Overlap): the
+// transaction can only roll back. A barber not there is an
+// ent.NotFoundError, and nothing is written.
 func Guarded(ctx context.Context, barberID string, now time.Time) (context.Context, *Guard) {
 	g := &Guard{barberID: barberID, now: now}
 	return context.WithValue(ctx, guardKey{}, g), g
@@ -64,56 +72,94 @@ func guarding(ctx context.Context) *Guard {
 // deleted (the caller records them as freed).
 func (g *Guard) Expired() []Reservation { return g.expired }
 
-// insert sends saved (ent's INSERT, recorded) and r's reservation under g,
-// with the deletion of expired holds in r's time, in one statement.
-func (g *Guard) insert(ctx context.Context, tx *ent.Tx, saved recorded, r Reserve) error {
+// entries are the guarded insert's WITH entries, their values bound to
+// the arguments returned (saved's first): guard, the barber's lock;
+// expired, the deletion of the barber's holds expired under r's time once
+// the lock is taken; saved (ent's INSERT, recorded) and reserved, r's
+// reservation, each a row from guard (none when the barber is not there),
+// the reservation once the deletion is read to its end. A statement that
+// carries them selects guardColumns.
+func (g *Guard) entries(ctx context.Context, saved recorded, r Reserve) (string, sqlArgs, error) {
 	// ent's "INSERT INTO t (…) VALUES (…)" becomes "… SELECT … FROM
 	// guard": PostgreSQL types the values by their columns alike.
-	q := saved.query
-	i := strings.LastIndex(q, ") VALUES (")
-	if i < 0 || !strings.HasSuffix(q, ")") || strings.Count(q, " VALUES (") != 1 {
-		return errors.New("store: a guarded insert needs one row of VALUES")
+	insert, err := fromGuard(saved.query)
+	if err != nil {
+		return "", nil, err
 	}
-	insert := q[:i+1] + ` SELECT ` + q[i+len(") VALUES ("):len(q)-1] + ` FROM guard`
 	a := sqlArgs(saved.args)
 	acct, err := tenantFilter(ctx, a.add, "")
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	expired, err := expiredQuery(ctx, a.add, g.barberID, g.now, `
 AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')
 AND EXISTS (SELECT 1 FROM guard)`)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	query := `WITH guard AS (SELECT id FROM barbers WHERE id = ` + a.add(g.barberID) + `::text` + acct + ` FOR UPDATE),
+	return `guard AS (SELECT id FROM barbers WHERE id = ` + a.add(g.barberID) + `::text` + acct + ` FOR UPDATE),
 expired AS (` + expired + `),
 saved AS (` + insert + `),
 reserved AS (` + insertReservationFrom(&a, r, `(SELECT count(*) FROM expired) AS first, guard`) + `
-RETURNING ` + reservationColumns + `)
-SELECT true, ` + reservationColumns + ` FROM reserved
-UNION ALL SELECT false, ` + reservationColumns + ` FROM expired`
-	locked := false
-	_, err = queryRows(ctx, tx, query, a, func(rows *sql.Rows) (struct{}, error) {
-		for rows.Next() {
-			var written bool
-			x, err := scanReservation(rows, &written)
-			if err != nil {
-				return struct{}{}, err
-			}
-			if written {
-				locked = true
-			} else {
-				g.expired = append(g.expired, x)
-			}
-		}
-		return struct{}{}, rows.Err()
-	})
-	if err != nil {
-		return err
+RETURNING id)`, a, nil
+}
+
+// fromGuard is insert, an INSERT of one row of VALUES, as an INSERT of
+// that row selected from guard: the row is written once the barber is
+// locked, and not at all when the barber is not there.
+func fromGuard(insert string) (string, error) {
+	i := strings.LastIndex(insert, ") VALUES (")
+	if i < 0 || !strings.HasSuffix(insert, ")") || strings.Count(insert, " VALUES (") != 1 {
+		return "", errors.New("store: a guarded insert needs one row of VALUES")
 	}
-	if !locked {
+	return insert[:i+1] + ` SELECT ` + insert[i+len(") VALUES ("):len(insert)-1] + ` FROM guard`, nil
+}
+
+// guardColumns are the columns a statement with a guarded insert's
+// entries selects for it (guardScan): the reservations it wrote, and the
+// expired ones it deleted, as JSON.
+const guardColumns = `(SELECT count(*) FROM reserved), (SELECT json_agg(expired) FROM expired)`
+
+// guardScan are the destinations of guardColumns.
+type guardScan struct {
+	written int64
+	expired sql.NullString
+}
+
+func (s *guardScan) dest() []any { return []any{&s.written, &s.expired} }
+
+// done records what the statement deleted, and fails when it wrote
+// nothing: the barber was not there.
+func (g *Guard) done(s *guardScan) error {
+	if s.expired.Valid {
+		var rows []struct {
+			AccountID     string    `json:"account_id"`
+			BarberID      string    `json:"barber_id"`
+			StartsAt      time.Time `json:"starts_at"`
+			EndsAt        time.Time `json:"ends_at"`
+			HoldID        *string   `json:"hold_id"`
+			AppointmentID *string   `json:"appointment_id"`
+		}
+		if err := json.Unmarshal([]byte(s.expired.String), &rows); err != nil {
+			return fmt.Errorf("store: a guarded insert's deleted reservations: %w", err)
+		}
+		for _, x := range rows {
+			g.expired = append(g.expired, Reservation{AccountID: x.AccountID, BarberID: x.BarberID,
+				StartsAt: x.StartsAt.UTC(), EndsAt: x.EndsAt.UTC(), HoldID: x.HoldID, AppointmentID: x.AppointmentID})
+		}
+	}
+	if s.written == 0 {
 		return &ent.NotFoundError{} // no such barber: as LockBarber's ent query says it
 	}
 	return nil
+}
+
+// send sends a guarded insert's entries alone.
+func (g *Guard) send(ctx context.Context, q Queryer, ctes string, a sqlArgs) error {
+	var s guardScan
+	if err := queryRow(ctx, q, "guarded insert", `WITH `+ctes+`
+SELECT `+guardColumns, a, s.dest()...); err != nil {
+		return err
+	}
+	return g.done(&s)
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ func TestGuarded(t *testing.T) {
 				SetEndsAt(from.Add(time.Duration(minutes) * time.Minute)).SetNillableExpiresAt(expires).ExecX(sys)
 		}
 		expiredLeft := `SELECT count(*) FROM reservations WHERE barber_id = $1 AND expires_at < '2027-03-02 09:00:00+00'`
+		timeOffs := `SELECT count(*) FROM time_offs WHERE barber_id = $1`
 		count := func(q string) int {
 			t.Helper()
 			var n int
@@ -48,17 +50,36 @@ func TestGuarded(t *testing.T) {
 			}
 			return n
 		}
+		// carried: guarded inserts ride in a notification's statement
+		// (store.Carry) rather than going alone.
+		carried := false
+		notes := 0
 		// insert writes a time off (any ent create will do) and the
-		// reservation of [from, from+minutes) under a guard of barber.
+		// reservation of [from, from+minutes) under a guard of barber,
+		// and, when carried, a notification.
 		insert := func(tx *ent.Tx, barber string, from time.Time, minutes int) (*store.Guard, error) {
 			t.Helper()
 			guarded, g := store.Guarded(ctx, barber, now)
+			var carry *store.Carried
+			if carried {
+				guarded, carry = store.Carry(guarded)
+			}
 			end := from.Add(time.Duration(minutes) * time.Minute)
 			expires := now.Add(5 * time.Minute)
-			return g, db.InsertReserved(guarded, tx, func(ctx context.Context) (store.Reserve, error) {
+			err := db.InsertReserved(guarded, tx, func(ctx context.Context) (store.Reserve, error) {
 				return store.Reserve{AccountID: acc.ID, BarberID: b.ID, StartsAt: from, EndsAt: end, ExpiresAt: &expires},
 					tx.TimeOff.Create().SetAccountID(acc.ID).SetBarberID(b.ID).SetStartsAt(from).SetEndsAt(end).Exec(ctx)
 			})
+			if err != nil || !carried {
+				return g, err
+			}
+			notes++
+			n := store.Note{Notification: &ent.Notification{ID: fmt.Sprintf("ntf_guard_%d", notes), AccountID: acc.ID,
+				Type: "appointment.created", Source: "api", CreatedAt: now}}
+			if _, err := store.InsertNotification(guarded, tx, db.Dialect, n, "notifications:read", store.DeliveryIDs{}); err != nil {
+				return g, err
+			}
+			return g, carry.Flush(guarded, tx) // nothing left: the notification carried it
 		}
 		begin := func() *ent.Tx {
 			t.Helper()
@@ -77,50 +98,88 @@ func TestGuarded(t *testing.T) {
 			return
 		}
 
-		// Held: the expired hold under the new time goes, the one after
-		// it stays.
-		expired := now.Add(-time.Minute)
-		reservation(at, 30, &expired)
-		reservation(at.Add(2*time.Hour), 30, &expired)
-		tx := begin()
-		g, err := insert(tx, b.ID, at, 45)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		if x := g.Expired(); len(x) != 1 || !x[0].StartsAt.Equal(at) || !x[0].EndsAt.Equal(at.Add(30*time.Minute)) || x[0].BarberID != b.ID {
-			t.Errorf("deleted %+v, want the expired hold at 10:00", x)
-		}
-		if n := count(expiredLeft); n != 1 {
-			t.Errorf("%d expired reservations left, want the one at 12:00", n)
-		}
-		if n := count(`SELECT count(*) FROM time_offs WHERE barber_id = $1`); n != 1 {
-			t.Errorf("%d rows written with the reservation, want 1", n)
-		}
+		for _, carried = range []bool{false, true} {
+			at := at
+			if carried {
+				at = at.AddDate(0, 0, 1)
+			}
+			// What the earlier round left.
+			left, offs := count(expiredLeft), count(timeOffs)
+			events := func(q interface {
+				QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+			}) int {
+				t.Helper()
+				rows, err := q.QueryContext(sys, `SELECT count(*) FROM notifications WHERE account_id = $1`, acc.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var n int
+				if !rows.Next() || rows.Scan(&n) != nil {
+					t.Fatal("no count of notifications")
+				}
+				return n
+			}
+			written := events(db.SQL)
+			if carried {
+				written++
+			}
+			// Held: the expired hold under the new time goes, the one after
+			// it stays.
+			expired := now.Add(-time.Minute)
+			reservation(at, 30, &expired)
+			reservation(at.Add(2*time.Hour), 30, &expired)
+			tx := begin()
+			g, err := insert(tx, b.ID, at, 45)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if x := g.Expired(); len(x) != 1 || !x[0].StartsAt.Equal(at) || !x[0].EndsAt.Equal(at.Add(30*time.Minute)) || x[0].BarberID != b.ID {
+				t.Errorf("deleted %+v, want the expired hold at 10:00", x)
+			}
+			if n := count(expiredLeft) - left; n != 1 {
+				t.Errorf("%d expired reservations left, want the one at 12:00", n)
+			}
+			if n := count(timeOffs) - offs; n != 1 {
+				t.Errorf("%d rows written with the reservation, want 1", n)
+			}
+			if n := events(db.SQL); n != written {
+				t.Errorf("%d notifications, want %d", n, written)
+			}
 
-		// Over a reservation written since the read: an overlap, and the
-		// transaction rolls back with nothing of it left.
-		reservation(at.Add(5*time.Hour), 30, &expired)
-		reservation(at.Add(5*time.Hour+30*time.Minute), 30, nil)
-		tx = begin()
-		if _, err := insert(tx, b.ID, at.Add(5*time.Hour), 60); store.Classify(err) != store.Overlap {
-			t.Fatalf("a guarded insert over a reservation: %v, want an overlap", err)
-		}
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
-		if n := count(expiredLeft); n != 2 {
-			t.Errorf("%d expired reservations left after an overlap, want 2", n)
-		}
-		if n := count(`SELECT count(*) FROM time_offs WHERE barber_id = $1`); n != 1 {
-			t.Errorf("%d rows written after an overlap, want 1", n)
-		}
+			// Over a reservation written since the read: an overlap, and the
+			// transaction rolls back with nothing of it left.
+			reservation(at.Add(5*time.Hour), 30, &expired)
+			reservation(at.Add(5*time.Hour+30*time.Minute), 30, nil)
+			tx = begin()
+			if _, err := insert(tx, b.ID, at.Add(5*time.Hour), 60); store.Classify(err) != store.Overlap {
+				t.Fatalf("a guarded insert over a reservation: %v, want an overlap", err)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(expiredLeft) - left; n != 2 {
+				t.Errorf("%d expired reservations left after an overlap, want 2", n)
+			}
+			if n := count(timeOffs) - offs; n != 1 {
+				t.Errorf("%d rows written after an overlap, want 1", n)
+			}
+			if n := events(db.SQL); n != written {
+				t.Errorf("%d notifications after an overlap, want %d", n, written)
+			}
 
-		// No such barber.
-		if _, err := insert(begin(), "brb_missing", at.Add(9*time.Hour), 30); !ent.IsNotFound(err) {
-			t.Errorf("a guarded insert for a barber not there: %v, want not found", err)
+			// No such barber: nothing written, a notification carrying
+			// the insert included.
+			tx = begin()
+			if _, err := insert(tx, "brb_missing", at.Add(9*time.Hour), 30); !ent.IsNotFound(err) {
+				t.Errorf("a guarded insert for a barber not there: %v, want not found", err)
+			}
+			if n := events(tx); n != written {
+				t.Errorf("%d notifications in the transaction of a barber not there, want %d", n, written)
+			}
 		}
 
 		// Waiting for another writer's lock: what it committed decides.

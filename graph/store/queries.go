@@ -86,6 +86,7 @@ const (
 	// RowBookings is a barber's bookings version (VersionedScheduleRows).
 	RowBookings
 	rowKeyHolds // a key's count riding in the read (RideKeyHolds)
+	rowCustomer // a customer's upsert riding in the read (RideCustomer)
 )
 
 // ScheduleRow is one row of a barber's day: a blocking reservation, a time
@@ -175,6 +176,25 @@ FROM (` + count + `) AS kh (most, active)`
 				return next(r)
 			}
 			ride.kh, ride.counted = r.keyHolds, true
+			return nil
+		}
+	}
+	if cr := riding(ctx); cr != nil && dia == dialect.Postgres {
+		// A guarded create's customer (RideCustomer) rides in its read.
+		upsert, err := customerQuery(a.add, cr.c)
+		if err != nil {
+			return err
+		}
+		q = `WITH customer AS (` + upsert + `)
+` + q + `
+UNION ALL
+SELECT ` + strconv.Itoa(int(rowCustomer)) + `, id, '', NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM customer`
+		next := each
+		each = func(r *ScheduleRow) error {
+			if r.Kind != rowCustomer {
+				return next(r)
+			}
+			cr.id = r.ID
 			return nil
 		}
 	}
@@ -425,8 +445,9 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n Note, read
 	// So does an appointment's freeing (RideFreeing), after them.
 	carried, a := "", sqlArgs(nil)
 	var ride *FreeRide
+	var guard *Guard // the carried insert's, if guarded: the notification is written from its lock's row
 	if dia == dialect.Postgres {
-		if carried, a = carrying(ctx).take(); carried != "" {
+		if carried, a, guard = carrying(ctx).take(); carried != "" {
 			carried += ",\n"
 		}
 		if ride = freeRiding(ctx); ride != nil {
@@ -442,8 +463,12 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n Note, read
 		a.add(jsonColumn(n.Appointment)), a.add(nullTime(n.PreviousStartsAt)), created, target, a.add(jsonColumn(n.Offer)),
 	}, ", ")
 	scope := a.add(readScope)
+	values := `VALUES (` + vals + `)`
+	if guard != nil {
+		values = `SELECT ` + vals + ` FROM guard` // once the barber is locked, if there
+	}
 	insert := `INSERT INTO notifications (id, account_id, type, appointment_id, source, appointment, previous_starts_at, created_at, api_key_id, offer)
-VALUES (` + vals + `)`
+` + values
 	// A notification with a target key is owed to that key only.
 	var q string
 	if dia == dialect.Postgres {
@@ -471,6 +496,9 @@ SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM k),
 		if ride != nil {
 			q += `, ` + rideColumns
 		}
+		if guard != nil {
+			q += `, ` + guardColumns
+		}
 	} else {
 		q = insert + `
 RETURNING (SELECT json_group_array(k.id) FROM api_keys k
@@ -489,11 +517,20 @@ OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value 
 	if ride != nil {
 		dest = append(dest, rode.dest()...)
 	}
+	var guarded guardScan
+	if guard != nil {
+		dest = append(dest, guarded.dest()...)
+	}
 	if err := queryRow(ctx, c, "notification insert", q, a, dest...); err != nil {
 		return Owed{}, err
 	}
 	if ride != nil {
 		ride.done(&rode)
+	}
+	if guard != nil {
+		if err := guard.done(&guarded); err != nil {
+			return Owed{}, err
+		}
 	}
 	var out Owed
 	for _, l := range []struct {

@@ -54,21 +54,24 @@ func (db *DB) InsertReserved(ctx context.Context, tx *ent.Tx, save func(context.
 	if err != nil {
 		return err
 	}
-	if g := guarding(ctx); g != nil {
-		if carrying(ctx) != nil {
-			return errors.New("store: a guarded insert is sent, not carried")
+	g := guarding(ctx)
+	var ctes string
+	var a sqlArgs
+	if g != nil {
+		if ctes, a, err = g.entries(ctx, rec, r); err != nil {
+			return err
 		}
-		return g.insert(ctx, tx, rec, r)
-	}
-	a := sqlArgs(rec.args)
-	// Names of their own: the statement that carries them has a w.
-	ctes := `saved AS (` + rec.query + `),
+	} else {
+		a = sqlArgs(rec.args)
+		// Names of their own: the statement that carries them has a w.
+		ctes = `saved AS (` + rec.query + `),
 reserved AS (` + insertReservation(&a, r, "") + `)`
+	}
 	if c := carrying(ctx); c.free() {
-		c.ctes, c.args = ctes, a
+		c.ctes, c.args, c.guard = ctes, a, g
 		return nil
 	}
-	return sendWith(ctx, tx, ctes, a)
+	return (&Carried{ctes: ctes, args: a, guard: g}).Flush(ctx, tx)
 }
 
 // createReservation writes r's reservation through ent, a statement of its
@@ -108,11 +111,12 @@ func insertReservationFrom(a *sqlArgs, r Reserve, from string) string {
 // Carried is a statement kept to be sent with the next one that can carry
 // it (PostgreSQL): a booking's appointment and reservation ride in the
 // WITH of its notification's statement (InsertNotification), one round
-// trip fewer while the booking holds its barber's lock. Flush sends it
-// alone if nothing did.
+// trip fewer while the booking holds its barber's lock; a guarded one
+// (Guarded) takes that lock there. Flush sends it alone if nothing did.
 type Carried struct {
-	ctes string  // the statement as WITH entries; "" once sent, or none kept
-	args sqlArgs // their arguments, $1 on
+	ctes  string  // the statement as WITH entries; "" once sent, or none kept
+	args  sqlArgs // their arguments, $1 on
+	guard *Guard  // a guarded insert's (Guarded), which the carrying statement reports to
 }
 
 // carryKey is the context key of the *Carried that InsertReserved fills
@@ -156,21 +160,25 @@ func carrying(ctx context.Context) *Carried {
 }
 
 // take hands the kept statement's WITH entries and arguments to the
-// statement that carries them, once.
-func (c *Carried) take() (string, sqlArgs) {
+// statement that carries them, once, with its guard (nil: none), which
+// that statement reports to (guardColumns, Guard.done).
+func (c *Carried) take() (string, sqlArgs, *Guard) {
 	if c == nil || c.ctes == "" {
-		return "", nil
+		return "", nil, nil
 	}
-	ctes, args := c.ctes, c.args
-	c.ctes, c.args = "", nil
-	return ctes, args
+	ctes, args, g := c.ctes, c.args, c.guard
+	c.ctes, c.args, c.guard = "", nil, nil
+	return ctes, args, g
 }
 
 // Flush sends the kept statement, if no statement carried it.
 func (c *Carried) Flush(ctx context.Context, q Queryer) error {
-	ctes, a := c.take()
-	if ctes == "" {
+	ctes, a, g := c.take()
+	switch {
+	case ctes == "":
 		return nil
+	case g != nil:
+		return g.send(ctx, q, ctes, a)
 	}
 	return sendWith(ctx, q, ctes, a)
 }

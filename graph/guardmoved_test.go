@@ -1,0 +1,113 @@
+package graph_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"barberd/ent/schema/tenant"
+	"barberd/graph"
+	"barberd/graph/domain"
+	"barberd/graph/model"
+	"barberd/graph/store"
+	"barberd/graph/storetest"
+)
+
+// TestGuardMoved: on PostgreSQL a hold, or a create without a hold, reads
+// its barber's day unlocked and takes the barber's lock in its write's
+// statement (a create's: its event's, which carries the appointment).
+// When another writer books the barber between the read and the write,
+// the write still takes its start if that is free; if that is what was
+// booked, the write meets it, and is made again the locking way: it
+// refuses the start, or, asked for any barber, takes the next one free.
+// Nothing of a refused write is left: no row, no reservation, no event.
+func TestGuardMoved(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, w := range []struct {
+			name  string
+			write func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (barberID string, err error)
+			count func(ctx context.Context) (int, error)
+		}{
+			{"hold", func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (string, error) {
+				h, err := res.Mutation().HoldSlot(ctx, in)
+				if err != nil {
+					return "", err
+				}
+				return h.BarberID, nil
+			}, func(ctx context.Context) (int, error) { return db.Hold.Query().Count(ctx) }},
+			{"create", func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (string, error) {
+				p, err := res.Mutation().CreateAppointment(ctx, model.CreateAppointmentInput{UnitID: in.UnitID, ServiceID: in.ServiceID,
+					BarberID: in.BarberID, StartsAt: in.StartsAt, Client: &model.ClientInput{Name: "Guarded Client", Phone: "+351912000111"}})
+				if err != nil {
+					return "", err
+				}
+				return p.Appointment.BarberID, nil
+			}, func(ctx context.Context) (int, error) { return db.Appointment.Query().Count(ctx) }},
+		} {
+			t.Run(w.name, func(t *testing.T) {
+				_, res, s := openJobShop(t, db, "Guard moved "+w.name, 2)
+				actx := tenant.WithAccount(context.Background(), s.acc.ID)
+				calls, booked := 0, ""
+				// meanwhile books [at, at+30 min) with the write's barber
+				// between its read and its write, in a transaction of its
+				// own.
+				meanwhile := func(at time.Time) context.Context {
+					return graph.BeforeGuardedWrite(s.ctx, func(barberID string) {
+						calls, booked = calls+1, barberID
+						if err := db.Reservation.Create().SetAccountID(s.acc.ID).SetBarberID(barberID).
+							SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).Exec(actx); err != nil {
+							t.Errorf("booking the barber meanwhile: %v", err)
+						}
+					})
+				}
+				write := func(ctx context.Context, barber *string, start time.Time) (string, error) {
+					return w.write(res, ctx, model.HoldSlotInput{UnitID: s.unit.ID, ServiceID: s.svc.ID, BarberID: barber, StartsAt: at(start)})
+				}
+				ana := s.barbers[0].ID
+				ten := jobsTuesday.Add(10 * time.Hour)
+
+				// Another time booked meanwhile: the start is still free.
+				got, err := write(meanwhile(ten.Add(2*time.Hour)), &ana, ten)
+				if db.Dialect != dialect.Postgres {
+					if calls != 0 {
+						t.Fatalf("a guarded write on %s", db.Dialect)
+					}
+					return
+				}
+				if err != nil || calls != 1 || got != ana {
+					t.Fatalf("a %s whose barber was booked at another time meanwhile: %v (guarded writes %d)", w.name, err, calls)
+				}
+
+				// The start itself booked meanwhile: refused, nothing written.
+				halfPast := ten.Add(30 * time.Minute)
+				if _, err := write(meanwhile(halfPast), &ana, halfPast); domain.ErrorCode(err) != domain.CodeSlotUnavailable {
+					t.Fatalf("a %s whose start was booked meanwhile: %v, want slot_unavailable", w.name, err)
+				}
+
+				// Any barber: the one read free was booked meanwhile, the
+				// other takes the start.
+				eleven := ten.Add(time.Hour)
+				got, err = write(meanwhile(eleven), nil, eleven)
+				if err != nil || got == booked {
+					t.Fatalf("a %s with any barber, the first booked meanwhile: %v", w.name, err)
+				}
+				if calls != 3 {
+					t.Fatalf("%d guarded writes, want 3", calls)
+				}
+				n, err := w.count(actx)
+				if err != nil || n != 2 {
+					t.Fatalf("%d written (%v), want 2", n, err)
+				}
+				if n, err := db.Reservation.Query().Count(actx); err != nil || n != 5 {
+					t.Fatalf("%d reservations (%v), want the 2 written and the 3 booked meanwhile", n, err)
+				}
+				if n, err := db.Notification.Query().Count(actx); err != nil || n != map[string]int{"hold": 0, "create": 2}[w.name] {
+					t.Fatalf("%d events (%v), want one a create", n, err)
+				}
+			})
+		}
+	})
+}
