@@ -113,17 +113,18 @@ func (r *Resolver) lockedPick(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 
 // pickFree is pickBarber for a writer that books under a guard
 // (store.Guarded; PostgreSQL, where writers run side by side): it reads
-// the candidates' start day, unlocked, and returns the first candidate
-// free then, and (as pickBarber) whether it read it in tx; the writer's
+// the candidates' start day, unlocked (ignore: as pickBarber's), and
+// returns the first candidate free then, and (as pickBarber) whether it
+// read it in tx; the writer's
 // statement takes the barber's lock (bookFree). Errors: slot_unavailable.
-func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time) (*ent.Barber, bool, error) {
+func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
 	c := tx.Client()
 	inTx := o.Barber == nil && o.Eligible == nil // as pickBarber's
 	candidates, err := o.Candidates(ctx, c)
 	if err != nil {
 		return nil, false, err
 	}
-	free, err := r.freeAt(ctx, c, o, now, candidates)
+	free, err := r.freeAt(ctx, c, o, now, candidates, ignore...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -145,7 +146,8 @@ var errRelock = errors.New("graph: the time was booked since it was read; lock t
 type beforeGuardedWriteKey struct{}
 
 // bookFree writes with write (a hold's or an appointment's insert, through
-// store.DB.InsertReserved) with barber b, picked by pickFree, under the
+// store.DB.InsertReserved, or a reschedule's move, store.RideMove) with
+// barber b, picked by pickFree, under the
 // guard of b's lock (store.Guarded), and records the expired holds its
 // statement deleted. Errors: errRelock.
 func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, now time.Time, b *ent.Barber, write func(context.Context, *ent.Barber) error) error {
@@ -158,6 +160,9 @@ func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, now time.Time, b *e
 			return errRelock
 		}
 		return err
+	}
+	if !g.Used() {
+		return errors.New("graph: a guarded write took no lock")
 	}
 	_, err := r.expiredFreed(ctx, tx, g.Expired())
 	return err
@@ -427,50 +432,69 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	now := r.now()
 	var o *catalog.Offer
 	var done *ent.Appointment // as the notification recorded it
-	err = r.inTx(ctx, func(tx *ent.Tx) error {
-		done = nil
-		// The appointment is read once, under its row lock; its unit and
-		// service, which a reschedule keeps, come from the catalog.
-		ctx, q := r.lockedAppointment(ctx, tx, v, id)
-		a, err := q.Only(ctx)
-		if err != nil {
-			return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
-		}
-		barberID := in.BarberID
-		if barberID == nil && in.HoldID == nil {
-			barberID = &a.BarberID
-		}
-		if o, err = r.offerAt(ctx, a.UnitID, a.ServiceID, barberID, in.StartsAt); err != nil {
-			return err
-		}
-		if a.Status != appointment.StatusConfirmed {
-			return domain.Errorf(domain.CodeNotReschedulable, "Only a confirmed appointment can be rescheduled; this one is %s.", a.Status)
-		}
-		if !a.StartsAt.After(now) {
-			return domain.Errorf(domain.CodeNotReschedulable, "The appointment has already started.")
-		}
-		var b *ent.Barber
-		var held *ent.Hold
-		if in.HoldID != nil {
-			if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
-				b, err = r.heldBarber(ctx, tx, o, held)
+	// Without a hold, on PostgreSQL, the new time is taken under a guard,
+	// as a create's (guardedTx): the barber's day read unlocked, the
+	// barber locked by the statement of the event, which carries the move.
+	attempt := func(guarded bool) func(tx *ent.Tx) error {
+		return func(tx *ent.Tx) error {
+			done = nil
+			// The appointment is read once, under its row lock; its unit
+			// and service, which a reschedule keeps, come from the
+			// catalog.
+			ctx, q := r.lockedAppointment(ctx, tx, v, id)
+			a, err := q.Only(ctx)
+			if err != nil {
+				return domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
 			}
-		} else if err = r.inWindow(o, now); err == nil {
-			var inTx bool
-			if b, inTx, err = r.pickBarber(ctx, tx, o, now, a.ID); err == nil && inTx {
-				b = b.Unwrap()
+			barberID := in.BarberID
+			if barberID == nil && in.HoldID == nil {
+				barberID = &a.BarberID
 			}
+			if o, err = r.offerAt(ctx, a.UnitID, a.ServiceID, barberID, in.StartsAt); err != nil {
+				return err
+			}
+			if a.Status != appointment.StatusConfirmed {
+				return domain.Errorf(domain.CodeNotReschedulable, "Only a confirmed appointment can be rescheduled; this one is %s.", a.Status)
+			}
+			if !a.StartsAt.After(now) {
+				return domain.Errorf(domain.CodeNotReschedulable, "The appointment has already started.")
+			}
+			var b *ent.Barber
+			var held *ent.Hold
+			if in.HoldID != nil {
+				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
+					b, err = r.heldBarber(ctx, tx, o, held)
+				}
+			} else if err = r.inWindow(o, now); err == nil {
+				pick := r.pickBarber
+				if guarded {
+					pick = r.pickFree
+				}
+				var inTx bool
+				if b, inTx, err = pick(ctx, tx, o, now, a.ID); err == nil && inTx {
+					b = b.Unwrap()
+				}
+			}
+			if err != nil {
+				return err
+			}
+			move := func(ctx context.Context, b *ent.Barber) (err error) {
+				edges := ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}
+				done, err = r.moveAppointment(ctx, tx, a, edges, o.Start, o.Start.Add(o.Duration()), o.Buffer(), in.HoldID, source)
+				return err
+			}
+			if guarded {
+				err = r.bookFree(ctx, tx, now, b, move)
+			} else {
+				err = move(ctx, b)
+			}
+			if err != nil || held == nil {
+				return err
+			}
+			return waitlist.Booked(ctx, tx, held, a.ID)
 		}
-		if err != nil {
-			return err
-		}
-		edges := ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}
-		done, err = r.moveAppointment(ctx, tx, a, edges, o.Start, o.Start.Add(o.Duration()), o.Buffer(), in.HoldID, source)
-		if err != nil || held == nil {
-			return err
-		}
-		return waitlist.Booked(ctx, tx, held, a.ID)
-	})
+	}
+	err = r.guardedTx(ctx, in.HoldID == nil, attempt)
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}

@@ -19,10 +19,11 @@
 // slot against the barber's reservations and then inserts; on PostgreSQL
 // the lock is a statement of its own, then the expired holds' deletion and
 // the barber's day are one (store.DB.LockedSchedule), whose snapshot is
-// taken once the lock is held. A hold, and a create without a hold, on
-// PostgreSQL read the day first, unlocked, and their write's statement
-// takes the lock (guardedTx, pickFree, bookFree, store.Guarded; a
-// create's is its event's, which carries the appointment, store.Carry): a
+// taken once the lock is held. A hold, and a create or a reschedule
+// without a hold, on PostgreSQL read the day first, unlocked, and their
+// write's statement takes the lock (guardedTx, pickFree, bookFree,
+// store.Guarded; a create's and a reschedule's is its event's, which
+// carries the appointment or its move, store.Carry, store.RideMove): a
 // reservation written over its time meanwhile makes the write fail as an
 // overlap, and it is made again as above. Below that the
 // database itself refuses an overlap (an exclusion constraint on PostgreSQL,
@@ -65,10 +66,9 @@
 // Those that change a barber's reservations work one barber per transaction
 // under the barber's lock, like booking writers, so a hold expired is freed
 // exactly once, by ExpireHolds (every second) or by the next booking of its
-// barber that reads the barber's day under the lock (a hold or a create
-// without a hold on PostgreSQL reads it unlocked, and frees only the
-// expired holds under its own time: store.Guarded), whichever locks the
-// barber first. SendReminders claims its
+// barber that reads the barber's day under the lock (a guarded write on
+// PostgreSQL reads it unlocked, and frees only the expired holds under its
+// own time: store.Guarded), whichever locks the barber first. SendReminders claims its
 // appointments with FOR UPDATE SKIP LOCKED on PostgreSQL and updates each
 // only while reminded_at is still null, so every appointment is reminded
 // exactly once; SQLite's serial write transactions make the same re-check

@@ -15,9 +15,10 @@ import (
 	"barberd/graph/storetest"
 )
 
-// TestGuardMoved: on PostgreSQL a hold, or a create without a hold, reads
-// its barber's day unlocked and takes the barber's lock in its write's
-// statement (a create's: its event's, which carries the appointment).
+// TestGuardMoved: on PostgreSQL a hold, or a create or a reschedule
+// without a hold, reads its barber's day unlocked and takes the barber's
+// lock in its write's statement (a create's or a reschedule's: its
+// event's, which carries the appointment or its move).
 // When another writer books the barber between the read and the write,
 // the write still takes its start if that is free; if that is what was
 // booked, the write meets it, and is made again the locking way: it
@@ -26,10 +27,20 @@ import (
 func TestGuardMoved(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		// A reschedule moves an appointment of the barber booked first,
+		// from 16:00 on, without the test's hook. It keeps its barber
+		// when none is named: it has no "any barber".
+		var setup *jobShop
+		setups := 0
 		for _, w := range []struct {
 			name  string
 			write func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (barberID string, err error)
 			count func(ctx context.Context) (int, error)
+			// rows: what the writes leave (two done, one refused, and, for
+			// any barber, one more done); events: the notifications they
+			// write
+			rows, events int
+			anyBarber    bool
 		}{
 			{"hold", func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (string, error) {
 				h, err := res.Mutation().HoldSlot(ctx, in)
@@ -37,7 +48,7 @@ func TestGuardMoved(t *testing.T) {
 					return "", err
 				}
 				return h.BarberID, nil
-			}, func(ctx context.Context) (int, error) { return db.Hold.Query().Count(ctx) }},
+			}, func(ctx context.Context) (int, error) { return db.Hold.Query().Count(ctx) }, 2, 0, true},
 			{"create", func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (string, error) {
 				p, err := res.Mutation().CreateAppointment(ctx, model.CreateAppointmentInput{UnitID: in.UnitID, ServiceID: in.ServiceID,
 					BarberID: in.BarberID, StartsAt: in.StartsAt, Client: &model.ClientInput{Name: "Guarded Client", Phone: "+351912000111"}})
@@ -45,10 +56,20 @@ func TestGuardMoved(t *testing.T) {
 					return "", err
 				}
 				return p.Appointment.BarberID, nil
-			}, func(ctx context.Context) (int, error) { return db.Appointment.Query().Count(ctx) }},
+			}, func(ctx context.Context) (int, error) { return db.Appointment.Query().Count(ctx) }, 2, 2, true},
+			{"reschedule", func(res *graph.Resolver, ctx context.Context, in model.HoldSlotInput) (string, error) {
+				a := setup.book(0, jobsTuesday.Add(16*time.Hour+time.Duration(setups)*time.Hour))
+				setups++
+				moved, err := res.Mutation().RescheduleAppointment(ctx, a.ID, model.RescheduleAppointmentInput{BarberID: in.BarberID, StartsAt: in.StartsAt})
+				if err != nil {
+					return "", err
+				}
+				return moved.BarberID, nil
+			}, func(ctx context.Context) (int, error) { return db.Appointment.Query().Count(ctx) }, 2, 3, false},
 		} {
 			t.Run(w.name, func(t *testing.T) {
 				_, res, s := openJobShop(t, db, "Guard moved "+w.name, 2)
+				setup = s
 				actx := tenant.WithAccount(context.Background(), s.acc.ID)
 				calls, booked := 0, ""
 				// meanwhile books [at, at+30 min) with the write's barber
@@ -89,23 +110,25 @@ func TestGuardMoved(t *testing.T) {
 
 				// Any barber: the one read free was booked meanwhile, the
 				// other takes the start.
-				eleven := ten.Add(time.Hour)
-				got, err = write(meanwhile(eleven), nil, eleven)
-				if err != nil || got == booked {
-					t.Fatalf("a %s with any barber, the first booked meanwhile: %v", w.name, err)
-				}
-				if calls != 3 {
-					t.Fatalf("%d guarded writes, want 3", calls)
+				if w.anyBarber {
+					eleven := ten.Add(time.Hour)
+					got, err = write(meanwhile(eleven), nil, eleven)
+					if err != nil || got == booked {
+						t.Fatalf("a %s with any barber, the first booked meanwhile: %v", w.name, err)
+					}
+					if calls != 3 {
+						t.Fatalf("%d guarded writes, want 3", calls)
+					}
 				}
 				n, err := w.count(actx)
-				if err != nil || n != 2 {
-					t.Fatalf("%d written (%v), want 2", n, err)
+				if err != nil || n != w.rows {
+					t.Fatalf("%d written (%v), want %d", n, err, w.rows)
 				}
-				if n, err := db.Reservation.Query().Count(actx); err != nil || n != 5 {
-					t.Fatalf("%d reservations (%v), want the 2 written and the 3 booked meanwhile", n, err)
+				if n, err := db.Reservation.Query().Count(actx); err != nil || n != w.rows+calls {
+					t.Fatalf("%d reservations (%v), want the %d written and the %d booked meanwhile", n, err, w.rows, calls)
 				}
-				if n, err := db.Notification.Query().Count(actx); err != nil || n != map[string]int{"hold": 0, "create": 2}[w.name] {
-					t.Fatalf("%d events (%v), want one a create", n, err)
+				if n, err := db.Notification.Query().Count(actx); err != nil || n != w.events {
+					t.Fatalf("%d events (%v), want %d", n, err, w.events)
 				}
 			})
 		}

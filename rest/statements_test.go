@@ -29,7 +29,7 @@ var statementsMeasured = map[string]map[string]int{
 	"GET /appointments/{id}":              {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone":      {dialect.SQLite: 4, dialect.Postgres: 4},
 	"GET /appointments?client_phone&from": {dialect.SQLite: 5, dialect.Postgres: 5},
-	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 11, dialect.Postgres: 5},
+	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 11, dialect.Postgres: 4},
 	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 3},
 	"GET /notifications/pending":          {dialect.SQLite: 5, dialect.Postgres: 4},
 }

@@ -68,7 +68,11 @@ func SocketWrites(c *sql.Conn) (n int64, err error) {
 func RideFreeingStatement(accountID, appointmentID string, now time.Time) (string, []string) {
 	f := &FreeRide{accountID: accountID, appointmentID: appointmentID, probe: OpeningProbe{ID: "opn_plan", Now: now}}
 	var a sqlArgs
-	q := `WITH ` + f.entries(&a) + ` SELECT ` + rideColumns
+	entries, err := f.entries(context.Background(), &a)
+	if err != nil {
+		panic(err) // no guard: nothing can fail
+	}
+	q := `WITH ` + entries + ` SELECT ` + rideColumns
 	lits := make([]string, len(a))
 	for i, v := range a {
 		lits[i] = literal(v)

@@ -58,6 +58,7 @@ RETURNING id)`
 type FreeRide struct {
 	accountID, appointmentID string
 	move                     *Reserve // RideMove's new reservation
+	guard                    *Guard   // the move's, under a guard (Guarded)
 	probe                    OpeningProbe
 	sent                     bool
 	freed                    []Reservation
@@ -87,10 +88,12 @@ func RideFreeing(ctx context.Context, dia, accountID, appointmentID string, prob
 // statement replaces the reservation of the appointment r names
 // (r.AppointmentID) with r, as DB.MoveAppointmentReservation does, and
 // probes the waitlist for the old time; Freed says what the old one held.
+// Under a guard (Guarded) the statement takes the guard's lock, and
+// inserts r once it holds it, as a guarded InsertReserved does.
 func RideMove(ctx context.Context, dia string, r Reserve, probe func() OpeningProbe) (context.Context, *FreeRide) {
 	ctx, f := RideFreeing(ctx, dia, r.AccountID, *r.AppointmentID, probe)
 	if f != nil {
-		f.move = &r
+		f.move, f.guard = &r, guarding(ctx)
 	}
 	return ctx, f
 }
@@ -114,18 +117,32 @@ func freeRiding(ctx context.Context) *FreeRide {
 	return nil
 }
 
-// entries are the ride's WITH entries, freed, moved (RideMove) and
-// opened, their values bound to a.
-func (f *FreeRide) entries(a *sqlArgs) string {
-	q := `freed AS (` + deleteReservationsQuery(`appointment_id = `+a.add(f.appointmentID)+` AND account_id = `+a.add(f.accountID)) + `),
+// entries are the ride's WITH entries, freed, moved (RideMove; under a
+// guard, after the guard's own) and opened, their values bound to a.
+func (f *FreeRide) entries(ctx context.Context, a *sqlArgs) (string, error) {
+	q := ""
+	if f.guard != nil {
+		lock, err := f.guard.lockEntries(ctx, a, *f.move)
+		if err != nil {
+			return "", err
+		}
+		q, f.guard.written = lock+`,
+`, "moved"
+	}
+	q += `freed AS (` + deleteReservationsQuery(`appointment_id = `+a.add(f.appointmentID)+` AND account_id = `+a.add(f.accountID)) + `),
 `
 	var written *spanExprs
 	if r := f.move; r != nil {
-		q += `moved AS (` + insertReservation(a, *r, "freed") + `),
+		after := `(SELECT count(*) FROM freed) AS first`
+		if f.guard != nil {
+			after += `, ` + f.guard.after()
+		}
+		q += `moved AS (` + insertReservationFrom(a, *r, after) + `
+RETURNING id),
 `
 		written = &spanExprs{barber: a.add(r.BarberID) + `::text`, from: a.add(r.StartsAt) + `::timestamptz`, to: a.add(r.EndsAt) + `::timestamptz`}
 	}
-	return q + probeEntry(a, "freed", f.probe, written)
+	return q + probeEntry(a, "freed", f.probe, written), nil
 }
 
 // rideColumns are the columns the carrying statement selects for the

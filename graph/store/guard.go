@@ -40,6 +40,7 @@ type Guard struct {
 	barberID string
 	now      time.Time
 	used     bool
+	written  string // the WITH entry of the reservation it writes
 	expired  []Reservation
 }
 
@@ -68,17 +69,20 @@ func guarding(ctx context.Context) *Guard {
 	return g
 }
 
+// Used reports whether a write took the guard (a write that did not took
+// no lock).
+func (g *Guard) Used() bool { return g.used }
+
 // Expired is the reservations of expired holds the guarded statement
 // deleted (the caller records them as freed).
 func (g *Guard) Expired() []Reservation { return g.expired }
 
 // entries are the guarded insert's WITH entries, their values bound to
-// the arguments returned (saved's first): guard, the barber's lock;
-// expired, the deletion of the barber's holds expired under r's time once
-// the lock is taken; saved (ent's INSERT, recorded) and reserved, r's
-// reservation, each a row from guard (none when the barber is not there),
-// the reservation once the deletion is read to its end. A statement that
-// carries them selects guardColumns.
+// the arguments returned (saved's first): the guard's (lockEntries); saved
+// (ent's INSERT, recorded) and reserved, r's reservation, each a row from
+// guard (none when the barber is not there), the reservation once the
+// deletion is read to its end (after). A statement that carries them
+// selects g.columns().
 func (g *Guard) entries(ctx context.Context, saved recorded, r Reserve) (string, sqlArgs, error) {
 	// ent's "INSERT INTO t (…) VALUES (…)" becomes "… SELECT … FROM
 	// guard": PostgreSQL types the values by their columns alike.
@@ -87,22 +91,38 @@ func (g *Guard) entries(ctx context.Context, saved recorded, r Reserve) (string,
 		return "", nil, err
 	}
 	a := sqlArgs(saved.args)
-	acct, err := tenantFilter(ctx, a.add, "")
+	lock, err := g.lockEntries(ctx, &a, r)
 	if err != nil {
 		return "", nil, err
+	}
+	g.written = "reserved"
+	return lock + `,
+saved AS (` + insert + `),
+reserved AS (` + insertReservationFrom(&a, r, g.after()) + `
+RETURNING id)`, a, nil
+}
+
+// lockEntries are the WITH entries of g's lock, their values bound to a:
+// guard, the barber's row locked; expired, the deletion of the barber's
+// holds expired under r's time once the lock is taken.
+func (g *Guard) lockEntries(ctx context.Context, a *sqlArgs, r Reserve) (string, error) {
+	acct, err := tenantFilter(ctx, a.add, "")
+	if err != nil {
+		return "", err
 	}
 	expired, err := expiredQuery(ctx, a.add, g.barberID, g.now, `
 AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')
 AND EXISTS (SELECT 1 FROM guard)`)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	return `guard AS (SELECT id FROM barbers WHERE id = ` + a.add(g.barberID) + `::text` + acct + ` FOR UPDATE),
-expired AS (` + expired + `),
-saved AS (` + insert + `),
-reserved AS (` + insertReservationFrom(&a, r, `(SELECT count(*) FROM expired) AS first, guard`) + `
-RETURNING id)`, a, nil
+expired AS (` + expired + `)`, nil
 }
+
+// after is what the reservation's insert selects from (one row, once the
+// barber is locked and the expired holds deleted).
+func (g *Guard) after() string { return `(SELECT count(*) FROM expired) AS cleared, guard` }
 
 // fromGuard is insert, an INSERT of one row of VALUES, as an INSERT of
 // that row selected from guard: the row is written once the barber is
@@ -115,12 +135,14 @@ func fromGuard(insert string) (string, error) {
 	return insert[:i+1] + ` SELECT ` + insert[i+len(") VALUES ("):len(insert)-1] + ` FROM guard`, nil
 }
 
-// guardColumns are the columns a statement with a guarded insert's
-// entries selects for it (guardScan): the reservations it wrote, and the
-// expired ones it deleted, as JSON.
-const guardColumns = `(SELECT count(*) FROM reserved), (SELECT json_agg(expired) FROM expired)`
+// columns are the columns a statement with a guarded write's entries
+// selects for it (guardScan): the reservations it wrote, and the expired
+// ones it deleted, as JSON.
+func (g *Guard) columns() string {
+	return `(SELECT count(*) FROM ` + g.written + `), (SELECT json_agg(expired) FROM expired)`
+}
 
-// guardScan are the destinations of guardColumns.
+// guardScan are the destinations of Guard.columns.
 type guardScan struct {
 	written int64
 	expired sql.NullString
@@ -158,7 +180,7 @@ func (g *Guard) done(s *guardScan) error {
 func (g *Guard) send(ctx context.Context, q Queryer, ctes string, a sqlArgs) error {
 	var s guardScan
 	if err := queryRow(ctx, q, "guarded insert", `WITH `+ctes+`
-SELECT `+guardColumns, a, s.dest()...); err != nil {
+SELECT `+g.columns(), a, s.dest()...); err != nil {
 		return err
 	}
 	return g.done(&s)

@@ -214,3 +214,88 @@ VALUES ($1, $2, $3, $4, $5)`, fmt.Sprintf("rsv_guard_%d", i), acc.ID, b.ID, book
 		}
 	})
 }
+
+// TestGuardedMove: a reschedule's move riding in its event's statement
+// (RideMove) under a guard takes the barber's lock there: it deletes the
+// appointment's old reservation and the expired holds under the new time
+// (not the others), reports both, and inserts the new reservation after
+// them, over its own old time too. A reservation over the new time fails
+// it as an overlap; a barber not there is not found.
+func TestGuardedMove(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect != dialect.Postgres {
+			t.Skip("the move rides, and a guard is taken, on PostgreSQL")
+		}
+		s := newMondays(t, db)
+		ten := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+		now := ten.Add(-time.Hour)
+		// move runs the move of apt_move (10:00–10:30) to [to, to+30 min)
+		// under a guard of barber, in a transaction of its own (foreign
+		// keys off: the appointments are not there), with an expired
+		// hold at 10:30, another at 14:00 and an appointment at 12:00.
+		move := func(barber string, to time.Time) (*store.Guard, *store.FreeRide, *ent.Tx, error) {
+			t.Helper()
+			tx := replicaTx(t, s.ctx, db)
+			if _, err := tx.ExecContext(s.ctx, `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, appointment_id) VALUES
+('rsv_move', $1, $2, '2027-03-01 10:00Z', '2027-03-01 10:30Z', NULL, 'apt_move'),
+('rsv_held', $1, $2, '2027-03-01 10:30Z', '2027-03-01 11:00Z', $3, NULL),
+('rsv_later', $1, $2, '2027-03-01 14:00Z', '2027-03-01 14:30Z', $3, NULL),
+('rsv_noon', $1, $2, '2027-03-01 12:00Z', '2027-03-01 12:30Z', NULL, 'apt_noon')`, s.acc.ID, s.barber.ID, now.Add(-time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			fenced, err := db.FenceWaitlist(s.ctx, tx, s.acc.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			guarded, g := store.Guarded(fenced, barber, now)
+			apt := "apt_move"
+			moving, ride := store.RideMove(guarded, db.Dialect, store.Reserve{AccountID: s.acc.ID, BarberID: s.barber.ID,
+				StartsAt: to, EndsAt: to.Add(30 * time.Minute), AppointmentID: &apt},
+				func() store.OpeningProbe { return store.OpeningProbe{ID: "opn_move", Now: now} })
+			n := store.Note{Notification: &ent.Notification{ID: "ntf_move", AccountID: s.acc.ID, Type: "appointment.rescheduled",
+				Source: "api", CreatedAt: now}}
+			_, err = store.InsertNotification(moving, tx, db.Dialect, n, "notifications:read", store.DeliveryIDs{})
+			return g, ride, tx, err
+		}
+
+		g, ride, tx, err := move(s.barber.ID, ten.Add(15*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.Used() {
+			t.Fatal("the move took no guard")
+		}
+		if old, _, ok := ride.Freed(); !ok || len(old) != 1 || !old[0].StartsAt.Equal(ten) {
+			t.Errorf("freed %+v (carried %v), want the old 10:00", old, ok)
+		}
+		if x := g.Expired(); len(x) != 1 || !x[0].StartsAt.Equal(ten.Add(30*time.Minute)) || x[0].HoldID != nil || x[0].BarberID != s.barber.ID {
+			t.Errorf("deleted %+v, want the expired hold at 10:30", x)
+		}
+		if n := txInt(t, s.ctx, tx, `SELECT count(*) FROM reservations WHERE appointment_id = 'apt_move' AND starts_at = '2027-03-01 10:15Z'`); n != 1 {
+			t.Errorf("%d reservations at the new 10:15, want 1", n)
+		}
+		if n := txInt(t, s.ctx, tx, `SELECT count(*) FROM reservations WHERE id IN ('rsv_move', 'rsv_held', 'rsv_later')`); n != 1 {
+			t.Errorf("%d of the old time and the expired holds left, want the one at 14:00", n)
+		}
+		// Each move's rows are its transaction's alone.
+		rollback := func(tx *ent.Tx) {
+			t.Helper()
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rollback(tx)
+
+		_, _, tx, err = move(s.barber.ID, ten.Add(105*time.Minute))
+		if store.Classify(err) != store.Overlap {
+			t.Errorf("a move over 12:00's appointment: %v, want an overlap", err)
+		}
+		rollback(tx)
+		_, _, tx, err = move("brb_missing", ten.Add(4*time.Hour))
+		if !ent.IsNotFound(err) {
+			t.Errorf("a move guarded by a barber not there: %v, want not found", err)
+		}
+		rollback(tx)
+	})
+}

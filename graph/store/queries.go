@@ -451,7 +451,14 @@ func InsertNotification(ctx context.Context, c Queryer, dia string, n Note, read
 			carried += ",\n"
 		}
 		if ride = freeRiding(ctx); ride != nil {
-			carried += ride.entries(&a) + ",\n"
+			entries, err := ride.entries(ctx, &a)
+			if err != nil {
+				return Owed{}, err
+			}
+			carried += entries + ",\n"
+			if ride.guard != nil {
+				guard = ride.guard
+			}
 		}
 	}
 	account := a.add(n.AccountID)
@@ -497,7 +504,7 @@ SELECT (SELECT COALESCE(json_agg(k.id), '[]')::text FROM k),
 			q += `, ` + rideColumns
 		}
 		if guard != nil {
-			q += `, ` + guardColumns
+			q += `, ` + guard.columns()
 		}
 	} else {
 		q = insert + `

@@ -161,7 +161,7 @@ func carrying(ctx context.Context) *Carried {
 
 // take hands the kept statement's WITH entries and arguments to the
 // statement that carries them, once, with its guard (nil: none), which
-// that statement reports to (guardColumns, Guard.done).
+// that statement reports to (Guard.columns, Guard.done).
 func (c *Carried) take() (string, sqlArgs, *Guard) {
 	if c == nil || c.ctes == "" {
 		return "", nil, nil
