@@ -134,10 +134,18 @@ func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, n
 	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
 
-// errRelock is what bookFree returns when its write met a reservation
-// written since the day was read: the transaction rolls back, and the
-// writer books again the locking way (pickBarber), which says whether the
-// start is still free, and with which barber.
+// pick is pickFree for a guarded writer, pickBarber otherwise.
+func (r *Resolver) pick(guarded bool) func(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
+	if guarded {
+		return r.pickFree
+	}
+	return r.pickBarber
+}
+
+// errRelock is what bookFree returns when its write, for any barber, met
+// a reservation written since the day was read: the transaction rolls
+// back, and the writer books again the locking way (pickBarber), which
+// says with which barber, if any, the start is still free.
 var errRelock = errors.New("graph: the time was booked since it was read; lock the barber and read again")
 
 // beforeGuardedWriteKey is the context key of a function bookFree calls
@@ -145,18 +153,25 @@ var errRelock = errors.New("graph: the time was booked since it was read; lock t
 // in between).
 type beforeGuardedWriteKey struct{}
 
-// bookFree writes with write (a hold's or an appointment's insert, through
-// store.DB.InsertReserved, or a reschedule's move, store.RideMove) with
-// barber b, picked by pickFree, under the
-// guard of b's lock (store.Guarded), and records the expired holds its
-// statement deleted. Errors: errRelock.
-func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, now time.Time, b *ent.Barber, write func(context.Context, *ent.Barber) error) error {
+// bookFree writes the offer's start with write (a hold's or an
+// appointment's insert, through store.DB.InsertReserved, or a
+// reschedule's move, store.RideMove) with barber b: when guarded, b picked
+// by pickFree, under the guard of b's lock (store.Guarded), recording the
+// expired holds its statement deleted; otherwise (b picked by pickBarber,
+// locked) as is. A guarded write that meets a reservation written since
+// the read fails: with the one barber the offer names, as an overlap (the
+// start is taken: the transaction says slot_unavailable), and, for any
+// barber, with errRelock (another may be free).
+func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, b *ent.Barber, guarded bool, write func(context.Context, *ent.Barber) error) error {
+	if !guarded {
+		return write(ctx, b)
+	}
 	if f, ok := ctx.Value(beforeGuardedWriteKey{}).(func(barberID string)); ok {
 		f(b.ID)
 	}
-	guarded, g := store.Guarded(ctx, b.ID, now)
-	if err := write(guarded, b); err != nil {
-		if store.Classify(err) == store.Overlap {
+	gctx, g := store.Guarded(ctx, b.ID, now)
+	if err := write(gctx, b); err != nil {
+		if store.Classify(err) == store.Overlap && o.Barber == nil {
 			return errRelock
 		}
 		return err
@@ -278,10 +293,8 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				} else {
 					inTx = true
 				}
-			case guarded:
-				b, inTx, err = r.pickFree(ctx, tx, o, now)
 			default:
-				b, inTx, err = r.pickBarber(ctx, tx, o, now)
+				b, inTx, err = r.pick(guarded)(ctx, tx, o, now)
 			}
 			if err != nil {
 				return err
@@ -303,11 +316,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				created, err = r.bookAppointment(ctx, tx, create, o.Buffer(), ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}, source)
 				return err
 			}
-			if guarded {
-				err = r.bookFree(ctx, tx, now, b, book)
-			} else {
-				err = book(ctx, b)
-			}
+			err = r.bookFree(ctx, tx, o, now, b, guarded, book)
 			if err != nil {
 				return err
 			}
@@ -466,12 +475,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 					b, err = r.heldBarber(ctx, tx, o, held)
 				}
 			} else if err = r.inWindow(o, now); err == nil {
-				pick := r.pickBarber
-				if guarded {
-					pick = r.pickFree
-				}
 				var inTx bool
-				if b, inTx, err = pick(ctx, tx, o, now, a.ID); err == nil && inTx {
+				if b, inTx, err = r.pick(guarded)(ctx, tx, o, now, a.ID); err == nil && inTx {
 					b = b.Unwrap()
 				}
 			}
@@ -483,11 +488,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 				done, err = r.moveAppointment(ctx, tx, a, edges, o.Start, o.Start.Add(o.Duration()), o.Buffer(), in.HoldID, source)
 				return err
 			}
-			if guarded {
-				err = r.bookFree(ctx, tx, now, b, move)
-			} else {
-				err = move(ctx, b)
-			}
+			err = r.bookFree(ctx, tx, o, now, b, guarded, move)
 			if err != nil || held == nil {
 				return err
 			}

@@ -25,7 +25,8 @@
 // store.Guarded; a create's and a reschedule's is its event's, which
 // carries the appointment or its move, store.Carry, store.RideMove): a
 // reservation written over its time meanwhile makes the write fail as an
-// overlap, and it is made again as above. Below that the
+// overlap: the start is taken, or, for any barber, the write is made again
+// as above. Below that the
 // database itself refuses an overlap (an exclusion constraint on PostgreSQL,
 // a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
 // A reschedule does not count the appointment's own reservation as busy.

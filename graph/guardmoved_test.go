@@ -21,9 +21,10 @@ import (
 // event's, which carries the appointment or its move).
 // When another writer books the barber between the read and the write,
 // the write still takes its start if that is free; if that is what was
-// booked, the write meets it, and is made again the locking way: it
-// refuses the start, or, asked for any barber, takes the next one free.
-// Nothing of a refused write is left: no row, no reservation, no event.
+// booked, the write meets it: with the barber named it refuses the start;
+// asked for any barber, it is made again the locking way and takes the
+// next one free. Nothing of a refused write is left: no row, no
+// reservation, no event.
 func TestGuardMoved(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

@@ -85,11 +85,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			}
 			var b *ent.Barber
 			var err error
-			if guarded {
-				b, _, err = r.pickFree(ctx, tx, o, now)
-			} else {
-				b, _, err = r.pickBarber(ctx, tx, o, now)
-			}
+			b, _, err = r.pick(guarded)(ctx, tx, o, now)
 			if ride != nil {
 				// The cap before anything else: counted with the lock or the
 				// read, or, where none counted it (the hold refused before
@@ -114,11 +110,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 					SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
 				return err
 			}
-			if guarded {
-				err = r.bookFree(ctx, tx, now, b, write)
-			} else {
-				err = write(ctx, b)
-			}
+			err = r.bookFree(ctx, tx, o, now, b, guarded, write)
 			if err != nil {
 				return err
 			}

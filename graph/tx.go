@@ -66,8 +66,9 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 // plans from its first statement (store.GenericTx: planned for their
 // values, the unlocked read and the guarded statement cost PostgreSQL more
 // than the round trip the guard saves), and again the locking way
-// (attempt(false)) should the time have been booked since it was read;
-// elsewhere (SQLite writes serially), the locking way.
+// (attempt(false)) should the time have been booked since it was read for
+// any barber (errRelock); elsewhere (SQLite writes serially), the locking
+// way.
 func (r *Resolver) guardedTx(ctx context.Context, guardable bool, attempt func(guarded bool) func(tx *ent.Tx) error) error {
 	if !guardable || store.SerialWrites(r.cfg.DB.Dialect) {
 		return r.inTx(ctx, attempt(false))
