@@ -124,6 +124,20 @@ func TestGuarded(t *testing.T) {
 			if carried {
 				written++
 			}
+			// kept checks what is left after what: the expired holds
+			// (this round's), one time off and, carried, one notification.
+			kept := func(what string, expired int) {
+				t.Helper()
+				if n := count(expiredLeft) - left; n != expired {
+					t.Errorf("after %s: %d expired reservations left, want %d", what, n, expired)
+				}
+				if n := count(timeOffs) - offs; n != 1 {
+					t.Errorf("after %s: %d rows written with the reservation, want 1", what, n)
+				}
+				if n := events(db.SQL); n != written {
+					t.Errorf("after %s: %d notifications, want %d", what, n, written)
+				}
+			}
 			// Held: the expired hold under the new time goes, the one after
 			// it stays.
 			expired := now.Add(-time.Minute)
@@ -140,15 +154,7 @@ func TestGuarded(t *testing.T) {
 			if x := g.Expired(); len(x) != 1 || !x[0].StartsAt.Equal(at) || !x[0].EndsAt.Equal(at.Add(30*time.Minute)) || x[0].BarberID != b.ID {
 				t.Errorf("deleted %+v, want the expired hold at 10:00", x)
 			}
-			if n := count(expiredLeft) - left; n != 1 {
-				t.Errorf("%d expired reservations left, want the one at 12:00", n)
-			}
-			if n := count(timeOffs) - offs; n != 1 {
-				t.Errorf("%d rows written with the reservation, want 1", n)
-			}
-			if n := events(db.SQL); n != written {
-				t.Errorf("%d notifications, want %d", n, written)
-			}
+			kept("a guarded insert", 1) // the one at 12:00
 
 			// Over a reservation written since the read: an overlap, and the
 			// transaction rolls back with nothing of it left.
@@ -161,15 +167,7 @@ func TestGuarded(t *testing.T) {
 			if err := tx.Rollback(); err != nil {
 				t.Fatal(err)
 			}
-			if n := count(expiredLeft) - left; n != 2 {
-				t.Errorf("%d expired reservations left after an overlap, want 2", n)
-			}
-			if n := count(timeOffs) - offs; n != 1 {
-				t.Errorf("%d rows written after an overlap, want 1", n)
-			}
-			if n := events(db.SQL); n != written {
-				t.Errorf("%d notifications after an overlap, want %d", n, written)
-			}
+			kept("an overlap", 2)
 
 			// No such barber: nothing written, a notification carrying
 			// the insert included.
