@@ -57,26 +57,37 @@ func (r *Resolver) inWindow(o *catalog.Offer, now time.Time) error {
 // pickBarber locks and returns the barber to book the offer with (the one
 // asked for, or the first eligible one free then), after checking the slot
 // under the lock (see "No double booking" in the package doc); ignore names
-// reservations that do not count as busy. The bool tells whether it read
-// the barber in tx, so the caller must Unwrap it before use after the
-// transaction. Errors: slot_unavailable.
-func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
+// reservations that do not count as busy. The barber outlives tx
+// (candidates). Errors: slot_unavailable.
+func (r *Resolver) pickBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, error) {
 	c := tx.Client()
-	// An offer lists its barbers, read before the transaction, unless it
-	// lists none; then candidates reads them through c.
-	inTx := o.Barber == nil && o.Eligible == nil
-	candidates, err := o.Candidates(ctx, c)
+	candidates, err := candidates(ctx, c, o)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if len(candidates) > 1 {
 		// Read first, lock only barbers that look free.
 		if candidates, err = r.freeAt(ctx, c, o, now, candidates, ignore...); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
-	b, err := r.lockedPick(ctx, tx, o, now, candidates, ignore...)
-	return b, inTx, err
+	return r.lockedPick(ctx, tx, o, now, candidates, ignore...)
+}
+
+// candidates is the offer's candidates (catalog.Offer.Candidates), read
+// through c, tx's client, when the offer lists none: those are handed
+// back as they would be read after the transaction (Unwrap), so that an
+// answer can still load their edges.
+func candidates(ctx context.Context, c *ent.Client, o *catalog.Offer) ([]*ent.Barber, error) {
+	inTx := o.Barber == nil && o.Eligible == nil
+	bs, err := o.Candidates(ctx, c)
+	if err != nil || !inTx {
+		return bs, err
+	}
+	for i, b := range bs {
+		bs[i] = b.Unwrap()
+	}
+	return bs, nil
 }
 
 // freeAt reads the candidates' start day through c, unlocked
@@ -114,28 +125,27 @@ func (r *Resolver) lockedPick(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 // pickFree is pickBarber for a writer that books under a guard
 // (store.Guarded; PostgreSQL, where writers run side by side): it reads
 // the candidates' start day, unlocked (ignore: as pickBarber's), and
-// returns the first candidate free then, and (as pickBarber) whether it
-// read it in tx; the writer's
-// statement takes the barber's lock (bookFree). Errors: slot_unavailable.
-func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
+// returns the first candidate free then, which outlives tx, as
+// pickBarber's; the writer's statement takes the barber's lock (bookFree).
+// Errors: slot_unavailable.
+func (r *Resolver) pickFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, error) {
 	c := tx.Client()
-	inTx := o.Barber == nil && o.Eligible == nil // as pickBarber's
-	candidates, err := o.Candidates(ctx, c)
+	candidates, err := candidates(ctx, c, o)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	free, err := r.freeAt(ctx, c, o, now, candidates, ignore...)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if len(free) > 0 {
-		return free[0], inTx, nil
+		return free[0], nil
 	}
-	return nil, false, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
+	return nil, domain.Errorf(domain.CodeSlotUnavailable, "The slot is not free.")
 }
 
 // pick is pickFree for a guarded writer, pickBarber otherwise.
-func (r *Resolver) pick(guarded bool) func(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, bool, error) {
+func (r *Resolver) pick(guarded bool) func(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, ignore ...string) (*ent.Barber, error) {
 	if guarded {
 		return r.pickFree
 	}
@@ -255,7 +265,6 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		}
 	}
 	var a *ent.Appointment
-	var barberInTx bool // a's barber was read in the transaction
 	// Without a hold, on PostgreSQL, the appointment is written under a
 	// guard, as a hold is (holdSlot): its day read unlocked, with the
 	// customer's upsert riding in that read, and the barber locked by the
@@ -263,7 +272,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	// reservation.
 	attempt := func(guarded bool) func(tx *ent.Tx) error {
 		return func(tx *ent.Tx) error {
-			a, barberInTx = nil, false
+			a = nil
 			// The reference is not looked up first: its unique index
 			// refuses a second appointment, and a create refused for any
 			// reason looks it up before it says why (refused), so a
@@ -275,26 +284,17 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			given := domain.RecordOf(in.Client)
 			ctx, customer := store.RideCustomer(ctx, r.cfg.DB.Dialect, domain.CustomerOf(v.AccountID, given))
 			var b *ent.Barber
-			var inTx bool
 			var held *ent.Hold
 			var err error
-			switch {
-			case in.HoldID != nil:
+			if in.HoldID != nil {
 				if _, err := customer.ID(ctx, tx); err != nil {
 					return err
 				}
-				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err != nil {
-					return err
+				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
+					b, err = r.heldBarber(ctx, tx, o, held)
 				}
-				if o.Barber != nil && o.Barber.ID == held.BarberID {
-					b = o.Barber
-				} else if b, err = tx.Barber.Get(ctx, held.BarberID); err != nil {
-					return err
-				} else {
-					inTx = true
-				}
-			default:
-				b, inTx, err = r.pick(guarded)(ctx, tx, o, now)
+			} else {
+				b, err = r.pick(guarded)(ctx, tx, o, now)
 			}
 			if err != nil {
 				return err
@@ -316,11 +316,10 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				created, err = r.bookAppointment(ctx, tx, create, o.Buffer(), ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}, source)
 				return err
 			}
-			err = r.bookFree(ctx, tx, o, now, b, guarded, book)
-			if err != nil {
+			if err := r.bookFree(ctx, tx, o, now, b, guarded, book); err != nil {
 				return err
 			}
-			a, barberInTx = created, inTx
+			a = created
 			if held != nil {
 				return waitlist.Booked(ctx, tx, held, a.ID)
 			}
@@ -346,14 +345,11 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 		return refused(err)
 	}
 	r.metrics().AppointmentCreated(string(source))
-	// The appointment as written, with the edges it was written with: the
-	// same as reading it back. Entities of the transaction are handed back
-	// to the client, so GraphQL can still load other edges.
-	a = a.Unwrap()
-	if barberInTx {
-		a.Edges.Barber = a.Edges.Barber.Unwrap()
-	}
-	return &model.CreateAppointmentPayload{Appointment: a}, nil
+	// The appointment as written, with the edges it was written with (none
+	// of them the transaction's): the same as reading it back. Entities of
+	// the transaction are handed back to the client, so GraphQL can still
+	// load other edges.
+	return &model.CreateAppointmentPayload{Appointment: a.Unwrap()}, nil
 }
 
 // appointmentCustomer returns the account's customer record an appointment
@@ -475,10 +471,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 					b, err = r.heldBarber(ctx, tx, o, held)
 				}
 			} else if err = r.inWindow(o, now); err == nil {
-				var inTx bool
-				if b, inTx, err = r.pick(guarded)(ctx, tx, o, now, a.ID); err == nil && inTx {
-					b = b.Unwrap()
-				}
+				b, err = r.pick(guarded)(ctx, tx, o, now, a.ID)
 			}
 			if err != nil {
 				return err
@@ -505,8 +498,8 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	return done.Unwrap(), nil // its edges are not the transaction's
 }
 
-// heldBarber returns the barber of a hold taken for the offer, read
-// outside tx: the offer's when it names that barber.
+// heldBarber returns the barber of a hold taken for the offer, outliving
+// tx: the offer's when it names that barber.
 func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, held *ent.Hold) (*ent.Barber, error) {
 	if o.Barber != nil && o.Barber.ID == held.BarberID {
 		return o.Barber, nil

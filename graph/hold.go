@@ -83,9 +83,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 					}
 				}
 			}
-			var b *ent.Barber
-			var err error
-			b, _, err = r.pick(guarded)(ctx, tx, o, now)
+			b, err := r.pick(guarded)(ctx, tx, o, now)
 			if ride != nil {
 				// The cap before anything else: counted with the lock or the
 				// read, or, where none counted it (the hold refused before
