@@ -170,14 +170,7 @@ func EachScheduleRow(ctx context.Context, c Queryer, dia, unitID string, barberI
 UNION ALL
 SELECT ` + strconv.Itoa(int(rowKeyHolds)) + `, '', '', NULL, NULL, NULL, CAST(kh.most AS TEXT), NULL, NULL, kh.active
 FROM (` + count + `) AS kh (most, active)`
-		next := each
-		each = func(r *ScheduleRow) error {
-			if r.Kind != rowKeyHolds {
-				return next(r)
-			}
-			ride.kh, ride.counted = r.keyHolds, true
-			return nil
-		}
+		each = takeKind(each, rowKeyHolds, func(r *ScheduleRow) { ride.kh, ride.counted = r.keyHolds, true })
 	}
 	if cr := riding(ctx); cr != nil && dia == dialect.Postgres {
 		// A guarded create's customer (RideCustomer) rides in its read.
@@ -189,19 +182,24 @@ FROM (` + count + `) AS kh (most, active)`
 ` + q + `
 UNION ALL
 SELECT ` + strconv.Itoa(int(rowCustomer)) + `, id, '', NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM customer`
-		next := each
-		each = func(r *ScheduleRow) error {
-			if r.Kind != rowCustomer {
-				return next(r)
-			}
-			cr.id = r.ID
-			return nil
-		}
+		each = takeKind(each, rowCustomer, func(r *ScheduleRow) { cr.id = r.ID })
 	}
 	_, err = queryRows(ctx, c, q, a, func(rows *sql.Rows) (struct{}, error) {
 		return struct{}{}, scanSchedule(rows, each)
 	})
 	return err
+}
+
+// takeKind hands the rows of kind (a ride's, which the read's caller never
+// sees) to take, and the others to each.
+func takeKind(each func(*ScheduleRow) error, kind RowKind, take func(*ScheduleRow)) func(*ScheduleRow) error {
+	return func(r *ScheduleRow) error {
+		if r.Kind != kind {
+			return each(r)
+		}
+		take(r)
+		return nil
+	}
 }
 
 // clone is r with pointers of its own.
