@@ -166,13 +166,16 @@ type beforeGuardedWriteKey struct{}
 // bookFree writes the offer's start with write (a hold's or an
 // appointment's insert, through store.DB.InsertReserved, or a
 // reschedule's move, store.RideMove) with barber b: when guarded, b picked
-// by pickFree, under the guard of b's lock (store.Guarded), recording the
-// expired holds its statement deleted; otherwise (b picked by pickBarber,
-// locked) as is. A guarded write that meets a reservation written since
+// by pickFree or the barber of held (a hold read by readHold, which the
+// statement consumes: store.Guard.Consuming), under the guard of b's lock
+// (store.Guarded), recording the expired holds its statement deleted;
+// otherwise (b picked by pickBarber, locked, or held's, taken by
+// takeHold) as is. A guarded write that meets a reservation written since
 // the read fails: with the one barber the offer names, as an overlap (the
 // start is taken: the transaction says slot_unavailable), and, for any
-// barber, with errRelock (another may be free).
-func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, b *ent.Barber, guarded bool, write func(context.Context, *ent.Barber) error) error {
+// barber, with errRelock (another may be free); one whose hold is no
+// longer active, with errRelock too (takeHold then says why).
+func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, now time.Time, b *ent.Barber, guarded bool, held *ent.Hold, write func(context.Context, *ent.Barber) error) error {
 	if !guarded {
 		return write(ctx, b)
 	}
@@ -180,8 +183,11 @@ func (r *Resolver) bookFree(ctx context.Context, tx *ent.Tx, o *catalog.Offer, n
 		f(b.ID)
 	}
 	gctx, g := store.Guarded(ctx, b.ID, now)
+	if held != nil {
+		g.Consuming(held.ID)
+	}
 	if err := write(gctx, b); err != nil {
-		if store.Classify(err) == store.Overlap && o.Barber == nil {
+		if (store.Classify(err) == store.Overlap && o.Barber == nil) || errors.Is(err, store.ErrHoldGone) {
 			return errRelock
 		}
 		return err
@@ -290,9 +296,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				if _, err := customer.ID(ctx, tx); err != nil {
 					return err
 				}
-				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
-					b, err = r.heldBarber(ctx, tx, o, held)
-				}
+				held, b, err = r.heldFor(ctx, tx, *in.HoldID, o, now, guarded)
 			} else {
 				b, err = r.pick(guarded)(ctx, tx, o, now)
 			}
@@ -316,7 +320,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 				created, err = r.bookAppointment(ctx, tx, create, o.Buffer(), ent.AppointmentEdges{Unit: o.Unit, Service: o.Service, Barber: b}, source)
 				return err
 			}
-			if err := r.bookFree(ctx, tx, o, now, b, guarded, book); err != nil {
+			if err := r.bookFree(ctx, tx, o, now, b, guarded, held, book); err != nil {
 				return err
 			}
 			a = created
@@ -326,7 +330,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			return nil
 		}
 	}
-	err = r.guardedTx(ctx, in.HoldID == nil, attempt)
+	err = r.guardedTx(ctx, attempt)
 	switch {
 	case store.Classify(err) == store.Unique && ref != nil:
 		// The reference was used before, or by a create that committed
@@ -467,9 +471,7 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 			var b *ent.Barber
 			var held *ent.Hold
 			if in.HoldID != nil {
-				if held, err = r.takeHold(ctx, tx, *in.HoldID, o, now); err == nil {
-					b, err = r.heldBarber(ctx, tx, o, held)
-				}
+				held, b, err = r.heldFor(ctx, tx, *in.HoldID, o, now, guarded)
 			} else if err = r.inWindow(o, now); err == nil {
 				b, err = r.pick(guarded)(ctx, tx, o, now, a.ID)
 			}
@@ -481,14 +483,14 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 				done, err = r.moveAppointment(ctx, tx, a, edges, o.Start, o.Start.Add(o.Duration()), o.Buffer(), in.HoldID, source)
 				return err
 			}
-			err = r.bookFree(ctx, tx, o, now, b, guarded, move)
+			err = r.bookFree(ctx, tx, o, now, b, guarded, held, move)
 			if err != nil || held == nil {
 				return err
 			}
 			return waitlist.Booked(ctx, tx, held, a.ID)
 		}
 	}
-	err = r.guardedTx(ctx, in.HoldID == nil, attempt)
+	err = r.guardedTx(ctx, attempt)
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}
@@ -498,11 +500,30 @@ func (r *Resolver) rescheduleAppointment(ctx context.Context, id string, in mode
 	return done.Unwrap(), nil // its edges are not the transaction's
 }
 
+// heldFor is the hold id names, taken for the offer (takeHold) or, for a
+// guarded writer, read to be consumed by its statement (readHold), with
+// its barber (heldBarber).
+func (r *Resolver) heldFor(ctx context.Context, tx *ent.Tx, id string, o *catalog.Offer, now time.Time, guarded bool) (*ent.Hold, *ent.Barber, error) {
+	take := r.takeHold
+	if guarded {
+		take = r.readHold
+	}
+	held, err := take(ctx, tx, id, o, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := r.heldBarber(ctx, tx, o, held)
+	return held, b, err
+}
+
 // heldBarber returns the barber of a hold taken for the offer, outliving
-// tx: the offer's when it names that barber.
+// tx: the offer's when it names that barber or lists it eligible.
 func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer, held *ent.Hold) (*ent.Barber, error) {
 	if o.Barber != nil && o.Barber.ID == held.BarberID {
 		return o.Barber, nil
+	}
+	if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == held.BarberID }); i >= 0 {
+		return o.Eligible[i], nil
 	}
 	b, err := tx.Barber.Get(ctx, held.BarberID)
 	if err != nil {

@@ -26,7 +26,11 @@
 // carries the appointment or its move, store.Carry, store.RideMove): a
 // reservation written over its time meanwhile makes the write fail as an
 // overlap: the start is taken, or, for any barber, the write is made again
-// as above. Below that the
+// as above. A create or a reschedule with a hold reads the hold unlocked
+// (readHold) and its statement consumes it under the lock
+// (store.Guard.Consuming): a hold released, expired or used meanwhile
+// makes the write, which then wrote nothing, be made again the locking
+// way (takeHold), which says why. Below that the
 // database itself refuses an overlap (an exclusion constraint on PostgreSQL,
 // a trigger on SQLite), so a race the lock missed ends as slot_unavailable.
 // A reschedule does not count the appointment's own reservation as busy.

@@ -135,3 +135,126 @@ func TestGuardMoved(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardHeld: on PostgreSQL a create or a reschedule with a hold reads
+// the hold unlocked, and its write's statement consumes it under the
+// barber's lock. A hold untouched meanwhile is consumed; one released or
+// used between the read and the write is refused as the locking way
+// refuses it (hold_expired, hold_already_used), and nothing of the
+// refused write is left: no appointment, no reservation, no event.
+func TestGuardHeld(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, reschedule := range []bool{false, true} {
+			name := map[bool]string{false: "create", true: "reschedule"}[reschedule]
+			t.Run(name, func(t *testing.T) {
+				_, res, s := openJobShop(t, db, "Guard held "+name, 1)
+				actx := tenant.WithAccount(context.Background(), s.acc.ID)
+				ana := s.barbers[0].ID
+				ten := jobsTuesday.Add(10 * time.Hour)
+				hold := func(start time.Time) string {
+					t.Helper()
+					h, err := res.Mutation().HoldSlot(s.ctx, model.HoldSlotInput{UnitID: s.unit.ID, ServiceID: s.svc.ID, BarberID: &ana, StartsAt: at(start)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return h.ID
+				}
+				var moving string // the appointment a reschedule moves
+				if reschedule {
+					moving = s.book(0, jobsTuesday.Add(16*time.Hour)).ID
+				}
+				// write books start with holdID, calling meanwhile between
+				// its read and its write.
+				calls := 0
+				write := func(holdID string, start time.Time, meanwhile func()) error {
+					ctx := graph.BeforeGuardedWrite(s.ctx, func(string) {
+						calls++
+						meanwhile()
+					})
+					if reschedule {
+						_, err := res.Mutation().RescheduleAppointment(ctx, moving, model.RescheduleAppointmentInput{HoldID: &holdID, StartsAt: at(start)})
+						return err
+					}
+					_, err := res.Mutation().CreateAppointment(ctx, model.CreateAppointmentInput{UnitID: s.unit.ID, ServiceID: s.svc.ID,
+						StartsAt: at(start), HoldID: &holdID, Client: &model.ClientInput{Name: "Held Client", Phone: "+351912000222"}})
+					return err
+				}
+				status := func(id string) string {
+					t.Helper()
+					h, err := db.Hold.Get(actx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return string(h.Status)
+				}
+				counts := func() [3]int {
+					t.Helper()
+					var n [3]int
+					var err [3]error
+					n[0], err[0] = db.Appointment.Query().Count(actx)
+					n[1], err[1] = db.Reservation.Query().Count(actx)
+					n[2], err[2] = db.Notification.Query().Count(actx)
+					for _, e := range err {
+						if e != nil {
+							t.Fatal(e)
+						}
+					}
+					return n
+				}
+
+				first := hold(ten)
+				if err := write(first, ten, func() {}); err != nil {
+					t.Fatalf("a %s with a hold untouched meanwhile: %v", name, err)
+				}
+				if st := status(first); st != "consumed" {
+					t.Fatalf("the hold used is %s", st)
+				}
+				if db.Dialect != dialect.Postgres {
+					if calls != 0 {
+						t.Fatalf("a guarded write on %s", db.Dialect)
+					}
+					return
+				}
+				if calls != 1 {
+					t.Fatalf("%d guarded writes, want 1", calls)
+				}
+
+				released := hold(ten.Add(time.Hour))
+				before := counts()
+				err := write(released, ten.Add(time.Hour), func() {
+					if _, err := res.Mutation().ReleaseHold(s.ctx, released); err != nil {
+						t.Errorf("releasing the hold meanwhile: %v", err)
+					}
+				})
+				if domain.ErrorCode(err) != domain.CodeHoldExpired || status(released) != "released" {
+					t.Fatalf("a %s whose hold was released meanwhile: %v, the hold %s; want hold_expired", name, err, status(released))
+				}
+				before[1]-- // the released hold's
+				if got := counts(); got != before {
+					t.Fatalf("appointments, reservations, events: %v after a refused %s, want %v", got, name, before)
+				}
+
+				used := hold(ten.Add(2 * time.Hour))
+				before = counts()
+				err = write(used, ten.Add(2*time.Hour), func() {
+					if _, err := res.Mutation().CreateAppointment(s.ctx, model.CreateAppointmentInput{UnitID: s.unit.ID, ServiceID: s.svc.ID,
+						StartsAt: at(ten.Add(2 * time.Hour)), HoldID: &used, Client: &model.ClientInput{Name: "Other Client", Phone: "+351912000333"}}); err != nil {
+						t.Errorf("using the hold meanwhile: %v", err)
+					}
+				})
+				if domain.ErrorCode(err) != domain.CodeHoldAlreadyUsed {
+					t.Fatalf("a %s whose hold was used meanwhile: %v, want hold_already_used", name, err)
+				}
+				before[0]++ // the other create's appointment, its reservation in its hold's place, and its event
+				before[2]++
+				if got := counts(); got != before {
+					t.Fatalf("appointments, reservations, events: %v after a refused %s, want %v", got, name, before)
+				}
+				if calls != 3 {
+					t.Fatalf("%d guarded writes, want 3", calls)
+				}
+			})
+		}
+	})
+}

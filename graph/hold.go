@@ -108,7 +108,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 					SetStartsAt(o.Start).SetEndsAt(o.Start.Add(o.Duration())).SetExpiresAt(now.Add(ttl)), o.Buffer())
 				return err
 			}
-			err = r.bookFree(ctx, tx, o, now, b, guarded, write)
+			err = r.bookFree(ctx, tx, o, now, b, guarded, nil, write)
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			return nil
 		}
 	}
-	err = r.guardedTx(ctx, true, attempt)
+	err = r.guardedTx(ctx, attempt)
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}
@@ -269,16 +269,22 @@ func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
 	return released, err
 }
 
-// lockHold reads a hold after locking its barber, under whose lock every
-// change to the barber's holds and reservations happens.
-// Errors: hold_not_found.
-func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+// getHold reads a hold, unlocked. Errors: hold_not_found.
+func getHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
 	if !domain.PlausibleID(id) {
 		return nil, domain.Errorf(domain.CodeHoldNotFound, "No hold %q.", id)
 	}
 	h, err := tx.Hold.Get(ctx, id)
+	return h, domain.NotFound(err, domain.CodeHoldNotFound, "hold", id)
+}
+
+// lockHold reads a hold after locking its barber, under whose lock every
+// change to the barber's holds and reservations happens.
+// Errors: hold_not_found.
+func (r *Resolver) lockHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+	h, err := getHold(ctx, tx, id)
 	if err != nil {
-		return nil, domain.NotFound(err, domain.CodeHoldNotFound, "hold", id)
+		return nil, err
 	}
 	if err := r.lockBarber(ctx, tx, h.BarberID); err != nil {
 		return nil, err
@@ -295,22 +301,45 @@ func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *catal
 	if err != nil {
 		return nil, err
 	}
+	if err := usableHold(h, o, now); err != nil {
+		return nil, err
+	}
+	return h, r.endHold(ctx, tx, h, hold.StatusConsumed)
+}
+
+// readHold is takeHold for a guarded writer (bookFree): it reads the hold
+// unlocked and checks it as takeHold does, and the writer's statement
+// consumes it under the barber's lock (store.Guard.Consuming), should it
+// still be active then. What the read finds wrong stays wrong: a hold
+// only ever leaves active, and its barber, service and time never change.
+func (r *Resolver) readHold(ctx context.Context, tx *ent.Tx, id string, o *catalog.Offer, now time.Time) (*ent.Hold, error) {
+	h, err := getHold(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return h, usableHold(h, o, now)
+}
+
+// usableHold checks that h is active at now and matches the offer.
+// Errors: hold_expired, hold_already_used, hold_mismatch,
+// outside_booking_window.
+func usableHold(h *ent.Hold, o *catalog.Offer, now time.Time) error {
 	switch effectiveStatus(h, now) {
 	case hold.StatusConsumed:
-		return nil, domain.Errorf(domain.CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
+		return domain.Errorf(domain.CodeHoldAlreadyUsed, "The hold was already used for an appointment.")
 	case hold.StatusReleased:
-		return nil, domain.Errorf(domain.CodeHoldExpired, "The hold was released.")
+		return domain.Errorf(domain.CodeHoldExpired, "The hold was released.")
 	case hold.StatusExpired:
-		return nil, domain.Errorf(domain.CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
+		return domain.Errorf(domain.CodeHoldExpired, "The hold has expired; hold the slot again or book without a hold.")
 	}
 	if h.UnitID != o.Unit.ID || h.ServiceID != o.Service.ID || !h.StartsAt.Equal(o.Start) ||
 		(o.Barber != nil && h.BarberID != o.Barber.ID) {
-		return nil, domain.Errorf(domain.CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
+		return domain.Errorf(domain.CodeHoldMismatch, "The hold is for another unit, service, barber or time than this request.")
 	}
 	// A hold keeps its slot even if the lead time has passed meanwhile, but
 	// a slot in the past cannot be booked.
 	if !o.Start.After(now) {
-		return nil, domain.Errorf(domain.CodeOutsideWindow, "The held time has already passed.")
+		return domain.Errorf(domain.CodeOutsideWindow, "The held time has already passed.")
 	}
-	return h, r.endHold(ctx, tx, h, hold.StatusConsumed)
+	return nil
 }

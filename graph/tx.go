@@ -60,17 +60,17 @@ func (r *Resolver) lockBarber(ctx context.Context, tx *ent.Tx, id string) error 
 	return r.cfg.DB.LockBarber(ctx, tx, id)
 }
 
-// guardedTx runs attempt's transaction: on PostgreSQL, when guardable,
-// the guarded way (attempt(true): the barber's day read unlocked, its
-// lock taken by the write's statement, pickFree and bookFree) with generic
-// plans from its first statement (store.GenericTx: planned for their
-// values, the unlocked read and the guarded statement cost PostgreSQL more
-// than the round trip the guard saves), and again the locking way
-// (attempt(false)) should the time have been booked since it was read for
-// any barber (errRelock); elsewhere (SQLite writes serially), the locking
-// way.
-func (r *Resolver) guardedTx(ctx context.Context, guardable bool, attempt func(guarded bool) func(tx *ent.Tx) error) error {
-	if !guardable || store.SerialWrites(r.cfg.DB.Dialect) {
+// guardedTx runs attempt's transaction: on PostgreSQL the guarded way
+// (attempt(true): the barber's day, or the hold, read unlocked, the
+// barber's lock taken by the write's statement, pickFree, readHold and
+// bookFree) with generic plans from its first statement (store.GenericTx:
+// planned for their values, the unlocked read and the guarded statement
+// cost PostgreSQL more than the round trip the guard saves), and again
+// the locking way (attempt(false)) should the time have been booked since
+// it was read for any barber, or the hold have changed (errRelock);
+// elsewhere (SQLite writes serially), the locking way.
+func (r *Resolver) guardedTx(ctx context.Context, attempt func(guarded bool) func(tx *ent.Tx) error) error {
+	if store.SerialWrites(r.cfg.DB.Dialect) {
 		return r.inTx(ctx, attempt(false))
 	}
 	err := r.inTx(store.GenericTx(ctx), attempt(true))

@@ -17,21 +17,23 @@ import (
 // request may send statementsRoom more before the test fails; a cached
 // availability answer sends none, ever.
 var statementsMeasured = map[string]map[string]int{
-	"GET /context":                        {dialect.SQLite: 3, dialect.Postgres: 3},
-	"GET /units":                          {dialect.SQLite: 1, dialect.Postgres: 1},
-	"GET /services":                       {dialect.SQLite: 3, dialect.Postgres: 3},
-	"GET /barbers":                        {dialect.SQLite: 4, dialect.Postgres: 4},
-	"GET /availability (cached)":          {dialect.SQLite: 0, dialect.Postgres: 0},
-	"POST /slots/hold":                    {dialect.SQLite: 10, dialect.Postgres: 7},
-	"GET /availability (after a write)":   {dialect.SQLite: 1, dialect.Postgres: 1},
-	"POST /appointments":                  {dialect.SQLite: 9, dialect.Postgres: 3},
-	"POST /appointments (replay)":         {dialect.SQLite: 8, dialect.Postgres: 6},
-	"GET /appointments/{id}":              {dialect.SQLite: 4, dialect.Postgres: 4},
-	"GET /appointments?client_phone":      {dialect.SQLite: 4, dialect.Postgres: 4},
-	"GET /appointments?client_phone&from": {dialect.SQLite: 5, dialect.Postgres: 5},
-	"POST /appointments/{id}/reschedule":  {dialect.SQLite: 11, dialect.Postgres: 4},
-	"POST /appointments/{id}/cancel":      {dialect.SQLite: 8, dialect.Postgres: 3},
-	"GET /notifications/pending":          {dialect.SQLite: 5, dialect.Postgres: 4},
+	"GET /context":                                 {dialect.SQLite: 3, dialect.Postgres: 3},
+	"GET /units":                                   {dialect.SQLite: 1, dialect.Postgres: 1},
+	"GET /services":                                {dialect.SQLite: 3, dialect.Postgres: 3},
+	"GET /barbers":                                 {dialect.SQLite: 4, dialect.Postgres: 4},
+	"GET /availability (cached)":                   {dialect.SQLite: 0, dialect.Postgres: 0},
+	"POST /slots/hold":                             {dialect.SQLite: 10, dialect.Postgres: 7},
+	"GET /availability (after a write)":            {dialect.SQLite: 1, dialect.Postgres: 1},
+	"POST /appointments":                           {dialect.SQLite: 9, dialect.Postgres: 3},
+	"POST /appointments (replay)":                  {dialect.SQLite: 8, dialect.Postgres: 6},
+	"POST /appointments (hold_id)":                 {dialect.SQLite: 11, dialect.Postgres: 4},
+	"POST /appointments/{id}/reschedule (hold_id)": {dialect.SQLite: 13, dialect.Postgres: 4},
+	"GET /appointments/{id}":                       {dialect.SQLite: 4, dialect.Postgres: 4},
+	"GET /appointments?client_phone":               {dialect.SQLite: 4, dialect.Postgres: 4},
+	"GET /appointments?client_phone&from":          {dialect.SQLite: 5, dialect.Postgres: 5},
+	"POST /appointments/{id}/reschedule":           {dialect.SQLite: 11, dialect.Postgres: 4},
+	"POST /appointments/{id}/cancel":               {dialect.SQLite: 8, dialect.Postgres: 3},
+	"GET /notifications/pending":                   {dialect.SQLite: 5, dialect.Postgres: 4},
 }
 
 // statementsRoom is how many statements a request may send beyond what was
@@ -93,7 +95,12 @@ func TestStatementsPerRequest(t *testing.T) {
 		measure("GET /services", "GET", "/services?unit_id="+unitID, nil, http.StatusOK)
 		measure("GET /barbers", "GET", "/barbers?unit_id="+unitID, nil, http.StatusOK)
 		measure("GET /availability (cached)", "GET", avail, nil, http.StatusOK)
-		measure("POST /slots/hold", "POST", "/slots/hold", map[string]any{"unit_id": unitID, "service_id": serviceID, "barber_id": barberID, "starts_at": tuesdayAt10}, http.StatusCreated)
+		hold := func(name, at string) string {
+			t.Helper()
+			id, _ := measure(name, "POST", "/slots/hold", map[string]any{"unit_id": unitID, "service_id": serviceID, "barber_id": barberID, "starts_at": at}, http.StatusCreated).JSON(t)["hold_id"].(string)
+			return id
+		}
+		held := hold("POST /slots/hold", tuesdayAt10)
 		measure("GET /availability (after a write)", "GET", avail, nil, http.StatusOK)
 		// The first create with a barber named warms that catalog entry.
 		measure("", "POST", "/appointments", booking("2027-03-02T13:00:00"), http.StatusCreated)
@@ -101,10 +108,15 @@ func TestStatementsPerRequest(t *testing.T) {
 		body["external_reference"] = "count-statements"
 		id, _ := measure("POST /appointments", "POST", "/appointments", body, http.StatusCreated).JSON(t)["id"].(string)
 		measure("POST /appointments (replay)", "POST", "/appointments", body, http.StatusOK)
+		withHold := booking(tuesdayAt10)
+		withHold["hold_id"] = held
+		measure("POST /appointments (hold_id)", "POST", "/appointments", withHold, http.StatusCreated)
 		measure("GET /appointments/{id}", "GET", "/appointments/"+id, nil, http.StatusOK)
 		measure("GET /appointments?client_phone", "GET", "/appointments?"+url.Values{"client_phone": {validPhone}}.Encode(), nil, http.StatusOK)
 		measure("GET /appointments?client_phone&from", "GET", "/appointments?"+url.Values{"client_phone": {validPhone}, "from": {tuesday}}.Encode(), nil, http.StatusOK)
 		measure("POST /appointments/{id}/reschedule", "POST", "/appointments/"+id+"/reschedule", map[string]any{"starts_at": "2027-03-02T15:00:00"}, http.StatusOK)
+		held = hold("", "2027-03-02T16:00:00")
+		measure("POST /appointments/{id}/reschedule (hold_id)", "POST", "/appointments/"+id+"/reschedule", map[string]any{"starts_at": "2027-03-02T16:00:00", "hold_id": held}, http.StatusOK)
 		measure("POST /appointments/{id}/cancel", "POST", "/appointments/"+id+"/cancel", map[string]any{"reason": "counting"}, http.StatusOK)
 		measure("GET /notifications/pending", "GET", "/notifications/pending", nil, http.StatusOK)
 		for name := range statementsMeasured {

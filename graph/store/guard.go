@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"barberd/ent"
+	"barberd/ent/hold"
 )
 
 // A guarded write books a barber's time read unlocked.
@@ -33,15 +34,40 @@ import (
 // A booking's guarded insert rides in the statement of its event (Carry,
 // InsertNotification), which then writes the event from the guard's row
 // too: the whole booking is one statement under the barber's lock.
+//
+// A booking with a hold reads the hold unlocked too, and its statement
+// consumes it under the lock (Guard.Consuming): the hold recorded
+// consumed only if it is still active then, its reservation deleted, and
+// the guard's row, which everything else the statement writes is selected
+// from, there only if it was. A hold's status only ever leaves active,
+// and its barber, service and time never change, so what the read found
+// wrong with it stays wrong; what it found right the statement checks
+// again, under the lock, where every change to the hold is made.
 
 // Guard is the lock a guarded insert takes (Guarded), and what its
 // statement deleted.
 type Guard struct {
 	barberID string
 	now      time.Time
+	holdID   string // the hold the statement consumes (Consuming), or ""
 	used     bool
 	written  string // the WITH entry of the reservation it writes
 	expired  []Reservation
+}
+
+// ErrHoldGone is what a guarded write that consumes a hold (Consuming)
+// fails with when, under the barber's lock, the hold was no longer active
+// (or the barber not there): the statement wrote nothing.
+var ErrHoldGone = errors.New("store: the hold to consume is no longer active")
+
+// Consuming has g's statement consume the active hold holdID, of g's
+// barber, before it writes: the hold recorded consumed and its
+// reservation deleted, under the lock; when the hold is no longer active
+// then, the statement writes nothing and fails with ErrHoldGone. It
+// returns g.
+func (g *Guard) Consuming(holdID string) *Guard {
+	g.holdID = holdID
+	return g
 }
 
 // guardKey is the context key of the *Guard an insert writes under.
@@ -104,11 +130,24 @@ RETURNING id)`, a, nil
 
 // lockEntries are the WITH entries of g's lock, their values bound to a:
 // guard, the barber's row locked; expired, the deletion of the barber's
-// holds expired under r's time once the lock is taken.
+// holds expired under r's time once the lock is taken. Consuming a hold,
+// the lock is locked, and guard its row once consumed records the hold
+// consumed under it and released deletes its reservation.
 func (g *Guard) lockEntries(ctx context.Context, a *sqlArgs, r Reserve) (string, error) {
 	acct, err := tenantFilter(ctx, a.add, "")
 	if err != nil {
 		return "", err
+	}
+	barber := a.add(g.barberID) + `::text`
+	lock := `guard AS (SELECT id FROM barbers WHERE id = ` + barber + acct + ` FOR UPDATE)`
+	if g.holdID != "" {
+		h := a.add(g.holdID) + `::text`
+		lock = `locked AS (SELECT id FROM barbers WHERE id = ` + barber + acct + ` FOR UPDATE),
+consumed AS (UPDATE holds SET status = 'consumed', updated_at = ` + a.add(hold.UpdateDefaultUpdatedAt()) + `::timestamptz
+WHERE id = ` + h + ` AND barber_id = ` + barber + ` AND status = 'active'` + acct + ` AND EXISTS (SELECT 1 FROM locked)
+RETURNING id),
+released AS (` + deleteReservationsQuery(`hold_id IN (SELECT id FROM consumed)`+acct) + `),
+guard AS (SELECT id FROM locked WHERE EXISTS (SELECT 1 FROM consumed))`
 	}
 	expired, err := expiredQuery(ctx, a.add, g.barberID, g.now, `
 AND tstzrange(starts_at, ends_at, '[)') && tstzrange(`+a.add(r.StartsAt)+`::timestamptz, `+a.add(r.EndsAt)+`::timestamptz, '[)')
@@ -116,13 +155,19 @@ AND EXISTS (SELECT 1 FROM guard)`)
 	if err != nil {
 		return "", err
 	}
-	return `guard AS (SELECT id FROM barbers WHERE id = ` + a.add(g.barberID) + `::text` + acct + ` FOR UPDATE),
+	return lock + `,
 expired AS (` + expired + `)`, nil
 }
 
 // after is what the reservation's insert selects from (one row, once the
-// barber is locked and the expired holds deleted).
-func (g *Guard) after() string { return `(SELECT count(*) FROM expired) AS cleared, guard` }
+// barber is locked, the expired holds deleted and, consuming a hold, its
+// reservation deleted: each read to its end first).
+func (g *Guard) after() string {
+	if g.holdID != "" {
+		return `(SELECT count(*) FROM expired) AS cleared, (SELECT count(*) FROM released) AS taken, guard`
+	}
+	return `(SELECT count(*) FROM expired) AS cleared, guard`
+}
 
 // fromGuard is insert, an INSERT of one row of VALUES, as an INSERT of
 // that row selected from guard: the row is written once the barber is
@@ -137,22 +182,36 @@ func fromGuard(insert string) (string, error) {
 
 // columns are the columns a statement with a guarded write's entries
 // selects for it (guardScan): the reservations it wrote, and the expired
-// ones it deleted, as JSON.
+// ones it deleted, as JSON; consuming a hold, the holds it consumed.
 func (g *Guard) columns() string {
-	return `(SELECT count(*) FROM ` + g.written + `), (SELECT json_agg(expired) FROM expired)`
+	q := `(SELECT count(*) FROM ` + g.written + `), (SELECT json_agg(expired) FROM expired)`
+	if g.holdID != "" {
+		q += `, (SELECT count(*) FROM consumed)`
+	}
+	return q
 }
 
 // guardScan are the destinations of Guard.columns.
 type guardScan struct {
-	written int64
-	expired sql.NullString
+	written, consumed int64
+	expired           sql.NullString
 }
 
-func (s *guardScan) dest() []any { return []any{&s.written, &s.expired} }
+// dest are s's destinations for g's columns.
+func (g *Guard) dest(s *guardScan) []any {
+	if g.holdID != "" {
+		return []any{&s.written, &s.expired, &s.consumed}
+	}
+	return []any{&s.written, &s.expired}
+}
 
 // done records what the statement deleted, and fails when it wrote
-// nothing: the barber was not there.
+// nothing: the hold to consume was no longer active (ErrHoldGone), or the
+// barber was not there.
 func (g *Guard) done(s *guardScan) error {
+	if g.holdID != "" && s.consumed == 0 {
+		return ErrHoldGone
+	}
 	if s.expired.Valid {
 		var rows []struct {
 			AccountID     string    `json:"account_id"`
@@ -180,7 +239,7 @@ func (g *Guard) done(s *guardScan) error {
 func (g *Guard) send(ctx context.Context, q Queryer, ctes string, a sqlArgs) error {
 	var s guardScan
 	if err := queryRow(ctx, q, "guarded insert", `WITH `+ctes+`
-SELECT `+g.columns(), a, s.dest()...); err != nil {
+SELECT `+g.columns(), a, g.dest(&s)...); err != nil {
 		return err
 	}
 	return g.done(&s)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -296,4 +297,148 @@ func TestGuardedMove(t *testing.T) {
 		}
 		rollback(tx)
 	})
+}
+
+// TestGuardedConsume: a guarded insert that consumes a hold
+// (Guard.Consuming) records the hold consumed and deletes its reservation
+// under the barber's lock, then writes over the hold's time (and the
+// expired holds under it, which it reports), its notification included.
+// A hold no longer active then (released before, or consumed by a writer
+// whose lock the insert waited for), or a barber not there, fails it with
+// ErrHoldGone, and nothing of it is written.
+func TestGuardedConsume(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, dialect.Postgres)
+	s := newMondays(t, db)
+	bounded, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	ten := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	now := ten.Add(-time.Hour)
+	// The holds' service and key are not there: their rows go in with
+	// foreign keys off.
+	setup := replicaTx(t, bounded, db)
+	if _, err := setup.ExecContext(bounded, `INSERT INTO holds (id, account_id, created_at, updated_at, api_key_id, unit_id, service_id, barber_id, starts_at, ends_at, status, expires_at) VALUES
+('hld_take', $1, $3, $3, 'key_x', $4, 'svc_x', $2, '2027-03-01 10:00Z', '2027-03-01 10:30Z', 'active', $5),
+('hld_gone', $1, $3, $3, 'key_x', $4, 'svc_x', $2, '2027-03-01 12:00Z', '2027-03-01 12:30Z', 'released', $5),
+('hld_raced', $1, $3, $3, 'key_x', $4, 'svc_x', $2, '2027-03-01 14:00Z', '2027-03-01 14:30Z', 'active', $5)`,
+		s.acc.ID, s.barber.ID, now, s.unit.ID, now.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.ExecContext(bounded, `INSERT INTO reservations (id, account_id, barber_id, starts_at, ends_at, expires_at, hold_id) VALUES
+('rsv_take', $1, $2, '2027-03-01 10:00Z', '2027-03-01 10:30Z', $3, 'hld_take'),
+('rsv_expired', $1, $2, '2027-03-01 10:30Z', '2027-03-01 11:00Z', $4, NULL),
+('rsv_raced', $1, $2, '2027-03-01 14:00Z', '2027-03-01 14:30Z', $3, 'hld_raced')`,
+		s.acc.ID, s.barber.ID, now.Add(10*time.Minute), now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	notes := 0
+	// consume writes a time off and the reservation of [from, from+45
+	// min) under a guard of barber that consumes holdID, carried by a
+	// notification, in tx.
+	consume := func(tx *ent.Tx, barber, holdID string, from time.Time) (*store.Guard, error) {
+		t.Helper()
+		guarded, g := store.Guarded(bounded, barber, now)
+		g.Consuming(holdID)
+		guarded, carry := store.Carry(guarded)
+		end := from.Add(45 * time.Minute)
+		err := db.InsertReserved(guarded, tx, func(ctx context.Context) (store.Reserve, error) {
+			return store.Reserve{AccountID: s.acc.ID, BarberID: s.barber.ID, StartsAt: from, EndsAt: end},
+				tx.TimeOff.Create().SetAccountID(s.acc.ID).SetBarberID(s.barber.ID).SetStartsAt(from).SetEndsAt(end).Exec(ctx)
+		})
+		if err != nil {
+			return g, err
+		}
+		notes++
+		n := store.Note{Notification: &ent.Notification{ID: fmt.Sprintf("ntf_consume_%d", notes), AccountID: s.acc.ID,
+			Type: "appointment.created", Source: "api", CreatedAt: now}}
+		if _, err := store.InsertNotification(guarded, tx, db.Dialect, n, "notifications:read", store.DeliveryIDs{}); err != nil {
+			return g, err
+		}
+		return g, carry.Flush(guarded, tx)
+	}
+	begin := func() *ent.Tx {
+		t.Helper()
+		tx, err := db.Tx(bounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() })
+		return tx
+	}
+	status := func(id string) string {
+		t.Helper()
+		var st string
+		if err := db.SQL.QueryRowContext(bounded, `SELECT status FROM holds WHERE id = $1`, id).Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// nothing checks that tx, failed with ErrHoldGone, wrote nothing, and
+	// rolls it back.
+	nothing := func(what string, tx *ent.Tx, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrHoldGone) {
+			t.Errorf("%s: %v, want ErrHoldGone", what, err)
+		}
+		if n := txInt(t, bounded, tx, `SELECT count(*) FROM time_offs`)+txInt(t, bounded, tx, `SELECT count(*) FROM notifications`); n != 1+1 {
+			t.Errorf("%s: %d time offs and notifications, want the first consume's two", what, n)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tx := begin()
+	g, err := consume(tx, s.barber.ID, "hld_take", ten)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if x := g.Expired(); len(x) != 1 || !x[0].StartsAt.Equal(ten.Add(30*time.Minute)) {
+		t.Errorf("deleted %+v, want the expired hold at 10:30", x)
+	}
+	if st := status("hld_take"); st != "consumed" {
+		t.Errorf("the consumed hold is %s", st)
+	}
+	var left int
+	if err := db.SQL.QueryRowContext(bounded, `SELECT count(*) FROM reservations WHERE id IN ('rsv_take', 'rsv_expired')
+OR (starts_at = '2027-03-01 10:00Z' AND ends_at = '2027-03-01 10:45Z' AND hold_id IS NULL)`).Scan(&left); err != nil || left != 1 {
+		t.Errorf("%d of the hold's, the expired and the new reservation left (%v), want the new one", left, err)
+	}
+
+	tx = begin()
+	_, err = consume(tx, s.barber.ID, "hld_gone", ten.Add(2*time.Hour))
+	nothing("a released hold", tx, err)
+
+	tx = begin()
+	_, err = consume(tx, "brb_missing", "hld_raced", ten.Add(4*time.Hour))
+	nothing("a barber not there", tx, err)
+
+	// Consumed by a writer whose lock the insert waits for.
+	other := begin()
+	if _, err := other.ExecContext(bounded, `SELECT id FROM barbers WHERE id = $1 FOR UPDATE`, s.barber.ID); err != nil {
+		t.Fatal(err)
+	}
+	tx = begin()
+	done := make(chan error, 1)
+	go func() {
+		_, err := consume(tx, s.barber.ID, "hld_raced", ten.Add(4*time.Hour))
+		done <- err
+	}()
+	waitForLock(t, db)
+	if _, err := other.ExecContext(bounded, `UPDATE holds SET status = 'consumed' WHERE id = 'hld_raced'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(bounded, `DELETE FROM reservations WHERE id = 'rsv_raced'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	nothing("a hold consumed meanwhile", tx, <-done)
 }

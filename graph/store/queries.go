@@ -524,7 +524,7 @@ OR EXISTS (SELECT 1 FROM json_each(CAST(e.event_types AS TEXT)) t WHERE t.value 
 	}
 	var guarded guardScan
 	if guard != nil {
-		dest = append(dest, guarded.dest()...)
+		dest = append(dest, guard.dest(&guarded)...)
 	}
 	if err := queryRow(ctx, c, "notification insert", q, a, dest...); err != nil {
 		return Owed{}, err
