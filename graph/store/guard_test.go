@@ -383,7 +383,7 @@ func TestGuardedConsume(t *testing.T) {
 		if !errors.Is(err, store.ErrHoldGone) {
 			t.Errorf("%s: %v, want ErrHoldGone", what, err)
 		}
-		if n := txInt(t, bounded, tx, `SELECT count(*) FROM time_offs`)+txInt(t, bounded, tx, `SELECT count(*) FROM notifications`); n != 1+1 {
+		if n := txInt(t, bounded, tx, `SELECT count(*) FROM time_offs`) + txInt(t, bounded, tx, `SELECT count(*) FROM notifications`); n != 1+1 {
 			t.Errorf("%s: %d time offs and notifications, want the first consume's two", what, n)
 		}
 		if err := tx.Rollback(); err != nil {
