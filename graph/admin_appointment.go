@@ -58,6 +58,6 @@ func (r *Resolver) markAppointment(ctx context.Context, id string, status appoin
 	if err != nil {
 		return nil, err
 	}
-	a, err := loadAppointment(ctx, r.cfg.DB.Client, id)
+	a, err := r.loadAppointment(ctx, r.cfg.DB.Client, id)
 	return a, err
 }

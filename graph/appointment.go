@@ -13,19 +13,70 @@ import (
 
 	"barberd/ent"
 	"barberd/ent/appointment"
+	"barberd/ent/barber"
 	"barberd/ent/notification"
+	"barberd/ent/service"
+	"barberd/ent/unit"
 	"barberd/graph/model"
 	"barberd/graph/slots"
 	"barberd/graph/store"
 )
 
-// loadAppointment returns an appointment with its unit, service and barber:
-// what its view needs (the client is recorded on the appointment).
-// Errors: appointment_not_found.
-func loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
-	a, err := c.Appointment.Query().Where(appointment.ID(id)).
-		WithUnit().WithService().WithBarber().Only(ctx)
-	return a, domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
+// loadAppointment returns an appointment with its unit, service and barber
+// (loadEdges): what its view needs (the client is recorded on the
+// appointment). Errors: appointment_not_found.
+func (r *Resolver) loadAppointment(ctx context.Context, c *ent.Client, id string) (*ent.Appointment, error) {
+	a, err := c.Appointment.Query().Where(appointment.ID(id)).Only(ctx)
+	if err != nil {
+		return nil, domain.NotFound(err, domain.CodeAppointmentNotFound, "appointment", id)
+	}
+	return a, r.loadEdges(ctx, c, a)
+}
+
+// loadEdges hangs each appointment's unit, service and barber on it: from
+// the catalog cache while it holds them (cachedEdges: no statement), else
+// read through c (the client that read the appointments), one statement
+// for the units, one for the services and one for the barbers the cache
+// did not hold, as ent's eager loading would.
+func (r *Resolver) loadEdges(ctx context.Context, c *ent.Client, as ...*ent.Appointment) error {
+	missed := slices.DeleteFunc(slices.Clone(as), func(a *ent.Appointment) bool { return r.cachedEdges(ctx, a) })
+	if len(missed) == 0 {
+		return nil
+	}
+	ids := func(id func(*ent.Appointment) string) []string {
+		out := make([]string, 0, len(missed))
+		for _, a := range missed {
+			out = append(out, id(a))
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	us, err := c.Unit.Query().Where(unit.IDIn(ids(func(a *ent.Appointment) string { return a.UnitID })...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	ss, err := c.Service.Query().Where(service.IDIn(ids(func(a *ent.Appointment) string { return a.ServiceID })...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	bs, err := c.Barber.Query().Where(barber.IDIn(ids(func(a *ent.Appointment) string { return a.BarberID })...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range missed {
+		a.Edges.Unit = byID(us, a.UnitID, func(u *ent.Unit) string { return u.ID })
+		a.Edges.Service = byID(ss, a.ServiceID, func(s *ent.Service) string { return s.ID })
+		a.Edges.Barber = byID(bs, a.BarberID, func(b *ent.Barber) string { return b.ID })
+	}
+	return nil
+}
+
+// byID is the element of xs whose id is id, or nil.
+func byID[T any](xs []*T, id string, idOf func(*T) string) *T {
+	if i := slices.IndexFunc(xs, func(x *T) bool { return idOf(x) == id }); i >= 0 {
+		return xs[i]
+	}
+	return nil
 }
 
 // getAppointment returns one appointment of the caller's account.
@@ -34,7 +85,7 @@ func (r *Resolver) getAppointment(ctx context.Context, id string) (*ent.Appointm
 	if _, err := domain.Require(ctx, domain.ScopeAppointmentsRead); err != nil {
 		return nil, err
 	}
-	a, err := loadAppointment(ctx, r.cfg.DB.Client, id)
+	a, err := r.loadAppointment(ctx, r.cfg.DB.Client, id)
 	return a, err
 }
 
@@ -216,16 +267,18 @@ func (r *Resolver) lockedStart(ctx context.Context, tx *ent.Tx, o *catalog.Offer
 }
 
 // loadByReference returns the appointment a key created with an external
-// reference, with its unit, service and barber, or nil. Not finding one
-// costs one statement.
-func loadByReference(ctx context.Context, c *ent.Client, keyID, ref string) (*ent.Appointment, error) {
-	a, err := c.Appointment.Query().
-		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).
-		WithUnit().WithService().WithBarber().Only(ctx)
-	if ent.IsNotFound(err) {
+// reference, with its unit, service and barber (loadEdges), or nil. Not
+// finding one costs one statement.
+func (r *Resolver) loadByReference(ctx context.Context, keyID, ref string) (*ent.Appointment, error) {
+	a, err := r.cfg.DB.Appointment.Query().
+		Where(appointment.APIKeyID(keyID), appointment.ExternalReference(ref)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
 		return nil, nil
+	case err != nil:
+		return nil, err
 	}
-	return a, err
+	return a, r.loadEdges(ctx, r.cfg.DB.Client, a)
 }
 
 // createAppointment books an appointment, consuming a hold when one is
@@ -250,7 +303,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	refused := func(err error) (*model.CreateAppointmentPayload, error) {
 		if ref != nil {
 			if _, ok := domain.AsError(err); ok && domain.ErrorCode(err) != domain.CodeInternal && domain.ErrorCode(err) != domain.CodeUnavailable {
-				if a, lerr := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref); a != nil || lerr != nil {
+				if a, lerr := r.loadByReference(ctx, v.KeyID, *ref); a != nil || lerr != nil {
 					return r.replay(ctx, a, lerr)
 				}
 			}
@@ -335,7 +388,7 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 	case store.Classify(err) == store.Unique && ref != nil:
 		// The reference was used before, or by a create that committed
 		// first in a race.
-		prior, err := loadByReference(ctx, r.cfg.DB.Client, v.KeyID, *ref)
+		prior, err := r.loadByReference(ctx, v.KeyID, *ref)
 		if prior == nil && err == nil {
 			err = errors.New("unique violation without a prior appointment")
 		}
@@ -374,7 +427,7 @@ func (r *Resolver) replay(ctx context.Context, a *ent.Appointment, err error) (*
 		return nil, err
 	}
 	if a.Edges.Unit == nil {
-		if a, err = loadAppointment(ctx, r.cfg.DB.Client, a.ID); err != nil {
+		if a, err = r.loadAppointment(ctx, r.cfg.DB.Client, a.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -418,7 +471,7 @@ func (r *Resolver) cancelAppointment(ctx context.Context, id, reason string, sou
 	if done != nil {
 		return done.Unwrap(), nil // its edges are not the transaction's
 	}
-	a, err := loadAppointment(ctx, r.cfg.DB.Client, id) // cancelled before
+	a, err := r.loadAppointment(ctx, r.cfg.DB.Client, id) // cancelled before
 	return a, err
 }
 

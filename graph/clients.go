@@ -81,9 +81,11 @@ func (r *Resolver) appointmentsByClient(ctx context.Context, l ClientLookup) ([]
 	if l.Limit != nil {
 		limit = *l.Limit
 	}
-	as, err := q.Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit).
-		WithUnit().WithService().WithBarber().All(ctx)
-	return as, err
+	as, err := q.Order(appointment.ByStartsAt(), appointment.ByID()).Limit(limit).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return as, r.loadEdges(ctx, r.cfg.DB.Client, as...)
 }
 
 // startingOn is the condition that an appointment starts on a day from

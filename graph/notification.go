@@ -23,7 +23,7 @@ import (
 // appointment as it recorded it, with its unit, service and barber, all
 // read in the transaction.
 func (r *Resolver) notifyLoaded(ctx context.Context, tx *ent.Tx, appointmentID, typ string, source notification.Source, previous *time.Time) (*ent.Appointment, error) {
-	a, err := loadAppointment(ctx, tx.Client(), appointmentID)
+	a, err := r.loadAppointment(ctx, tx.Client(), appointmentID)
 	if err != nil {
 		return nil, err
 	}

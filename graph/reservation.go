@@ -252,25 +252,12 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 }
 
 // appointmentEdges hangs an appointment's unit, service and barber on it,
-// none of them the transaction's: from the catalog cache while the
-// account's configuration is unchanged (no statement), else read in tx.
-// A unit already hung on it (markAppointment's) is kept.
+// none of them the transaction's: from the catalog cache (cachedEdges),
+// else read in tx. A unit already hung on it (markAppointment's) is kept.
 func (r *Resolver) appointmentEdges(ctx context.Context, tx *ent.Tx, a *ent.Appointment) error {
 	e := &a.Edges
-	if e.Unit != nil && e.Service != nil && e.Barber != nil {
+	if e.Unit != nil && e.Service != nil && e.Barber != nil || r.cachedEdges(ctx, a) {
 		return nil
-	}
-	if v, ok := domain.ViewerFrom(ctx); ok && v.AccountID == a.AccountID {
-		if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, &a.BarberID), false); hit {
-			e.Unit, e.Service, e.Barber = o.Unit, o.Service, o.Barber
-			return nil
-		}
-		if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
-			if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
-				e.Unit, e.Service, e.Barber = o.Unit, o.Service, o.Eligible[i]
-				return nil
-			}
-		}
 	}
 	// Read in tx, then handed back to the client: the caller's answer
 	// outlives the transaction, and the cache's never belonged to one.
@@ -291,6 +278,36 @@ func (r *Resolver) appointmentEdges(ctx context.Context, tx *ent.Tx, a *ent.Appo
 	}
 	e.Service, e.Barber = s.Unwrap(), b.Unwrap()
 	return nil
+}
+
+// cachedEdges hangs an appointment's unit (unless one is hung on it
+// already), service and barber on it from the catalog cache, and reports
+// whether it could: while the account's configuration is what the cache
+// read, for the caller's account, an entry of the unit and service with
+// the barber, or with the barber eligible, holds what a read would find
+// (no statement). None of them is a transaction's.
+func (r *Resolver) cachedEdges(ctx context.Context, a *ent.Appointment) bool {
+	v, ok := domain.ViewerFrom(ctx)
+	if !ok || v.AccountID != a.AccountID {
+		return false
+	}
+	e := &a.Edges
+	hang := func(o *catalog.Offer, b *ent.Barber) bool {
+		if e.Unit == nil {
+			e.Unit = o.Unit
+		}
+		e.Service, e.Barber = o.Service, b
+		return true
+	}
+	if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, &a.BarberID), false); hit {
+		return hang(o, o.Barber)
+	}
+	if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
+		if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
+			return hang(o, o.Eligible[i])
+		}
+	}
+	return false
 }
 
 // endHold records an active hold as released, which frees its time, or as

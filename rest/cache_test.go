@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"barberd/ent/apikey"
+	"barberd/ent/schema/tenant"
 	"barberd/graph"
 	"barberd/graph/domain"
 	"barberd/graph/store"
@@ -346,5 +348,55 @@ func TestFreshnessWindow(t *testing.T) {
 		if d := time.Since(start); d >= window {
 			t.Fatalf("a read took %v: reads should not wait out the window", d)
 		}
+	})
+}
+
+// An appointment read (one, or a client's list) shows its unit, service
+// and barber from the catalog cache while the account's configuration is
+// unchanged, each appointment read once; what the cache does not hold
+// (booked through another process) is read, alongside what it holds; and
+// once the configuration changes (a barber renamed behind barberd's back)
+// the next reads show the change.
+func TestAppointmentReadsFollowTheCatalog(t *testing.T) {
+	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
+		here := e.apCreate(e.apBody(haircut, tuesdayAt10, joao))
+		// Any barber: João is taken, Miguel gets it (from the entry of
+		// the unit and service with its eligible barbers).
+		anyone := e.apCreate(e.apBody(haircut, tuesdayAt10, ""))
+		if anyone.BarberID != e.barber(miguel) {
+			t.Fatalf("any barber at 10:00 booked %s, want %s", anyone.BarberName, miguel)
+		}
+		// Booked through a replica: this process never resolved the
+		// beard trim with Miguel.
+		body := e.apBody(beardTrim, tuesdayAt11, miguel)
+		r := doRequest(t, e.replica(), "POST", "/appointments", e.keys.APIKey, body, nil)
+		expect(t, r, http.StatusCreated, "")
+		there := apView(t, r)
+		names := func(when string, joaoName string) {
+			t.Helper()
+			want := map[string]string{here.ID: joaoName + "/" + haircut, anyone.ID: miguel + "/" + haircut, there.ID: miguel + "/" + beardTrim}
+			for _, id := range []string{here.ID, anyone.ID} {
+				one := apView(t, e.apGet("/appointments/"+id))
+				if got := one.BarberName + "/" + one.ServiceName; got != want[id] || one.UnitName != lisbon {
+					t.Errorf("%s: GET /appointments/{id} shows %s at %s; want %s at %s", when, got, one.UnitName, want[id], lisbon)
+				}
+			}
+			list := e.clFind(e.keys.APIKey, url.Values{"client_phone": {validPhone}}.Encode())
+			if len(list) != len(want) {
+				t.Fatalf("%s: %d appointments listed, want %d", when, len(list), len(want))
+			}
+			for _, a := range list {
+				if got := a.BarberName + "/" + a.ServiceName; got != want[a.ID] || a.UnitName != lisbon {
+					t.Errorf("%s: %s listed with %s at %s, want %s at %s", when, a.ID, got, a.UnitName, want[a.ID], lisbon)
+				}
+			}
+		}
+		names("as booked", joao)
+		sys := tenant.System(context.Background())
+		if err := e.res.Settings().DB.Barber.UpdateOneID(e.barber(joao)).SetName("João Renamed").Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		e.wroteSQL()
+		names("after a rename", "João Renamed")
 	})
 }
