@@ -34,6 +34,7 @@ type caches struct {
 	keys         *fresh.Memo[string, *keyEntry]
 	unknownKeys  *fresh.Memo[string, time.Time] // hash → when the database did not know it
 	catalogs     *fresh.Memo[catalog.Key, *catalog.Entry]
+	lists        *fresh.Memo[listKey, *listEntry] // catalog.go
 	availability *fresh.Memo[availabilityKey, *availabilityEntry]
 	// rooms are the deliveries an account's last notification was owed
 	// (graph.notify): its next one makes ids for as many.
@@ -48,6 +49,7 @@ func newCaches(r *Resolver) *caches {
 		keys:        fresh.NewMemo[string, *keyEntry](maxCachedKeys, nil),
 		unknownKeys: fresh.NewMemo[string, time.Time](maxCachedKeys, nil),
 		catalogs:    fresh.NewMemo[catalog.Key, *catalog.Entry](maxCachedCatalogs, nil),
+		lists:       fresh.NewMemo[listKey](maxCachedListItems, func(e *listEntry) int { return 1 + e.size }),
 		availability: fresh.NewMemo[availabilityKey](r.cfg.AvailabilityCacheBytes, func(e *availabilityEntry) int {
 			return 256 + 24*len(e.barbers) + e.day.Size()
 		}),

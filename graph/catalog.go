@@ -26,11 +26,17 @@ func withBookableServices(q *ent.ServiceQuery) {
 // bookableUnits lists the first active units, by name.
 // Errors: validation_failed.
 func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error) {
-	q, n, err := r.bookableUnitsQuery(ctx, first)
+	n, err := listPage(ctx, first)
 	if err != nil {
 		return nil, err
 	}
-	return q.Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
+	return cachedList(ctx, r, listKey{kind: "units", n: n}, func() ([]*ent.Unit, error) {
+		q, n, err := r.bookableUnitsQuery(ctx, first)
+		if err != nil {
+			return nil, err
+		}
+		return q.Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
+	})
 }
 
 // bookableUnitsQuery queries what bookableUnits lists, and the page size.
@@ -49,11 +55,17 @@ func (r *Resolver) bookableUnitsQuery(ctx context.Context, first *int) (*ent.Uni
 // name; with unitID only those offered at that unit, with their active unit
 // ids loaded. Errors: validation_failed, unit_not_found.
 func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
-	q, n, err := r.bookableServicesQuery(ctx, unitID, first)
+	n, err := listPage(ctx, first)
 	if err != nil {
 		return nil, err
 	}
-	return q.Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
+	return cachedList(ctx, r, listKey{kind: "services", unit: deref(unitID), n: n}, func() ([]*ent.Service, error) {
+		q, n, err := r.bookableServicesQuery(ctx, unitID, first)
+		if err != nil {
+			return nil, err
+		}
+		return q.Order(service.ByName(), service.ByID()).Limit(n).All(ctx)
+	})
 }
 
 // bookableServicesQuery queries what bookableServices lists, and the page
@@ -84,11 +96,17 @@ func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, fi
 // unit ids and bookable service ids are loaded.
 // Errors: validation_failed, unit_not_found, service_not_found.
 func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string, first *int) ([]*ent.Barber, error) {
-	q, n, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+	n, err := listPage(ctx, first)
 	if err != nil {
 		return nil, err
 	}
-	return q.Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
+	return cachedList(ctx, r, listKey{kind: "barbers", unit: deref(unitID), service: deref(serviceID), n: n}, func() ([]*ent.Barber, error) {
+		q, n, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+		if err != nil {
+			return nil, err
+		}
+		return q.Order(barber.ByName(), barber.ByID()).Limit(n).All(ctx)
+	})
 }
 
 // bookableBarbersQuery queries what bookableBarbers lists, and the page
@@ -118,4 +136,85 @@ func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
 	}
 	return q.WithUnits(withBookableUnits).WithServices(withBookableServices), n, nil
+}
+
+// The catalog lists (units, services, barbers: what a chatbot reads at the
+// start of every conversation) are cached per account, as the catalog of
+// a request is (cachedCatalog): an entry read under the account's
+// configuration is used while the viewer's configuration is the same, which
+// every change to units, services, barbers and their links changes.
+
+// listKey names a catalog list of an account: its kind, its filters (""
+// none) and its page size.
+type listKey struct {
+	account, kind, unit, service string
+	n                            int
+}
+
+// listEntry is a catalog list as read under the account's configuration
+// config: items is a []*T of cachedList.
+type listEntry struct {
+	config int64
+	items  any
+	size   int
+}
+
+// maxCachedListItems bounds what the catalog lists' cache keeps, in
+// entities (an entry costs its items and one).
+const maxCachedListItems = 100_000
+
+// cachedList is the list read reads (k, for the viewer's account: read
+// checks its filters, and what it refuses is not kept; the caller checked
+// the viewer's scope and the page size, listPage), from the cache while the viewer's account
+// configuration is what it was read under. Each entity handed back is a
+// copy, whose fields and edges the caller may change; the loaded edges'
+// slices are shared, only to read. Without a viewer of a versioned
+// account, it reads.
+func cachedList[T any](ctx context.Context, r *Resolver, k listKey, read func() ([]*T, error)) ([]*T, error) {
+	v, ok := domain.ViewerFrom(ctx)
+	if !ok || !v.Versioned {
+		return read()
+	}
+	k.account = v.AccountID
+	e, ok := r.cache.lists.Get(k)
+	hit := ok && e.config == v.ConfigVersion
+	r.cache.metrics.CacheLookup("catalog_list", hit)
+	if hit {
+		if items, ok := e.items.([]*T); ok {
+			return copies(items), nil
+		}
+	}
+	items, err := read()
+	if err != nil {
+		return nil, err
+	}
+	r.cache.lists.Put(k, &listEntry{config: v.ConfigVersion, items: copies(items), size: len(items)})
+	return items, nil
+}
+
+// copies are shallow copies of xs' elements.
+func copies[T any](xs []*T) []*T {
+	out := make([]*T, len(xs))
+	for i, x := range xs {
+		c := *x
+		out[i] = &c
+	}
+	return out
+}
+
+// listPage checks a catalog list's scope and returns its page size.
+// Errors: insufficient_scope, validation_failed.
+func listPage(ctx context.Context, first *int) (int, error) {
+	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
+		return 0, err
+	}
+	return paging.ListPage(first)
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -81,7 +81,9 @@
 //
 // # Caches
 //
-// The caches of keys, catalog and availability (cache.go) are checked
-// against change versions through package fresh, whose doc states the
-// protocol.
+// The caches of keys, catalog (what a request names, cachedCatalog, and
+// the v1 catalog lists, cachedList) and availability (cache.go) are
+// checked against change versions through package fresh, whose doc
+// states the protocol. An appointment's view takes its unit, service and
+// barber from the catalog cache when it holds them (cachedEdges).
 package graph

@@ -400,3 +400,62 @@ func TestAppointmentReadsFollowTheCatalog(t *testing.T) {
 		names("after a rename", "João Renamed")
 	})
 }
+
+// The catalog lists (units, services, barbers) are cached per account
+// while its configuration is unchanged: what changes behind barberd's
+// back (a unit and a barber renamed, a service taken offline) shows once
+// the freshness window has passed, and another account's key never sees
+// the first account's lists.
+func TestCatalogListsFollowTheCatalog(t *testing.T) {
+	eachWindow(t, exactAndDefault, func(t *testing.T, e *env) {
+		names := func(path string) []string {
+			t.Helper()
+			r := e.do("GET", path, e.keys.APIKey, nil)
+			expect(t, r, http.StatusOK, "")
+			var out []string
+			for _, x := range dataOf[struct {
+				Name string `json:"name"`
+			}](t, r) {
+				out = append(out, x.Name)
+			}
+			return out
+		}
+		unitQ := "?unit_id=" + e.unit(lisbon)
+		barbersQ := unitQ + "&service_id=" + e.service(haircut)
+		before := [][]string{names("/units"), names("/services" + unitQ), names("/barbers" + barbersQ)}
+		for i, l := range before {
+			if again := [][]string{names("/units"), names("/services" + unitQ), names("/barbers" + barbersQ)}[i]; !slices.Equal(again, l) {
+				t.Fatalf("list %d read again: %v, want %v", i, again, l)
+			}
+		}
+		if !slices.Contains(before[0], lisbon) || !slices.Contains(before[1], beardTrim) || !slices.Contains(before[2], joao) {
+			t.Fatalf("lists %v", before)
+		}
+		// Another account asks for the first account's unit.
+		other := e.otherAccount()
+		r := e.do("GET", "/services"+unitQ, other.APIKey, nil)
+		expect(t, r, http.StatusNotFound, "unit_not_found")
+
+		sys := tenant.System(context.Background())
+		db := e.res.Settings().DB
+		if err := db.Unit.UpdateOneID(e.unit(lisbon)).SetName("Chiado Renamed").Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Service.UpdateOneID(e.service(beardTrim)).SetBookableOnline(false).Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Barber.UpdateOneID(e.barber(joao)).SetName("João Renamed").Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		e.wroteSQL()
+		if l := names("/units"); !slices.Contains(l, "Chiado Renamed") || slices.Contains(l, lisbon) {
+			t.Errorf("units after a rename: %v", l)
+		}
+		if l := names("/services" + unitQ); slices.Contains(l, beardTrim) || len(l) != len(before[1])-1 {
+			t.Errorf("services after one went offline: %v, was %v", l, before[1])
+		}
+		if l := names("/barbers" + barbersQ); !slices.Contains(l, "João Renamed") || slices.Contains(l, joao) {
+			t.Errorf("barbers after a rename: %v", l)
+		}
+	})
+}
