@@ -82,15 +82,7 @@ func TestGuarded(t *testing.T) {
 			}
 			return g, carry.Flush(guarded, tx) // nothing left: the notification carried it
 		}
-		begin := func() *ent.Tx {
-			t.Helper()
-			tx, err := db.Tx(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = tx.Rollback() })
-			return tx
-		}
+		begin := func() *ent.Tx { return beginTx(t, ctx, db) }
 
 		if db.Dialect != dialect.Postgres {
 			if _, err := insert(begin(), b.ID, at, 30); err == nil {
@@ -359,15 +351,7 @@ func TestGuardedConsume(t *testing.T) {
 		}
 		return g, carry.Flush(guarded, tx)
 	}
-	begin := func() *ent.Tx {
-		t.Helper()
-		tx, err := db.Tx(bounded)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tx.Rollback() })
-		return tx
-	}
+	begin := func() *ent.Tx { return beginTx(t, bounded, db) }
 	status := func(id string) string {
 		t.Helper()
 		var st string

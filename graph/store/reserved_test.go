@@ -119,16 +119,23 @@ func txInt(t *testing.T, ctx context.Context, tx *ent.Tx, q string) int {
 	return n
 }
 
-// replicaTx begins a transaction, rolled back when the test ends, whose
-// foreign keys' triggers are off (session_replication_role replica): rows
-// that refer to rows the test does not make.
-func replicaTx(t *testing.T, ctx context.Context, db *store.DB) *ent.Tx {
+// beginTx begins a transaction, rolled back when the test ends.
+func beginTx(t *testing.T, ctx context.Context, db *store.DB) *ent.Tx {
 	t.Helper()
 	tx, err := db.Tx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
+// replicaTx begins a transaction, rolled back when the test ends, whose
+// foreign keys' triggers are off (session_replication_role replica): rows
+// that refer to rows the test does not make.
+func replicaTx(t *testing.T, ctx context.Context, db *store.DB) *ent.Tx {
+	t.Helper()
+	tx := beginTx(t, ctx, db)
 	if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 		t.Fatal(err)
 	}
