@@ -103,6 +103,10 @@ func (r *Resolver) pendingNotifications(ctx context.Context, limit *int, consume
 		ds, err := pending(r.cfg.DB.Client).All(ctx)
 		return notificationsOf(ds), err
 	}
+	if store.ClaimsInOne(r.cfg.DB.Dialect) {
+		return r.cfg.DB.Notification.Query().Order(notification.ByID()).
+			Modify(store.ClaimPending(v.KeyID, v.AccountID, n, r.now())).All(ctx)
+	}
 	var ds []*ent.Delivery
 	err = r.inTx(ctx, func(tx *ent.Tx) error {
 		var err error

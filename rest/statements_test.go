@@ -36,7 +36,7 @@ var statementsMeasured = map[string]map[string]int{
 	"GET /appointments?client_phone&from":          {dialect.SQLite: 2, dialect.Postgres: 2},
 	"POST /appointments/{id}/reschedule":           {dialect.SQLite: 11, dialect.Postgres: 4},
 	"POST /appointments/{id}/cancel":               {dialect.SQLite: 8, dialect.Postgres: 3},
-	"GET /notifications/pending":                   {dialect.SQLite: 5, dialect.Postgres: 4},
+	"GET /notifications/pending":                   {dialect.SQLite: 5, dialect.Postgres: 1},
 }
 
 // statementsRoom is how many statements a request may send beyond what was
