@@ -31,7 +31,7 @@ func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, 
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "units", n: n}, func() ([]*ent.Unit, error) {
-		q, n, err := r.bookableUnitsQuery(ctx, first)
+		q, _, err := r.bookableUnitsQuery(ctx, first)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +60,7 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "services", unit: deref(unitID), n: n}, func() ([]*ent.Service, error) {
-		q, n, err := r.bookableServicesQuery(ctx, unitID, first)
+		q, _, err := r.bookableServicesQuery(ctx, unitID, first)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +101,7 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "barbers", unit: deref(unitID), service: deref(serviceID), n: n}, func() ([]*ent.Barber, error) {
-		q, n, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+		q, _, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
 		if err != nil {
 			return nil, err
 		}
@@ -163,13 +163,13 @@ type listEntry struct {
 // entities (an entry costs its items and one).
 const maxCachedListItems = 100_000
 
-// cachedList is the list read reads (k, for the viewer's account: read
-// checks its filters, and what it refuses is not kept; the caller checked
-// the viewer's scope and the page size, listPage), from the cache while the viewer's account
-// configuration is what it was read under. Each entity handed back is a
-// copy, whose fields and edges the caller may change; the loaded edges'
-// slices are shared, only to read. Without a viewer of a versioned
-// account, it reads.
+// cachedList is the list read reads (k, for the viewer's account), from
+// the cache while the viewer's account configuration is what it was read
+// under. The caller checked the viewer's scope and the page size
+// (listPage); read checks the filters, and what it refuses is not kept.
+// Each entity handed back is a copy, whose fields and edges the caller may
+// change; the loaded edges' slices are shared, only to read. Without a
+// viewer of a versioned account, it reads.
 func cachedList[T any](ctx context.Context, r *Resolver, k listKey, read func() ([]*T, error)) ([]*T, error) {
 	v, ok := domain.ViewerFrom(ctx)
 	if !ok || !v.Versioned {
