@@ -26,41 +26,30 @@ func withBookableServices(q *ent.ServiceQuery) {
 // bookableUnits lists the first active units, by name.
 // Errors: validation_failed.
 func (r *Resolver) bookableUnits(ctx context.Context, first *int) ([]*ent.Unit, error) {
-	n, err := listPage(ctx, first)
+	n, err := catalogPage(ctx, nil, nil, first)
 	if err != nil {
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "units", n: n}, func() ([]*ent.Unit, error) {
-		q, _, err := r.bookableUnitsQuery(ctx, first)
-		if err != nil {
-			return nil, err
-		}
-		return q.Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
+		return r.bookableUnitsQuery().Order(unit.ByName(), unit.ByID()).Limit(n).All(ctx)
 	})
 }
 
-// bookableUnitsQuery queries what bookableUnits lists, and the page size.
-func (r *Resolver) bookableUnitsQuery(ctx context.Context, first *int) (*ent.UnitQuery, int, error) {
-	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
-		return nil, 0, err
-	}
-	n, err := paging.ListPage(first)
-	if err != nil {
-		return nil, 0, err
-	}
-	return r.cfg.DB.Unit.Query().Where(unit.Active(true)), n, nil
+// bookableUnitsQuery queries what bookableUnits lists.
+func (r *Resolver) bookableUnitsQuery() *ent.UnitQuery {
+	return r.cfg.DB.Unit.Query().Where(unit.Active(true))
 }
 
 // bookableServices lists the first active, online-bookable services, by
 // name; with unitID only those offered at that unit, with their active unit
 // ids loaded. Errors: validation_failed, unit_not_found.
 func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *int) ([]*ent.Service, error) {
-	n, err := listPage(ctx, first)
+	n, err := catalogPage(ctx, unitID, nil, first)
 	if err != nil {
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "services", unit: deref(unitID), n: n}, func() ([]*ent.Service, error) {
-		q, _, err := r.bookableServicesQuery(ctx, unitID, first)
+		q, err := r.bookableServicesQuery(ctx, unitID)
 		if err != nil {
 			return nil, err
 		}
@@ -68,27 +57,17 @@ func (r *Resolver) bookableServices(ctx context.Context, unitID *string, first *
 	})
 }
 
-// bookableServicesQuery queries what bookableServices lists, and the page
-// size.
-func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, first *int) (*ent.ServiceQuery, int, error) {
-	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
-		return nil, 0, err
-	}
-	if err := CheckCatalogFilters(unitID, nil).Err(); err != nil {
-		return nil, 0, err
-	}
-	n, err := paging.ListPage(first)
-	if err != nil {
-		return nil, 0, err
-	}
+// bookableServicesQuery queries what bookableServices lists, its filters
+// checked (catalogPage). Errors: unit_not_found.
+func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string) (*ent.ServiceQuery, error) {
 	q := r.cfg.DB.Service.Query().Where(service.Active(true), service.BookableOnline(true))
 	if unitID != nil {
 		if _, err := catalog.ActiveUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		q.Where(service.HasUnitsWith(unit.ID(*unitID)))
 	}
-	return q.WithUnits(withBookableUnits), n, nil
+	return q.WithUnits(withBookableUnits), nil
 }
 
 // bookableBarbers lists the first active barbers, by name; with unitID
@@ -96,12 +75,12 @@ func (r *Resolver) bookableServicesQuery(ctx context.Context, unitID *string, fi
 // unit ids and bookable service ids are loaded.
 // Errors: validation_failed, unit_not_found, service_not_found.
 func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *string, first *int) ([]*ent.Barber, error) {
-	n, err := listPage(ctx, first)
+	n, err := catalogPage(ctx, unitID, serviceID, first)
 	if err != nil {
 		return nil, err
 	}
 	return cachedList(ctx, r, listKey{kind: "barbers", unit: deref(unitID), service: deref(serviceID), n: n}, func() ([]*ent.Barber, error) {
-		q, _, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+		q, err := r.bookableBarbersQuery(ctx, unitID, serviceID)
 		if err != nil {
 			return nil, err
 		}
@@ -109,33 +88,36 @@ func (r *Resolver) bookableBarbers(ctx context.Context, unitID, serviceID *strin
 	})
 }
 
-// bookableBarbersQuery queries what bookableBarbers lists, and the page
-// size.
-func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *string, first *int) (*ent.BarberQuery, int, error) {
-	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
-		return nil, 0, err
-	}
-	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
-		return nil, 0, err
-	}
-	n, err := paging.ListPage(first)
-	if err != nil {
-		return nil, 0, err
-	}
+// bookableBarbersQuery queries what bookableBarbers lists, its filters
+// checked (catalogPage). Errors: unit_not_found, service_not_found.
+func (r *Resolver) bookableBarbersQuery(ctx context.Context, unitID, serviceID *string) (*ent.BarberQuery, error) {
 	q := r.cfg.DB.Barber.Query().Where(barber.Active(true))
 	if unitID != nil {
 		if _, err := catalog.ActiveUnit(ctx, r.cfg.DB.Client, *unitID); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		q.Where(barber.HasUnitsWith(unit.ID(*unitID)))
 	}
 	if serviceID != nil {
 		if _, err := domain.FindService(ctx, r.cfg.DB.Client, *serviceID); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		q.Where(barber.HasServicesWith(service.ID(*serviceID)))
 	}
-	return q.WithUnits(withBookableUnits).WithServices(withBookableServices), n, nil
+	return q.WithUnits(withBookableUnits).WithServices(withBookableServices), nil
+}
+
+// catalogPage checks a catalog read (a list or a connection): the
+// viewer's scope, then its filters, then its page size, which it returns.
+// Errors: insufficient_scope, validation_failed.
+func catalogPage(ctx context.Context, unitID, serviceID *string, first *int) (int, error) {
+	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
+		return 0, err
+	}
+	if err := CheckCatalogFilters(unitID, serviceID).Err(); err != nil {
+		return 0, err
+	}
+	return paging.ListPage(first)
 }
 
 // The catalog lists (units, services, barbers: what a chatbot reads at the
@@ -165,8 +147,9 @@ const maxCachedListItems = 100_000
 
 // cachedList is the list read reads (k, for the viewer's account), from
 // the cache while the viewer's account configuration is what it was read
-// under. The caller checked the viewer's scope and the page size
-// (listPage); read checks the filters, and what it refuses is not kept.
+// under. The caller checked the viewer's scope, the filters and the page
+// size (catalogPage); what read refuses (a unit or service not there) is
+// not kept.
 // Each entity handed back is a copy, whose fields and edges the caller may
 // change; the loaded edges' slices are shared, only to read. Without a
 // viewer of a versioned account, it reads.
@@ -200,15 +183,6 @@ func copies[T any](xs []*T) []*T {
 		out[i] = &c
 	}
 	return out
-}
-
-// listPage checks a catalog list's scope and returns its page size.
-// Errors: insufficient_scope, validation_failed.
-func listPage(ctx context.Context, first *int) (int, error) {
-	if _, err := domain.Require(ctx, domain.ScopeCatalogRead); err != nil {
-		return 0, err
-	}
-	return paging.ListPage(first)
 }
 
 // deref is *s, or "" for nil.

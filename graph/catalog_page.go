@@ -29,10 +29,11 @@ func nameAfter(after *ent.Cursor) (name, id string, err error) {
 // bookableUnitsConnection pages bookableUnits.
 // Errors: validation_failed.
 func (r *Resolver) bookableUnitsConnection(ctx context.Context, first *int, after *ent.Cursor) (*ent.UnitConnection, error) {
-	q, n, err := r.bookableUnitsQuery(ctx, first)
+	n, err := catalogPage(ctx, nil, nil, first)
 	if err != nil {
 		return nil, err
 	}
+	q := r.bookableUnitsQuery()
 	us, cs, total, info, err := paging.ByName[*ent.Unit]{
 		Count: q.Clone().Count,
 		Read:  nameAfter,
@@ -55,7 +56,11 @@ func (r *Resolver) bookableUnitsConnection(ctx context.Context, first *int, afte
 // bookableServicesConnection pages bookableServices.
 // Errors: validation_failed, unit_not_found.
 func (r *Resolver) bookableServicesConnection(ctx context.Context, unitID *string, first *int, after *ent.Cursor) (*ent.ServiceConnection, error) {
-	q, n, err := r.bookableServicesQuery(ctx, unitID, first)
+	n, err := catalogPage(ctx, unitID, nil, first)
+	if err != nil {
+		return nil, err
+	}
+	q, err := r.bookableServicesQuery(ctx, unitID)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +88,11 @@ func (r *Resolver) bookableServicesConnection(ctx context.Context, unitID *strin
 // bookableBarbersConnection pages bookableBarbers.
 // Errors: validation_failed, unit_not_found, service_not_found.
 func (r *Resolver) bookableBarbersConnection(ctx context.Context, unitID, serviceID *string, first *int, after *ent.Cursor) (*ent.BarberConnection, error) {
-	q, n, err := r.bookableBarbersQuery(ctx, unitID, serviceID, first)
+	n, err := catalogPage(ctx, unitID, serviceID, first)
+	if err != nil {
+		return nil, err
+	}
+	q, err := r.bookableBarbersQuery(ctx, unitID, serviceID)
 	if err != nil {
 		return nil, err
 	}
