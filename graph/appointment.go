@@ -575,8 +575,8 @@ func (r *Resolver) heldBarber(ctx context.Context, tx *ent.Tx, o *catalog.Offer,
 	if o.Barber != nil && o.Barber.ID == held.BarberID {
 		return o.Barber, nil
 	}
-	if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == held.BarberID }); i >= 0 {
-		return o.Eligible[i], nil
+	if b := o.EligibleBarber(held.BarberID); b != nil {
+		return b, nil
 	}
 	b, err := tx.Barber.Get(ctx, held.BarberID)
 	if err != nil {

@@ -3,7 +3,6 @@ package graph
 import (
 	"barberd/graph/catalog"
 	"context"
-	"slices"
 
 	"barberd/ent"
 	"barberd/graph/domain"
@@ -91,11 +90,9 @@ func (r *Resolver) askAvailability(ctx context.Context, scope, unitID, serviceID
 	}
 	a := &availabilityAsk{v: v, o: o, barberID: barberID}
 	if barberID != nil {
-		i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == *barberID })
-		if i < 0 {
+		if a.barber = o.EligibleBarber(*barberID); a.barber == nil {
 			return nil, catalog.Ineligible(ctx, r.cfg.DB.Client, o, *barberID)
 		}
-		a.barber = o.Eligible[i]
 	}
 	return a, nil
 }

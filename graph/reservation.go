@@ -4,7 +4,6 @@ import (
 	"barberd/graph/catalog"
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"barberd/ent"
@@ -303,8 +302,8 @@ func (r *Resolver) cachedEdges(ctx context.Context, a *ent.Appointment) bool {
 		return hang(o, o.Barber)
 	}
 	if o, hit := r.cache.cachedCatalog(v, catalog.NewKey(a.AccountID, a.UnitID, a.ServiceID, nil), false); hit {
-		if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == a.BarberID }); i >= 0 {
-			return hang(o, o.Eligible[i])
+		if b := o.EligibleBarber(a.BarberID); b != nil {
+			return hang(o, b)
 		}
 	}
 	return false

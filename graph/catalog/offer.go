@@ -133,6 +133,15 @@ func (o *Offer) At(startsAt string) error {
 	return nil
 }
 
+// EligibleBarber is the barber of id among those the offer lists
+// eligible (Eligible), or nil.
+func (o *Offer) EligibleBarber(id string) *ent.Barber {
+	if i := slices.IndexFunc(o.Eligible, func(b *ent.Barber) bool { return b.ID == id }); i >= 0 {
+		return o.Eligible[i]
+	}
+	return nil
+}
+
 // Candidates returns the barbers the offer may be booked with: the one asked
 // for, or every eligible barber (as Eligible lists them, when it does).
 func (o *Offer) Candidates(ctx context.Context, c *ent.Client) ([]*ent.Barber, error) {
