@@ -26,14 +26,14 @@ import (
 // proxy, the ways a restart or failover loses them, and no answer is a 500.
 func TestDeadConnections(t *testing.T) {
 	// The losses: every open connection dropped at once, PostgreSQL
-	// terminating its backends, and connections dropped in the middle of a
-	// statement. After a drop between requests every read and create
+	// terminating its backends, and connections dropped (closed, or reset)
+	// in the middle of a statement. After a drop between requests every read and create
 	// succeeds (a dead pooled connection is replaced before anything is sent
 	// on it). A request whose statement was on the wire when its connection
 	// died answers 503 unavailable with Retry-After, or succeeds; a create
 	// retried with its external_reference then exists exactly once.
 	t.Parallel()
-	const rounds = 32
+	const rounds = 35 // each kind 7 times
 	dbURL := storetest.URL(t, dialect.Postgres)
 	proxy := storetest.StartProxy(t, storetest.ProxyTarget(t, dbURL))
 	db := storetest.OpenURL(t, proxy.URL(dbURL))
@@ -134,7 +134,7 @@ func TestDeadConnections(t *testing.T) {
 	}
 
 	began := time.Now()
-	kinds := []string{"drop", "terminate", "mid-statement", "mid-connect"}
+	kinds := []string{"drop", "terminate", "mid-statement", "mid-connect", "mid-statement reset"}
 	for round := range rounds {
 		warm(round)
 		kind := kinds[round%len(kinds)]
@@ -157,7 +157,7 @@ func TestDeadConnections(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-		case "mid-statement", "mid-connect":
+		case "mid-statement", "mid-connect", "mid-statement reset":
 			// Every probe and a create at once. The first bytes on the wire
 			// lose their connection, and so does everything else open: a
 			// statement's, or, with the pool's connections dropped before, a
@@ -165,7 +165,11 @@ func TestDeadConnections(t *testing.T) {
 			if kind == "mid-connect" {
 				proxy.Drop()
 			}
-			fired := proxy.DropMidStatement()
+			arm := proxy.DropMidStatement
+			if kind == "mid-statement reset" {
+				arm = proxy.ResetMidStatement
+			}
+			fired := arm()
 			var wg sync.WaitGroup
 			for _, p := range reads {
 				wg.Go(func() {

@@ -113,10 +113,77 @@ func TestPooledConnectionsDropped(t *testing.T) {
 	}
 }
 
+// database/sql opens a connection in the background for a caller waiting
+// on a full pool. When that caller has stopped waiting by the time it is
+// ready, the connection goes to the pool without ever being reset, so the
+// look at its socket that a pooled connection gets (ResetSession) was never
+// made: a restart before its first use failed the transaction it was then
+// handed, which the check at its first use now replaces. A round whose
+// caller got the connection in time is not counted.
+func TestUnusedConnectionDropped(t *testing.T) {
+	t.Parallel()
+	db, proxy, _ := openVia(t)
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	db.SQL.SetMaxOpenConns(1)
+	caught := 0
+	for round := 0; caught < 3 && round < 100; round++ {
+		taken, err := db.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits := db.SQL.Stats().WaitCount
+		waitCtx, stop := context.WithCancel(ctx)
+		waited := make(chan *sql.Conn, 1)
+		go func() {
+			c, _ := db.SQL.Conn(waitCtx)
+			waited <- c
+		}()
+		for db.SQL.Stats().WaitCount == waits {
+			time.Sleep(100 * time.Microsecond)
+		}
+		// The taken connection breaks: database/sql closes it and opens
+		// another for the waiting caller, who stops waiting.
+		_ = taken.Raw(func(any) error { return driver.ErrBadConn })
+		stop()
+		if c := <-waited; c != nil {
+			c.Close()
+			continue
+		}
+		for deadline := time.Now().Add(5 * time.Second); db.SQL.Stats().Idle != 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the connection opened for the caller never reached the pool: %+v", round, db.SQL.Stats())
+			}
+		}
+		proxy.Drop()
+		tx, err := db.SQL.BeginTx(ctx, nil)
+		if err == nil {
+			if _, err = tx.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round); err == nil {
+				err = tx.Commit()
+			}
+			_ = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatalf("round %d: a transaction on the pool's unused connection, closed by the server: %v (%s)", round, err, kindName(store.Classify(err)))
+		}
+		caught++
+	}
+	if caught == 0 {
+		t.Fatal("no round left an unused connection in the pool: the test caught nothing")
+	}
+}
+
 // A statement outside a transaction whose connection breaks after it was
-// sent may have run. A read is run again on another connection; a write is
-// not (lib/pq reports the break as ErrBadConn, and database/sql used to run
-// the insert twice): it fails as unreachable, and ran at most once.
+// sent may have run. A read is run again on another connection, prepared
+// (a sql.Stmt, as the version reads are) or not; a write is not (lib/pq
+// reports the break as ErrBadConn, and database/sql used to run the insert
+// twice): it fails as unreachable, and ran at most once. Each round breaks
+// the connection both ways a network does: closed (the client reads the
+// end of the stream, which lib/pq calls ErrBadConn) and reset (it reads
+// "connection reset by peer", which lib/pq hands on as the network's
+// error: a prepared read was not run again, and failed).
 func TestConnectionDroppedMidStatement(t *testing.T) {
 	t.Parallel()
 	db, proxy, _ := openVia(t)
@@ -125,34 +192,58 @@ func TestConnectionDroppedMidStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.SQL.SetMaxIdleConns(1) // the statement goes on the wire, not on a dead pooled connection
+	prepared, err := db.SQL.PrepareContext(ctx, "SELECT count(*) FROM probe WHERE n = $1 AND $2 = 'prepared'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prepared.Close()
+	ways := []struct {
+		name string
+		arm  func() <-chan struct{}
+	}{{"closed", proxy.DropMidStatement}, {"reset", proxy.ResetMidStatement}}
 	ran := 0
 	for round := range 10 {
-		fired := proxy.DropMidStatement()
-		var n int
-		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n = $1", round).Scan(&n); err != nil || n != 0 {
-			t.Fatalf("round %d: read with its connection dropped: %d, %v", round, n, err)
+		for _, way := range ways {
+			what := fmt.Sprintf("round %d, connection %s", round, way.name)
+			var n int
+			fired := way.arm()
+			if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n = $1", round).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("%s: read: %d, %v", what, n, err)
+			}
+			<-fired
+			// The prepared read twice: on a connection it is not prepared
+			// on (what breaks is preparing it), then on the one it was
+			// prepared on then (what breaks is its run).
+			for _, step := range []string{"prepare", "run"} {
+				fired = way.arm()
+				if err := prepared.QueryRowContext(ctx, round, "prepared").Scan(&n); err != nil || n != 0 {
+					t.Fatalf("%s: prepared read (%s): %d, %v", what, step, n, err)
+				}
+				<-fired
+			}
 		}
-		<-fired
-
-		fired = proxy.DropMidStatement()
+		way := ways[round%len(ways)]
+		what := fmt.Sprintf("round %d, connection %s", round, way.name)
+		fired := way.arm()
 		_, err := db.SQL.ExecContext(ctx, "INSERT INTO probe (n) VALUES ($1)", round)
 		<-fired
 		// The armed drop may fire on other bytes first (the pool closing a
 		// surplus connection sends a Terminate message); the insert then
 		// runs on a fresh connection and succeeds, once.
 		if err != nil && store.Classify(err) != store.Unreachable {
-			t.Fatalf("round %d: insert with its connection dropped: %v (%s), want unreachable", round, err, kindName(store.Classify(err)))
+			t.Fatalf("%s: insert: %v (%s), want unreachable", what, err, kindName(store.Classify(err)))
 		}
 		if errors.Is(err, driver.ErrBadConn) {
-			t.Errorf("round %d: %v is ErrBadConn: database/sql would run it again", round, err)
+			t.Errorf("%s: insert: %v is ErrBadConn: database/sql would run it again", what, err)
 		}
 		// The database may still be running the insert it was sent, or may
 		// never have had all of it: wait for it to show, then make sure it
 		// shows once.
+		var n int
 		count := func() int {
 			t.Helper()
 			if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM probe WHERE n = $1", round).Scan(&n); err != nil {
-				t.Fatalf("round %d: %v", round, err)
+				t.Fatalf("%s: %v", what, err)
 			}
 			return n
 		}
@@ -163,12 +254,12 @@ func TestConnectionDroppedMidStatement(t *testing.T) {
 		switch count() {
 		case 0:
 			if err == nil {
-				t.Errorf("round %d: the insert succeeded, yet it is not in the database", round)
+				t.Errorf("%s: the insert succeeded, yet it is not in the database", what)
 			}
 		case 1:
 			ran++
 		default:
-			t.Errorf("round %d: the insert ran %d times, want at most once", round, n)
+			t.Errorf("%s: the insert ran %d times, want at most once", what, n)
 		}
 	}
 	if ran == 0 {

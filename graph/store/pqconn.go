@@ -24,7 +24,8 @@ import (
 // Dead connections. A restart or failover of PostgreSQL closes every
 // connection, and those idle in database/sql's pool only learn it when next
 // used. Rather than send a statement on one and then guess whether it ran,
-// a connection taken from the pool first looks at its socket: closed by the
+// a connection taken from the pool (or, never used yet, at its first use)
+// first looks at its socket: closed by the
 // server, reset, or holding anything the server sent unasked (PostgreSQL
 // says why it terminates a connection before it closes it), it is reported
 // as driver.ErrBadConn and database/sql takes another one, or opens a new
@@ -99,7 +100,7 @@ func (c pqConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, &connectError{err}
 	}
-	c2 := &pqConn{pqDriverConn: cn.(pqDriverConn), sock: sock, deferBegin: c.deferBegin}
+	c2 := &pqConn{pqDriverConn: cn.(pqDriverConn), sock: sock, deferBegin: c.deferBegin, unused: true}
 	if c.cache {
 		c2.stmts = map[string]driver.Stmt{}
 	}
@@ -206,6 +207,9 @@ type pqConn struct {
 	sock       *socket // nil if the dialer was not asked (never, with pqConnector)
 	deferBegin bool    // BEGIN rides with the first statement (pipeline.go)
 	inTx       bool
+	// unused: nothing ran on the connection since it was opened, and
+	// database/sql may hand it out without ResetSession (firstUse).
+	unused bool
 	// stmts are the statements prepared on the connection, by their text
 	// (nil: no statement cache).
 	stmts map[string]driver.Stmt
@@ -217,13 +221,44 @@ func (c *pqConn) ResetSession(ctx context.Context) error {
 	if err := c.pqDriverConn.ResetSession(ctx); err != nil {
 		return err
 	}
+	c.unused = false
+	return c.alive()
+}
+
+// alive is ErrBadConn for a connection whose socket the server closed,
+// reset or wrote to unasked while it was idle (idleAlive).
+func (c *pqConn) alive() error {
 	if c.sock != nil && !idleAlive(c.sock.Conn) {
 		return driver.ErrBadConn
 	}
 	return nil
 }
 
+// firstUse makes the check of ResetSession on a connection's first use.
+// database/sql resets a connection only once it was used: one it opened in
+// the background for a caller who had stopped waiting by the time it was
+// ready sits in the pool unchecked, for as long as the pool leaves it
+// idle, and a restart meanwhile failed the transaction it was handed to
+// (TestUnusedConnectionDropped). A connection used at once costs a look.
+func (c *pqConn) firstUse() error {
+	if !c.unused {
+		return nil
+	}
+	c.unused = false
+	return c.alive()
+}
+
+func (c *pqConn) Ping(ctx context.Context) error {
+	if err := c.firstUse(); err != nil {
+		return err
+	}
+	return c.pqDriverConn.Ping(ctx)
+}
+
 func (c *pqConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.firstUse(); err != nil {
+		return nil, err
+	}
 	sent := c.written()
 	var rows driver.Rows
 	err := c.run(ctx, query, args, func(st driver.Stmt) (err error) {
@@ -241,6 +276,9 @@ func (c *pqConn) QueryContext(ctx context.Context, query string, args []driver.N
 }
 
 func (c *pqConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if err := c.firstUse(); err != nil {
+		return nil, err
+	}
 	sent := c.written()
 	var res driver.Result
 	err := c.run(ctx, query, args, func(st driver.Stmt) (err error) {
@@ -315,6 +353,9 @@ func (c *pqConn) run(ctx context.Context, query string, args []driver.NamedValue
 }
 
 func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := c.firstUse(); err != nil {
+		return nil, err
+	}
 	riding := c.sock != nil && c.deferBegin
 	if riding {
 		c.sock.beginning = true // pipeline.go
@@ -340,12 +381,76 @@ func (c *pqConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 	return nil, err
 }
 
+// PrepareContext prepares a statement for database/sql (a sql.Stmt's,
+// such as the version reads'), whose runs fail as the connection's own
+// statements do (pqStmt).
 func (c *pqConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	st, err := c.pqDriverConn.PrepareContext(ctx, query)
-	if err != nil && ctx.Err() != nil {
-		err = canceled(ctx, err)
+	if err := c.firstUse(); err != nil {
+		return nil, err
 	}
-	return st, err
+	st, err := c.pqDriverConn.PrepareContext(ctx, query)
+	switch {
+	case err == nil:
+		return pqStmt{c: c, st: st, query: query}, nil
+	case ctx.Err() != nil:
+		return nil, canceled(ctx, err)
+	case !c.inTx && lostConnection(err):
+		// Preparing changes nothing: database/sql may prepare on another
+		// connection.
+		return nil, &badConn{err}
+	}
+	return nil, err
+}
+
+// pqStmt is a statement prepared through database/sql on a pqConn. Its
+// failures are said as pqConn.failed says its own statements': lib/pq
+// reports a connection reset while it waited for the answer as the
+// network's error, not driver.ErrBadConn, so database/sql handed a read
+// that may safely run again on another connection back to its caller (the
+// fence's version read, and with it every request waiting on it).
+type pqStmt struct {
+	c     *pqConn
+	st    driver.Stmt // lib/pq's
+	query string
+}
+
+func (s pqStmt) Close() error  { return s.st.Close() }
+func (s pqStmt) NumInput() int { return s.st.NumInput() }
+
+// Exec and Query are driver.Stmt's; database/sql calls the Context forms.
+func (s pqStmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), named(args))
+}
+
+func (s pqStmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), named(args))
+}
+
+func (s pqStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	sent := s.c.written()
+	res, err := s.st.(driver.StmtExecContext).ExecContext(ctx, asText(args))
+	if err != nil {
+		return nil, s.c.failed(ctx, err, s.query, sent)
+	}
+	return res, nil
+}
+
+func (s pqStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	sent := s.c.written()
+	rows, err := s.st.(driver.StmtQueryContext).QueryContext(ctx, asText(args))
+	if err != nil {
+		return nil, s.c.failed(ctx, err, s.query, sent)
+	}
+	return rows, nil
+}
+
+// named is args as database/sql's Context forms pass them.
+func named(args []driver.Value) []driver.NamedValue {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return nv
 }
 
 func (c *pqConn) written() int64 {

@@ -24,6 +24,7 @@ type Proxy struct {
 	conns     map[net.Conn]struct{}
 	blackhole bool          // accept connections but never answer
 	armed     chan struct{} // non-nil: drop everything on the next bytes a client sends, then close it
+	reset     bool          // with armed: reset the connections rather than close them
 }
 
 // StartProxy listens on a fresh local port and forwards to target
@@ -153,6 +154,9 @@ func (p *Proxy) fire() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.armed != nil {
+		if p.reset {
+			p.resetConns()
+		}
 		p.dropConns()
 		close(p.armed)
 		p.armed = nil
@@ -215,11 +219,24 @@ func (p *Proxy) Drop() {
 // connection is closed before an answer can come back. The returned channel
 // is closed when that has happened.
 func (p *Proxy) DropMidStatement() <-chan struct{} {
+	return p.arm(false)
+}
+
+// ResetMidStatement is DropMidStatement with every connection reset (a TCP
+// RST) rather than closed: the client reads "connection reset by peer"
+// where a close lets it read the end of the stream, as when a host that
+// dies or a firewall that forgets the connection answers what it is sent.
+func (p *Proxy) ResetMidStatement() <-chan struct{} {
+	return p.arm(true)
+}
+
+func (p *Proxy) arm(reset bool) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.armed == nil {
 		p.armed = make(chan struct{})
 	}
+	p.reset = reset
 	return p.armed
 }
 
@@ -257,6 +274,16 @@ func (p *Proxy) dropConns() {
 	for c := range p.conns {
 		c.Close()
 		delete(p.conns, c)
+	}
+}
+
+// resetConns makes the close of every connection through the proxy a
+// reset; p.mu is held.
+func (p *Proxy) resetConns() {
+	for c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
 	}
 }
 
