@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"barberd/ent"
 	"barberd/ent/schema/tenant"
 	"barberd/graph"
 	"barberd/graph/domain"
@@ -255,6 +256,60 @@ func TestGuardHeld(t *testing.T) {
 					t.Fatalf("%d guarded writes, want 3", calls)
 				}
 			})
+		}
+	})
+}
+
+// TestGuardCapped: a key's cap on active holds holds when another hold of
+// the key takes its last one between a hold's count and its write. On
+// PostgreSQL the other hold commits between the two (the guarded write's
+// hook), and the first hold's COMMIT, which counts the key's holds again
+// under the key's lock, refuses it; tried again, its count refuses it as
+// a key at its cap is refused. SQLite writes serially, so there the other
+// hold comes after. Either way one hold is written and the other refused
+// with too_many_holds, naming the one written.
+func TestGuardCapped(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock := &jobClock{}
+		clock.set(jobsMonday)
+		limits := graph.DefaultLimits
+		limits.ActiveHoldsPerKey = 1
+		res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
+		s := newJobShop(t, res, "Guard capped", 2)
+		ten := jobsTuesday.Add(10 * time.Hour)
+		var (
+			other    *ent.Hold
+			otherErr error
+			calls    int
+		)
+		ctx := graph.BeforeGuardedWrite(s.ctx, func(string) {
+			if calls++; calls == 1 {
+				other, otherErr = s.hold(res, 1, ten, 300)
+			}
+		})
+		first, err := res.Mutation().HoldSlot(ctx, model.HoldSlotInput{UnitID: s.unit.ID, ServiceID: s.svc.ID, BarberID: &s.barbers[0].ID, StartsAt: at(ten)})
+		if db.Dialect == dialect.Postgres {
+			if calls != 1 {
+				t.Fatalf("%d guarded writes, want 1: the second try refused before its write", calls)
+			}
+		} else {
+			other, otherErr = s.hold(res, 1, ten, 300)
+			first, err, other, otherErr = other, otherErr, first, err // the refused one first, as on PostgreSQL
+		}
+		if otherErr != nil {
+			t.Fatalf("the hold written: %v", otherErr)
+		}
+		e, ok := domain.AsError(err)
+		if !ok || e.Code != domain.CodeTooManyHolds || e.HoldCap == nil || e.HoldCap.Active != 1 || e.HoldCap.Max != 1 || e.HoldCap.OldestHoldID != other.ID {
+			t.Fatalf("the hold refused: %v (%+v), %v; want too_many_holds naming %s", err, e, first, other.ID)
+		}
+		actx := tenant.WithAccount(context.Background(), s.acc.ID)
+		if n, err := db.Hold.Query().Count(actx); err != nil || n != 1 {
+			t.Fatalf("%d holds (%v), want 1", n, err)
+		}
+		if n, err := db.Reservation.Query().Count(actx); err != nil || n != 1 {
+			t.Fatalf("%d reservations (%v), want 1", n, err)
 		}
 	})
 }

@@ -71,14 +71,13 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 	attempt := func(guarded bool) func(tx *ent.Tx) error {
 		return func(tx *ent.Tx) error {
 			h = nil
-			ctx, capped := ctx, false
+			ctx := ctx
 			var ride *store.KeyHoldsRide // the count riding in the barber's lock or day
 			if r.capOf(v.MaxActiveHolds) > 0 {
 				// In the lock's statement, or a guarded hold's read's.
 				if ctx, ride = store.RideKeyHolds(ctx, r.cfg.DB.Dialect, v.KeyID, r.cfg.Limits.ActiveHoldsPerKey, now); !ride.Riding() {
 					ride = nil
-					var err error
-					if capped, err = r.checkHoldCap(ctx, tx, v.KeyID, now, false); err != nil {
+					if err := r.checkHoldCap(ctx, tx, v.KeyID, now); err != nil {
 						return err
 					}
 				}
@@ -90,9 +89,9 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 				// any), now.
 				var cerr error
 				if kh, counted := ride.Counted(); counted {
-					capped, cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now, false)
+					cerr = r.judgeHoldCap(ctx, tx, v.KeyID, kh, now)
 				} else {
-					capped, cerr = r.checkHoldCap(ctx, tx, v.KeyID, now, false)
+					cerr = r.checkHoldCap(ctx, tx, v.KeyID, now)
 				}
 				if cerr != nil {
 					return cerr
@@ -112,16 +111,24 @@ func (r *Resolver) holdSlot(ctx context.Context, in model.HoldSlotInput) (*ent.H
 			if err != nil {
 				return err
 			}
-			if capped {
-				if _, err := r.checkHoldCap(ctx, tx, v.KeyID, now, true); err != nil {
-					return err
-				}
-			}
 			h = created
 			return nil
 		}
 	}
-	err = r.guardedTx(ctx, attempt)
+	// The COMMIT of a capped key's hold on PostgreSQL counts the key's
+	// holds again, under its lock (store.OverKeyCap). Refused, the hold is
+	// tried again: its first count, which now sees the holds that
+	// committed first, refuses it (too_many_holds) or, should some have
+	// ended meanwhile, writes it.
+	for try := 1; ; try++ {
+		err = r.guardedTx(ctx, attempt)
+		if !store.OverKeyCap(err) {
+			break
+		}
+		if try == maxCapTries {
+			return nil, domain.Errorf(domain.CodeUnavailable, "Other holds of this API key kept taking the last of its active holds as this one was written; try again.")
+		}
+	}
 	if domain.ErrorCode(err) == domain.CodeSlotUnavailable {
 		return nil, r.unavailable(ctx, o)
 	}
@@ -154,57 +161,47 @@ func activeHoldsOf(c *ent.HoldClient, keyID string, now time.Time) *ent.HoldQuer
 	return c.Query().Where(hold.APIKeyID(keyID), hold.StatusEQ(hold.StatusActive), hold.ExpiresAtGT(now))
 }
 
+// maxCapTries bounds the tries of a hold whose COMMIT its key's cap
+// refused while the first count let it through (holdSlot).
+const maxCapTries = 3
+
 // checkHoldCap refuses another hold when the key (one with a cap, as its
-// viewer read it) has the most active holds it may, and says whether it has
-// a cap: before the hold is written (written false), unlocked, in one
-// statement (a key at its cap is refused at once; on PostgreSQL that count
-// rides in the statement of the barber's lock, store.RideKeyHolds, which
-// takes no lock for a key at its cap); on PostgreSQL, for a key
-// that had a cap, again once it is written, under the key's row lock, with
-// this hold counted (store.DB.LockKeyHolds, one round trip). Locking
-// last keeps the key's holds from queueing behind one another's barber
-// work, and a statement of its own keeps the hold's insert out of the
-// key's lock: taken in the
+// viewer read it) has the most active holds it may, before the hold is
+// written, unlocked, in one statement: a key at its cap is refused at
+// once. On PostgreSQL that count rides in the statement of the barber's
+// lock, or in a guarded hold's read (store.RideKeyHolds), which takes no
+// lock for a key at its cap and asks the hold's COMMIT to count again,
+// exactly, under the key's row lock (store.OverKeyCap). Locking last keeps
+// the key's holds from queueing behind one another's barber work, and
+// locking in COMMIT holds the lock for the least time: taken in the
 // insert's statement (a WITH), the lock came before the inserts and their
 // triggers ran, and a key's concurrent holds were 5% slower for the round
-// trip saved (BenchmarkHoldSlotCapped, 2026-11-29). SQLite writes
-// serially: the first check is exact. Errors: too_many_holds.
-func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time, written bool) (bool, error) {
-	if written && store.SerialWrites(r.cfg.DB.Dialect) {
-		return true, nil
-	}
-	// Unlocked, or (written) under the key's lock, with this hold counted.
-	count := store.CountKeyHolds
-	if written {
-		count = r.cfg.DB.LockKeyHolds
-	}
-	kh, err := count(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
+// trip saved (BenchmarkHoldSlotCapped, 2026-11-29); in a statement of its
+// own after the insert, it cost a round trip, and held the lock for it.
+// SQLite writes serially: the first check is exact. Errors:
+// too_many_holds.
+func (r *Resolver) checkHoldCap(ctx context.Context, tx *ent.Tx, keyID string, now time.Time) error {
+	kh, err := store.CountKeyHolds(ctx, tx, keyID, r.cfg.Limits.ActiveHoldsPerKey, now)
 	if err != nil {
-		return written, err
+		return err
 	}
-	return r.judgeHoldCap(ctx, tx, keyID, kh, now, written)
+	return r.judgeHoldCap(ctx, tx, keyID, kh, now)
 }
 
 // judgeHoldCap is checkHoldCap of the key's count kh.
-func (r *Resolver) judgeHoldCap(ctx context.Context, tx *ent.Tx, keyID string, kh store.KeyHolds, now time.Time, written bool) (bool, error) {
+func (r *Resolver) judgeHoldCap(ctx context.Context, tx *ent.Tx, keyID string, kh store.KeyHolds, now time.Time) error {
 	most, n := r.capOf(kh.Cap), kh.Active
-	if written {
-		n-- // this hold
-	}
-	if most <= 0 {
-		return false, nil
-	}
-	if n < most {
-		return true, nil
+	if most <= 0 || n < most {
+		return nil
 	}
 	oldest, err := activeHoldsOf(tx.Hold, keyID, now).Order(hold.ByCreatedAt(), hold.ByID()).First(ctx)
 	if err != nil {
-		return true, err
+		return err
 	}
 	e := domain.Errorf(domain.CodeTooManyHolds, "This API key already holds %d slots, the most it may hold at once: release a hold (the oldest, %s, expires at %s) or use one in a booking, then hold again.",
 		n, oldest.ID, slots.UTC(oldest.ExpiresAt))
 	e.HoldCap = &domain.HoldCap{Active: n, Max: most, OldestHoldID: oldest.ID, OldestExpiresAt: oldest.ExpiresAt}
-	return true, e
+	return e
 }
 
 // releaseHold frees an active hold at once; releasing a released hold again

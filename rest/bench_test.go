@@ -79,8 +79,8 @@ func BenchmarkCreateAppointment(b *testing.B) {
 func BenchmarkHoldSlot(b *testing.B) { benchHolds(b, 0) }
 
 // BenchmarkHoldSlotCapped is BenchmarkHoldSlot for a key with a cap it
-// does not reach: each hold counts the key's holds before and, under the
-// key's lock, after it is written.
+// does not reach: each hold counts the key's holds before it is written
+// and, on PostgreSQL, again in its COMMIT, under the key's lock.
 func BenchmarkHoldSlotCapped(b *testing.B) { benchHolds(b, 1<<20) }
 
 // benchHolds holds the slots BenchmarkCreateAppointment books, for a key

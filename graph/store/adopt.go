@@ -225,7 +225,7 @@ WHERE schemaname = current_schema() AND indexname = '` + WaitingSpanIndex + `'`
 // differ from what it makes; every statement can run again.
 func HandWrittenDDL(dia string) []string {
 	if dia == dialect.Postgres {
-		return slices.Concat(postgresNoOverlap, postgresVersions(), postgresWaitingSpan, postgresZoneKnown, postgresHoursRefuse, postgresLockKeyHolds)
+		return slices.Concat(postgresNoOverlap, postgresVersions(), postgresWaitingSpan, postgresZoneKnown, postgresHoursRefuse, postgresKeyHolds)
 	}
 	return append(slices.Clone(sqliteNoOverlap), sqliteVersions()...)
 }

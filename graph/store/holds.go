@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect"
+
+	"github.com/lib/pq"
 
 	"barberd/ent/hold"
 )
@@ -33,32 +36,66 @@ func CountKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int,
 	return queryRows(ctx, c, q, a, scanKeyHolds)
 }
 
-// LockKeyHolds is CountKeyHolds under the key's row lock, on PostgreSQL
-// (FOR NO KEY UPDATE, as NoKeyUpdate): the lock, then the count, which
-// sees the holds that committed while the lock was awaited. The two are
-// statements of barberd_lock_key_holds (postgresLockKeyHolds), one round
-// trip.
-func (db *DB) LockKeyHolds(ctx context.Context, c Queryer, keyID string, defaultCap int, now time.Time) (KeyHolds, error) {
-	account, err := tenantAccount(ctx) // nil: any account's key
-	if err != nil {
-		return KeyHolds{}, err
-	}
-	a := sqlArgs{keyID, account, int64(defaultCap), string(hold.StatusActive), now}
-	return queryRows(ctx, c, `SELECT * FROM barberd_lock_key_holds($1::text, $2::text, $3::bigint, $4::text, $5::timestamptz)`, a, scanKeyHolds)
-}
-
-// postgresLockKeyHolds is barberd_lock_key_holds(key, account, default
-// cap, active, now): LockKeyHolds' lock and count. A volatile function
-// takes a snapshot for each of its statements (in READ COMMITTED), so
-// the count sees what committed while the lock waited, as a statement
-// after the lock would; in one round trip where two statements take two.
-var postgresLockKeyHolds = []string{
+// A key's cap on active holds is checked exactly on PostgreSQL by the
+// hold's COMMIT. The hold's transaction asks for it (keyHoldsCheck, set
+// by the statement its unlocked count rides in, KeyHoldsRide), and a
+// deferred constraint trigger on the holds it inserts, run by COMMIT,
+// locks the key's row and counts its active holds, this one included:
+// more than the cap fails the COMMIT (OverKeyCap), and the hold is not
+// written. Holds committing at once for one key take its lock in turn,
+// and each count sees those committed before it. The lock is held only
+// while the COMMIT runs, where a statement of its own after the insert
+// held it a round trip longer, and cost one.
+//
+// barberd_lock_key_holds(key, account, default cap, active, now) is the
+// lock and the count: a volatile function takes a snapshot for each of
+// its statements (in READ COMMITTED), so the count sees what committed
+// while the lock waited, as a statement after the lock would.
+var postgresKeyHolds = []string{
 	`CREATE OR REPLACE FUNCTION barberd_lock_key_holds(p_key text, p_account text, p_default bigint, p_active text, p_now timestamptz)
 		RETURNS TABLE (o_cap bigint, o_active bigint) LANGUAGE plpgsql VOLATILE AS $$
 		BEGIN
 			PERFORM 1 FROM api_keys k WHERE k.id = p_key AND (p_account IS NULL OR k.account_id = p_account) FOR NO KEY UPDATE;
 			RETURN QUERY ` + keyHoldsSelect("p_key", "p_default", "p_active", "p_now", " AND (p_account IS NULL OR k.account_id = p_account)") + `;
 		END $$`,
+	`CREATE OR REPLACE FUNCTION barberd_key_holds_checked() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE
+			asked text := current_setting('` + keyHoldsCheck + `', true);
+			most bigint;
+			active bigint;
+		BEGIN
+			IF asked IS NULL OR asked = '' OR NEW.status <> '` + string(hold.StatusActive) + `' THEN
+				RETURN NULL;
+			END IF;
+			SELECT COALESCE(o_cap, split_part(asked, ' ', 1)::bigint), o_active INTO most, active
+				FROM barberd_lock_key_holds(NEW.api_key_id, NEW.account_id, split_part(asked, ' ', 1)::bigint,
+					NEW.status, split_part(asked, ' ', 2)::timestamptz);
+			IF most > 0 AND active > most THEN
+				RAISE EXCEPTION 'the API key % would hold % slots, more than its cap of %', NEW.api_key_id, active, most
+					USING ERRCODE = '` + overKeyCapState + `';
+			END IF;
+			RETURN NULL;
+		END $$`,
+	`DROP TRIGGER IF EXISTS holds_key_cap ON holds`,
+	`CREATE CONSTRAINT TRIGGER holds_key_cap AFTER INSERT ON holds DEFERRABLE INITIALLY DEFERRED
+		FOR EACH ROW EXECUTE FUNCTION barberd_key_holds_checked()`,
+}
+
+// keyHoldsCheck is the setting by which a transaction asks its COMMIT to
+// check the cap of the key of the holds it inserts: "DEFAULT NOW", the
+// server's default cap and the instant the holds count as active at, or
+// empty (not asked: a key without a cap).
+const keyHoldsCheck = "barberd.key_holds_check"
+
+// overKeyCapState is the SQLSTATE of a COMMIT refused by the check.
+const overKeyCapState = "KH001"
+
+// OverKeyCap reports whether err is a COMMIT that the key's cap refused:
+// the hold was not written, and its key holds the most it may, or did
+// when the COMMIT ran.
+func OverKeyCap(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == overKeyCapState
 }
 
 // countKeyHoldsQuery is CountKeyHolds' statement, its values named by bind.
@@ -107,6 +144,8 @@ func scanKeyHolds(rows *sql.Rows) (KeyHolds, error) {
 // (EachScheduleRow): one round trip fewer for a hold of a key with a cap.
 // The lock is not taken when the key holds the most it may; the lock's
 // statement then fails with ErrAtCap, before the barber's day is read.
+// For a key with a cap, the same statement asks the transaction's COMMIT
+// to count again, exactly (keyHoldsCheck).
 type KeyHoldsRide struct {
 	keyID      string
 	defaultCap int
@@ -156,7 +195,7 @@ func ridingKeyHolds(ctx context.Context) *KeyHoldsRide {
 // its cap, and the statement returns the locked id (NULL otherwise) with
 // the key's cap and count.
 func (r *KeyHoldsRide) lockQuery(ctx context.Context, bind func(any) string, where string) (string, error) {
-	count, err := countKeyHoldsQuery(ctx, bind, r.keyID, r.defaultCap, r.now)
+	count, err := r.countQuery(ctx, bind)
 	if err != nil {
 		return "", err
 	}
@@ -165,6 +204,20 @@ func (r *KeyHoldsRide) lockQuery(ctx context.Context, bind func(any) string, whe
 locked AS (SELECT id, ` + genericPlans + where + ` AND NOT EXISTS (SELECT 1 FROM kh
 WHERE COALESCE(kh.most, ` + def + `) > 0 AND kh.active >= COALESCE(kh.most, ` + def + `)) FOR UPDATE)
 SELECT (SELECT id FROM locked), kh.most, kh.active FROM kh`, nil
+}
+
+// countQuery is the ride's count, its values named by bind: the key's cap
+// (most) and its active holds (active), and, when it has a cap, the
+// transaction's COMMIT asked to check it (keyHoldsCheck).
+func (r *KeyHoldsRide) countQuery(ctx context.Context, bind func(any) string) (string, error) {
+	count, err := countKeyHoldsQuery(ctx, bind, r.keyID, r.defaultCap, r.now)
+	if err != nil {
+		return "", err
+	}
+	asked := strconv.Itoa(r.defaultCap) + " " + r.now.UTC().Format(time.RFC3339Nano)
+	return `SELECT c.most, c.active FROM (` + count + `) AS c (most, active)
+CROSS JOIN LATERAL (SELECT set_config('` + keyHoldsCheck + `', CASE WHEN COALESCE(c.most, ` + bind(int64(r.defaultCap)) + `) > 0
+THEN ` + bind(asked) + ` ELSE '' END, true)) AS asked`, nil
 }
 
 // scanLock reads the row of lockQuery: the count, and ErrAtCap when the

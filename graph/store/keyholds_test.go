@@ -2,104 +2,138 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"entgo.io/ent/dialect"
 
 	"barberd/ent"
-	"barberd/ent/schema/tenant"
+	"barberd/ent/hold"
 	"barberd/graph/domain"
 	"barberd/graph/store"
 	"barberd/graph/storetest"
 )
 
-// TestLockKeyHolds checks on PostgreSQL that LockKeyHolds counts, under
-// the key's lock, the holds that committed while it waited for the lock:
-// a transaction writes a hold and takes the key's lock; another's
-// LockKeyHolds waits for it, and once it commits counts its hold. It also
-// reads the key's own cap, counts its holds alone (not another key's, nor
-// expired ones), and finds no key of another account.
-func TestLockKeyHolds(t *testing.T) {
+// TestKeyHoldsCheckedAtCommit checks on PostgreSQL that the COMMIT of a
+// transaction whose key's count rode in a statement (RideKeyHolds) counts
+// the key's active holds again, under the key's row lock, the holds it
+// inserted included, and refuses more than the cap (OverKeyCap): the key's
+// own active holds alone (not another key's, nor expired ones), those
+// committed while it waited for the lock, by the key's own cap or else the
+// default; nothing is checked for a key without a cap, nor when no count
+// rode.
+func TestKeyHoldsCheckedAtCommit(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, dialect.Postgres)
 	m := newMondays(t, db)
 	ctx := m.ctx
-	service := db.Service.Create().SetAccountID(m.acc.ID).SetName("Cut").SetDurationMinutes(30).
-		SetPriceAmount(1000).SetPriceCurrency("EUR").SaveX(m.sys)
-	key := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("bot").SetPrefix("p1").SetSecretHash("h1").
-		SetScopes(domain.BookingScopes).SetMaxActiveHolds(5).SaveX(m.sys)
-	other := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("other").SetPrefix("p2").SetSecretHash("h2").
-		SetScopes(domain.BookingScopes).SaveX(m.sys)
 	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := now.Add(24 * time.Hour)
-	create := db.Hold.Create
-	create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
-		SetStartsAt(at).SetEndsAt(at.Add(30 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
-	create().SetAccountID(m.acc.ID).SetAPIKeyID(key.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
-		SetStartsAt(at.Add(time.Hour)).SetEndsAt(at.Add(90 * time.Minute)).SetExpiresAt(now).ExecX(m.sys) // expired at now
-	create().SetAccountID(m.acc.ID).SetAPIKeyID(other.ID).SetUnitID(m.unit.ID).SetServiceID(service.ID).SetBarberID(m.barber.ID).
-		SetStartsAt(at.Add(2 * time.Hour)).SetEndsAt(at.Add(150 * time.Minute)).SetExpiresAt(now.Add(time.Minute)).ExecX(m.sys)
-
-	count := func(t *testing.T, ctx context.Context, q store.Queryer, keyID string) store.KeyHolds {
+	key := keyHolding(t, db, m, 2, at, now) // cap 2, 1 active
+	first := db.Hold.Query().Where(hold.APIKeyID(key.ID)).OnlyX(m.sys)
+	other := db.APIKey.Create().SetAccountID(m.acc.ID).SetName("other").SetPrefix("other").SetSecretHash("other").
+		SetScopes(domain.BookingScopes).SaveX(m.sys)
+	holds := 0
+	insert := func(t *testing.T, tx *sql.Tx, keyID string, expires time.Time) string {
 		t.Helper()
-		kh, err := db.LockKeyHolds(ctx, q, keyID, 100, now)
+		holds++
+		id := fmt.Sprintf("hld_commit_%d", holds)
+		starts := at.Add(time.Duration(holds) * time.Hour)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO holds (id, created_at, updated_at, starts_at, ends_at, status, expires_at,
+account_id, unit_id, service_id, barber_id, api_key_id) VALUES ($1, $2, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10)`,
+			id, now, starts, starts.Add(30*time.Minute), expires, m.acc.ID, m.unit.ID, first.ServiceID, m.barber.ID, keyID); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// holdOf begins a transaction that inserts a hold of the key, its count
+	// riding in a read of the barber's day first (as a guarded hold's does)
+	// when ride.
+	holdOf := func(t *testing.T, defaultCap int, ride bool) (*sql.Tx, string) {
+		t.Helper()
+		tx, err := db.SQL.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return kh
+		t.Cleanup(func() { _ = tx.Rollback() })
+		if ride {
+			rctx, r := store.RideKeyHolds(ctx, db.Dialect, key.ID, defaultCap, now)
+			if err := store.EachScheduleRow(rctx, tx, db.Dialect, m.unit.ID, []string{m.barber.ID}, []int{1}, now, at, now, false,
+				func(*store.ScheduleRow) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if _, counted := r.Counted(); !counted {
+				t.Fatal("the read counted nothing")
+			}
+		}
+		return tx, insert(t, tx, key.ID, now.Add(time.Minute))
 	}
-	if kh := count(t, ctx, db.SQL, key.ID); kh.Cap == nil || *kh.Cap != 5 || kh.Active != 1 {
-		t.Errorf("the key: %+v, want its cap 5 and 1 active hold", kh)
+	written := func(id string) bool { return db.Hold.Query().Where(hold.ID(id)).ExistX(m.sys) }
+	commit := func(t *testing.T, what string, tx *sql.Tx, id string, refused bool) {
+		t.Helper()
+		err := tx.Commit()
+		switch {
+		case refused && !store.OverKeyCap(err):
+			t.Errorf("%s: COMMIT: %v, want it refused over the key's cap", what, err)
+		case !refused && err != nil:
+			t.Errorf("%s: COMMIT: %v", what, err)
+		case written(id) == refused:
+			t.Errorf("%s: the hold written: %v", what, !refused)
+		}
 	}
-	if kh := count(t, m.sys, db.SQL, other.ID); kh.Cap != nil || kh.Active != 1 {
-		t.Errorf("the other key, the system's context: %+v, want no cap of its own and 1 active hold", kh)
+	// Beside the key's one active hold: an expired one, and another key's.
+	setup, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := db.LockKeyHolds(tenant.WithAccount(context.Background(), "acc_elsewhere"), db.SQL, key.ID, 100, now); err == nil {
-		t.Error("another account's context found the key")
+	insert(t, setup, key.ID, now)
+	insert(t, setup, other.ID, now.Add(time.Minute))
+	if err := setup.Commit(); err != nil {
+		t.Fatal(err)
 	}
 
-	// A transaction writes a hold of the key and takes its lock.
-	first, err := db.SQL.BeginTx(ctx, nil)
-	if err != nil {
+	tx, id := holdOf(t, 100, true)
+	commit(t, "the second of 2", tx, id, false)
+	tx, id = holdOf(t, 100, true)
+	commit(t, "the third of 2", tx, id, true)
+	db.APIKey.UpdateOneID(key.ID).SetMaxActiveHolds(3).ExecX(m.sys)
+	tx, id = holdOf(t, 100, true)
+	commit(t, "the third of 3", tx, id, false)
+
+	// A hold committing while another holds the key's lock waits, and
+	// counts the other's hold once that commits.
+	db.APIKey.UpdateOneID(key.ID).SetMaxActiveHolds(4).ExecX(m.sys)
+	locker, lockerID := holdOf(t, 100, false)
+	if _, err := locker.ExecContext(ctx, "SELECT 1 FROM api_keys WHERE id = $1 FOR NO KEY UPDATE", key.ID); err != nil {
 		t.Fatal(err)
 	}
-	defer first.Rollback() //nolint:errcheck // committed below
-	if _, err := first.ExecContext(ctx, `INSERT INTO holds (id, created_at, updated_at, starts_at, ends_at, status, expires_at,
-account_id, unit_id, service_id, barber_id, api_key_id) VALUES ('hld_racing', $1, $1, $2, $3, 'active', $4, $5, $6, $7, $8, $9)`,
-		now, at.Add(3*time.Hour), at.Add(210*time.Minute), now.Add(time.Minute), m.acc.ID, m.unit.ID, service.ID, m.barber.ID, key.ID); err != nil {
-		t.Fatal(err)
-	}
-	if kh := count(t, ctx, first, key.ID); kh.Active != 2 {
-		t.Fatalf("under its own lock: %d active, want 2", kh.Active)
-	}
-	// Another waits for the lock, and counts the hold once it commits.
-	second, err := db.SQL.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Rollback() //nolint:errcheck // a probe
-	got := make(chan store.KeyHolds, 1)
+	tx, id = holdOf(t, 100, true)
+	done := make(chan struct{})
 	go func() {
-		kh, err := db.LockKeyHolds(ctx, second, key.ID, 100, now)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- kh
+		defer close(done)
+		commit(t, "the fifth of 4, committed while the fourth held the key's lock", tx, id, true)
 	}()
 	waitForLock(t, db)
 	select {
-	case kh := <-got:
-		t.Fatalf("LockKeyHolds did not wait for the key's lock: %+v", kh)
+	case <-done:
+		t.Fatal("the COMMIT did not wait for the key's lock")
 	default:
 	}
-	if err := first.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if kh := <-got; kh.Active != 2 {
-		t.Errorf("after the lock's holder committed its hold: %d active, want 2", kh.Active)
-	}
+	commit(t, "the fourth of 4, which held the key's lock", locker, lockerID, false)
+	<-done
+
+	// The default cap, for a key without its own: none at all, then 5.
+	db.APIKey.UpdateOneID(key.ID).ClearMaxActiveHolds().ExecX(m.sys)
+	tx, id = holdOf(t, 0, true)
+	commit(t, "the fifth, without a cap", tx, id, false)
+	tx, id = holdOf(t, 5, true)
+	commit(t, "the sixth of a default 5", tx, id, true)
+	// Nothing rode: nothing is checked.
+	tx, id = holdOf(t, 5, false)
+	commit(t, "the sixth of a default 5, no count riding", tx, id, false)
 }
 
 // waitForLock waits until a backend on db's database waits for a lock

@@ -162,7 +162,7 @@ func EachScheduleRow(ctx context.Context, c Queryer, dia, unitID string, barberI
 	ride := ridingKeyHolds(ctx)
 	if ride != nil {
 		// A guarded hold's key's count (RideKeyHolds) rides in its read.
-		count, err := countKeyHoldsQuery(ctx, a.add, ride.keyID, ride.defaultCap, ride.now)
+		count, err := ride.countQuery(ctx, a.add)
 		if err != nil {
 			return err
 		}
