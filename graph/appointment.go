@@ -346,8 +346,11 @@ func (r *Resolver) createAppointment(ctx context.Context, in model.CreateAppoint
 			var held *ent.Hold
 			var err error
 			if in.HoldID != nil {
-				if _, err := customer.ID(ctx, tx); err != nil {
-					return err
+				// Guarded, the upsert rides in the hold's read.
+				if !guarded {
+					if _, err := customer.ID(ctx, tx); err != nil {
+						return err
+					}
 				}
 				held, b, err = r.heldFor(ctx, tx, *in.HoldID, o, now, guarded)
 			} else {

@@ -29,7 +29,7 @@ var statementsMeasured = map[string]map[string]int{
 	"GET /availability (after a write)":            {dialect.SQLite: 1, dialect.Postgres: 1},
 	"POST /appointments":                           {dialect.SQLite: 9, dialect.Postgres: 3},
 	"POST /appointments (replay)":                  {dialect.SQLite: 5, dialect.Postgres: 3},
-	"POST /appointments (hold_id)":                 {dialect.SQLite: 11, dialect.Postgres: 4},
+	"POST /appointments (hold_id)":                 {dialect.SQLite: 11, dialect.Postgres: 3},
 	"POST /appointments/{id}/reschedule (hold_id)": {dialect.SQLite: 13, dialect.Postgres: 4},
 	"GET /appointments/{id}":                       {dialect.SQLite: 1, dialect.Postgres: 1},
 	"GET /appointments?client_phone":               {dialect.SQLite: 1, dialect.Postgres: 1},

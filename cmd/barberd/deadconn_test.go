@@ -61,7 +61,7 @@ func TestDeadConnections(t *testing.T) {
 	first := call(t, "POST", api+"/appointments", keys.APIKey, ids.bookingAt(slots[rounds], "+351912200000", "dc-first"), 201).JSON(t)
 	day := slots[0][:10]
 
-	direct, err := sql.Open("postgres", dbURL) // around the proxy, to terminate the server's backends
+	direct, err := sql.Open("postgres", storetest.LibPQURL(t, dbURL)) // around the proxy, to terminate the server's backends
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func fillPool(t *testing.T, db *store.DB, n int) {
 func TestPooledConnectionsDropped(t *testing.T) {
 	t.Parallel()
 	db, proxy, dbURL := openVia(t)
-	direct, err := sql.Open("postgres", dbURL)
+	direct, err := sql.Open("postgres", storetest.LibPQURL(t, dbURL))
 	if err != nil {
 		t.Fatal(err)
 	}

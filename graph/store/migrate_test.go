@@ -350,7 +350,7 @@ func TestAdoptOldBinaryDatabase(t *testing.T) {
 			// A plain connection: the dump sets its own session (PostgreSQL's
 			// search_path) and inserts tables in name order (SQLite's foreign
 			// keys off).
-			driver, dsn := "postgres", url
+			driver, dsn := "postgres", storetest.LibPQURL(t, url)
 			if dia == dialect.SQLite {
 				driver, dsn = "sqlite", "file:"+strings.TrimPrefix(url, "sqlite:")
 			}

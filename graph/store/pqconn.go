@@ -62,27 +62,9 @@ type pqConnector struct {
 // and deferred_begin (barberd's, not passed on to lib/pq) set to off,
 // false or 0 turn the statement cache and the deferred BEGIN off.
 func newPQConnector(dsn string) (driver.Connector, error) {
-	switches := map[string]bool{"statement_cache": true, "deferred_begin": true}
-	if u, err := url.Parse(dsn); err == nil {
-		q, found := u.Query(), false
-		for name := range switches {
-			if !q.Has(name) {
-				continue
-			}
-			switch v := strings.ToLower(q.Get(name)); v {
-			case "off", "false", "0":
-				switches[name] = false
-			case "on", "true", "1":
-			default:
-				return nil, fmt.Errorf("database url: %s=%q: want on or off", name, v)
-			}
-			q.Del(name)
-			found = true
-		}
-		if found {
-			u.RawQuery = q.Encode()
-			dsn = u.String()
-		}
+	dsn, switches, err := splitSwitches(dsn)
+	if err != nil {
+		return nil, err
 	}
 	c, err := pq.NewConnector(dsn)
 	if err != nil {
@@ -90,6 +72,46 @@ func newPQConnector(dsn string) (driver.Connector, error) {
 	}
 	c.Dialer(socketDialer{})
 	return pqConnector{c, switches["statement_cache"], switches["deferred_begin"]}, nil
+}
+
+// splitSwitches takes barberd's own parameters out of a PostgreSQL URL:
+// lib/pq would send them to the server, which refuses names it does not
+// know. It returns the URL without them and their values (true unless
+// off, false or 0).
+func splitSwitches(dsn string) (string, map[string]bool, error) {
+	switches := map[string]bool{"statement_cache": true, "deferred_begin": true}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn, switches, nil // not a URL: lib/pq's key=value form, which has none
+	}
+	q, found := u.Query(), false
+	for name := range switches {
+		if !q.Has(name) {
+			continue
+		}
+		switch v := strings.ToLower(q.Get(name)); v {
+		case "off", "false", "0":
+			switches[name] = false
+		case "on", "true", "1":
+		default:
+			return "", nil, fmt.Errorf("database url: %s=%q: want on or off", name, v)
+		}
+		q.Del(name)
+		found = true
+	}
+	if found {
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	return dsn, switches, nil
+}
+
+// LibPQURL is a PostgreSQL URL as lib/pq itself takes it: without
+// barberd's own parameters (statement_cache, deferred_begin), for a
+// connection opened around barberd's driver.
+func LibPQURL(dsn string) (string, error) {
+	dsn, _, err := splitSwitches(dsn)
+	return dsn, err
 }
 
 func (c pqConnector) Driver() driver.Driver { return c.pq.Driver() }

@@ -20,7 +20,8 @@ import (
 func TestStatementCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL := storetest.URL(t, dialect.Postgres)
+	// The cache on, whatever the tests' databases say.
+	dbURL := urlWith(t, storetest.URL(t, dialect.Postgres), "statement_cache", "on")
 	const query = `SELECT count(*) FROM pg_class WHERE relname = $1`
 	run := func(t *testing.T, db *store.DB) {
 		t.Helper()

@@ -199,6 +199,17 @@ func dollarArgs(q string) string {
 	return b.String()
 }
 
+// LibPQURL is dbURL as lib/pq takes it (store.LibPQURL): for a connection
+// of the test's own around barberd's driver.
+func LibPQURL(t testing.TB, dbURL string) string {
+	t.Helper()
+	u, err := store.LibPQURL(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 // StatementCache reports whether the PostgreSQL databases of the tests keep
 // their statements prepared (BARBERD_TEST_STATEMENT_CACHE is not "off").
 func StatementCache() bool { return os.Getenv("BARBERD_TEST_STATEMENT_CACHE") != "off" }
