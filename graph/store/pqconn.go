@@ -413,7 +413,10 @@ func (c *pqConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	st, err := c.pqDriverConn.PrepareContext(ctx, query)
 	switch {
 	case err == nil:
-		return pqStmt{c: c, st: st, query: query}, nil
+		if cs, ok := st.(pqContextStmt); ok {
+			return pqStmt{c: c, st: cs, query: query}, nil
+		}
+		return st, nil // a COPY's (lib/pq's copyin): not a statement that runs again
 	case ctx.Err() != nil:
 		return nil, canceled(ctx, err)
 	case !c.inTx && lostConnection(err):
@@ -432,8 +435,16 @@ func (c *pqConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 // fence's version read, and with it every request waiting on it).
 type pqStmt struct {
 	c     *pqConn
-	st    driver.Stmt // lib/pq's
+	st    pqContextStmt // lib/pq's
 	query string
+}
+
+// pqContextStmt is lib/pq's prepared statement; its COPY FROM STDIN
+// statement has no Context forms, and is not wrapped.
+type pqContextStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
 }
 
 func (s pqStmt) Close() error  { return s.st.Close() }
@@ -450,7 +461,7 @@ func (s pqStmt) Query(args []driver.Value) (driver.Rows, error) {
 
 func (s pqStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	sent := s.c.written()
-	res, err := s.st.(driver.StmtExecContext).ExecContext(ctx, asText(args))
+	res, err := s.st.ExecContext(ctx, asText(args))
 	if err != nil {
 		return nil, s.c.failed(ctx, err, s.query, sent)
 	}
@@ -459,7 +470,7 @@ func (s pqStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driv
 
 func (s pqStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	sent := s.c.written()
-	rows, err := s.st.(driver.StmtQueryContext).QueryContext(ctx, asText(args))
+	rows, err := s.st.QueryContext(ctx, asText(args))
 	if err != nil {
 		return nil, s.c.failed(ctx, err, s.query, sent)
 	}
