@@ -273,9 +273,7 @@ func TestGuardCapped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := &jobClock{}
 		clock.set(jobsMonday)
-		limits := graph.DefaultLimits
-		limits.ActiveHoldsPerKey = 1
-		res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
+		res := limitedResolver(db, clock, func(l *graph.Limits) { l.ActiveHoldsPerKey = 1 })
 		s := newJobShop(t, res, "Guard capped", 2)
 		ten := jobsTuesday.Add(10 * time.Hour)
 		var (

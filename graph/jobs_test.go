@@ -161,10 +161,17 @@ func (s *jobShop) book(barber int, start time.Time) *ent.Appointment {
 }
 
 func newJobResolver(db *store.DB, clock *jobClock) *graph.Resolver {
+	return limitedResolver(db, clock, func(l *graph.Limits) {
+		l.ActiveHoldsPerKey = 0 // the shops' one key holds whole days here
+	})
+}
+
+// limitedResolver makes a resolver on db with clock and the default
+// limits as set changes them.
+func limitedResolver(db *store.DB, clock *jobClock, set func(*graph.Limits)) *graph.Resolver {
 	limits := graph.DefaultLimits
-	limits.ActiveHoldsPerKey = 0 // the shops' one key holds whole days here
-	res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
-	return res
+	set(&limits)
+	return graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
 }
 
 // checkHolds checks that each hold has the given status in the database, and

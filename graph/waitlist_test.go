@@ -183,9 +183,7 @@ func TestWaitlistCap(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := &jobClock{}
 		clock.set(jobsMonday)
-		limits := graph.DefaultLimits
-		limits.ActiveHoldsPerKey, limits.WaitlistPerKey = 0, 2
-		res := graph.New(graph.Settings{DB: db, Now: clock.now, Limits: limits})
+		res := limitedResolver(db, clock, func(l *graph.Limits) { l.ActiveHoldsPerKey, l.WaitlistPerKey = 0, 2 })
 		s := newJobShop(t, res, "Capped", 1)
 		day := jobsTuesday
 		s.fullDay(day)

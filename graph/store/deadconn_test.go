@@ -28,6 +28,17 @@ func openVia(t *testing.T) (*store.DB, *storetest.Proxy, string) {
 	return storetest.OpenURL(t, proxy.URL(dbURL)), proxy, dbURL
 }
 
+// probeTable creates the table probe (n int) the tests write, and returns
+// their context.
+func probeTable(t *testing.T, db *store.DB) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
 // fillPool leaves n connections idle in the pool.
 func fillPool(t *testing.T, db *store.DB, n int) {
 	t.Helper()
@@ -63,10 +74,7 @@ func TestPooledConnectionsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer direct.Close()
-	ctx := context.Background()
-	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
-		t.Fatal(err)
-	}
+	ctx := probeTable(t, db)
 	ways := map[string]func() error{
 		"proxy drops every connection": func() error { proxy.Drop(); return nil },
 		"PostgreSQL terminates every backend": func() error {
@@ -123,10 +131,7 @@ func TestPooledConnectionsDropped(t *testing.T) {
 func TestUnusedConnectionDropped(t *testing.T) {
 	t.Parallel()
 	db, proxy, _ := openVia(t)
-	ctx := context.Background()
-	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
-		t.Fatal(err)
-	}
+	ctx := probeTable(t, db)
 	db.SQL.SetMaxOpenConns(1)
 	caught := 0
 	for round := 0; caught < 3 && round < 100; round++ {
@@ -187,10 +192,7 @@ func TestUnusedConnectionDropped(t *testing.T) {
 func TestConnectionDroppedMidStatement(t *testing.T) {
 	t.Parallel()
 	db, proxy, _ := openVia(t)
-	ctx := context.Background()
-	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
-		t.Fatal(err)
-	}
+	ctx := probeTable(t, db)
 	db.SQL.SetMaxIdleConns(1) // the statement goes on the wire, not on a dead pooled connection
 	prepared, err := db.SQL.PrepareContext(ctx, "SELECT count(*) FROM probe WHERE n = $1 AND $2 = 'prepared'")
 	if err != nil {
@@ -272,10 +274,7 @@ func TestConnectionDroppedMidStatement(t *testing.T) {
 func TestConnectionDroppedInTransaction(t *testing.T) {
 	t.Parallel()
 	db, proxy, _ := openVia(t)
-	ctx := context.Background()
-	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE probe (n int)"); err != nil {
-		t.Fatal(err)
-	}
+	ctx := probeTable(t, db)
 	for round := range 5 {
 		tx, err := db.SQL.BeginTx(ctx, nil)
 		if err != nil {
