@@ -267,17 +267,19 @@ func (r *Resolver) releaseAllHolds(ctx context.Context) (int, error) {
 	return released, err
 }
 
-// getHold reads a hold, unlocked. Errors: hold_not_found.
+// getHold reads a hold, unlocked, in one statement with a create's
+// customer riding on ctx (store.ReadHold). Errors: hold_not_found.
 func getHold(ctx context.Context, tx *ent.Tx, id string) (*ent.Hold, error) {
+	notFound := domain.Errorf(domain.CodeHoldNotFound, "No hold %q.", id)
 	if !domain.PlausibleID(id) {
-		return nil, holdNotFound(id)
+		return nil, notFound
 	}
-	h, err := tx.Hold.Get(ctx, id)
-	return h, domain.NotFound(err, domain.CodeHoldNotFound, "hold", id)
+	h, err := store.ReadHold(ctx, tx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound
+	}
+	return h, err
 }
-
-// holdNotFound is the error of a hold id the account does not have.
-func holdNotFound(id string) error { return domain.Errorf(domain.CodeHoldNotFound, "No hold %q.", id) }
 
 // lockHold reads a hold after locking its barber, under whose lock every
 // change to the barber's holds and reservations happens.
@@ -309,20 +311,13 @@ func (r *Resolver) takeHold(ctx context.Context, tx *ent.Tx, id string, o *catal
 }
 
 // readHold is takeHold for a guarded writer (bookFree): it reads the hold
-// unlocked, in one statement with a create's customer riding on ctx
-// (store.ReadHold), and checks it as takeHold does; the writer's statement
-// consumes it under the barber's lock (store.Guard.Consuming), should it
-// still be active then. What the read finds wrong stays wrong: a hold
-// only ever leaves active, and its barber, service and time never change.
-// Errors: as takeHold's.
+// unlocked (getHold, with a create's customer riding) and checks it as
+// takeHold does; the writer's statement consumes it under the barber's
+// lock (store.Guard.Consuming), should it still be active then. What the
+// read finds wrong stays wrong: a hold only ever leaves active, and its
+// barber, service and time never change.
 func (r *Resolver) readHold(ctx context.Context, tx *ent.Tx, id string, o *catalog.Offer, now time.Time) (*ent.Hold, error) {
-	if !domain.PlausibleID(id) {
-		return nil, holdNotFound(id)
-	}
-	h, err := store.ReadHold(ctx, tx, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, holdNotFound(id)
-	}
+	h, err := getHold(ctx, tx, id)
 	if err != nil {
 		return nil, err
 	}
