@@ -27,6 +27,15 @@ type generator struct {
 	dir      string // the dialect's migration directory
 	postgres string // where PostgreSQL scratch databases are made
 	out      io.Writer
+	tables   []*schema.Table // the Ent schema's tables; nil: ent/migrate's
+}
+
+// entTables is the Ent schema the generator plans to.
+func (g *generator) entTables() []*schema.Table {
+	if g.tables == nil {
+		return entmigrate.Tables
+	}
+	return g.tables
 }
 
 // run writes the migration NAME at version: Ent's plan from the replayed
@@ -117,9 +126,12 @@ func (g *generator) entPlan(ctx context.Context, ldir *migrate.LocalDir, name st
 	if err := writeSum(mem); err != nil {
 		return nil, err
 	}
-	err = entmigrate.NewSchema(entDriver(db)).NamedDiff(ctx, name,
+	m, err := schema.NewMigrate(entDriver(db),
 		schema.WithDir(mem), schema.WithFormatter(migrate.DefaultFormatter), schema.WithMigrationMode(schema.ModeInspect), schema.WithDialect(g.dia),
 		schema.WithDropColumn(true), schema.WithDropIndex(true), schema.WithDiffHook(keepHandWritten))
+	if err == nil {
+		err = m.NamedDiff(ctx, name, g.entTables()...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ent's plan: %w", err)
 	}
@@ -135,7 +147,48 @@ func (g *generator) entPlan(ctx context.Context, ldir *migrate.LocalDir, name st
 	for _, d := range decls {
 		out = append(out, strings.Join(append(slices.Clone(d.Comments), d.Text), "\n")+"\n")
 	}
-	return out, nil
+	if g.dia != dialect.SQLite {
+		return out, nil
+	}
+	drops, err := dropNamingRebuilt(ctx, db, out)
+	return append(drops, out...), err
+}
+
+// rebuilt matches the statement that ends a table's rebuild in an SQLite
+// plan: the new table renamed to the old one's name.
+var rebuilt = regexp.MustCompile("(?m)^ALTER TABLE `new_([^`]+)` RENAME TO `([^`]+)`")
+
+// dropNamingRebuilt returns, for an SQLite plan that rebuilds tables, the
+// drops of the triggers that name a rebuilt table. SQLite checks every
+// trigger of the schema when a table is renamed, and fails the rename of
+// the new table on a trigger that names the old one, dropped a statement
+// before (the reservations' triggers name barbers). The triggers dropped
+// come back with the hand-written DDL, which run appends when the
+// triggers after the plan differ from the reference's.
+func dropNamingRebuilt(ctx context.Context, db *store.DB, plan []string) ([]string, error) {
+	var names []string
+	for _, s := range plan {
+		for _, m := range rebuilt.FindAllStringSubmatch(s, -1) {
+			names = append(names, regexp.QuoteMeta(m[2]))
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	naming := regexp.MustCompile(`(?i)\b(` + strings.Join(names, "|") + `)\b`)
+	have, err := store.HandWritten(ctx, db.SQL, dialect.SQLite)
+	if err != nil {
+		return nil, err
+	}
+	var drops []string
+	for _, name := range slices.Sorted(maps.Keys(have)) {
+		trigger, ok := strings.CutPrefix(name, "trigger ")
+		if !ok || !naming.MatchString(have[name]) {
+			continue
+		}
+		drops = append(drops, fmt.Sprintf("-- Drop trigger %q, which names a rebuilt table (made again at the end)\nDROP TRIGGER IF EXISTS `%s`;\n", trigger, trigger))
+	}
+	return drops, nil
 }
 
 // keepHandWritten keeps Ent from planning to drop what the hand-written DDL

@@ -158,7 +158,7 @@ func (g *generator) reference(ctx context.Context) (*store.DB, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := db.CreateReference(ctx); err != nil {
+	if err := db.CreateReferenceOf(ctx, g.entTables()); err != nil {
 		done()
 		return nil, nil, fmt.Errorf("reference schema: %w", err)
 	}

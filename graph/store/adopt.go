@@ -13,6 +13,9 @@ import (
 	"ariga.io/atlas/sql/schema"
 	"ariga.io/atlas/sql/sqlite"
 	"entgo.io/ent/dialect"
+	entschema "entgo.io/ent/dialect/sql/schema"
+
+	entmigrate "barberd/ent/migrate"
 )
 
 // Before versioned migrations, barberd migrated automatically at every
@@ -292,7 +295,13 @@ func (db *DB) SchemaDifference(ctx context.Context, other *DB) (string, error) {
 // migrations. The migration generator and the tests compare the migrations
 // with it; barberd itself never runs it.
 func (db *DB) CreateReference(ctx context.Context) error {
-	if err := db.Schema.Create(ctx); err != nil {
+	return db.CreateReferenceOf(ctx, entmigrate.Tables)
+}
+
+// CreateReferenceOf is CreateReference with the given Ent tables (the
+// migration generator's tests plan against a changed schema).
+func (db *DB) CreateReferenceOf(ctx context.Context, tables []*entschema.Table) error {
+	if err := entmigrate.Create(ctx, db.Schema, tables); err != nil {
 		return err
 	}
 	for _, s := range HandWrittenDDL(db.Dialect) {
