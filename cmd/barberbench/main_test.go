@@ -91,14 +91,16 @@ func TestSeedAndRun(t *testing.T) {
 
 			srv := newServer(t, url)
 			// waitlist comes last: it frees time on the fully booked days.
-			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create", "waitlist"} {
+			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create", "cancel", "waitlist"} {
 				// create: paced; create and flow with a webhook receiver subscribed.
 				d := time.Second
 				if scenario == "flow" {
 					d = 3 * time.Second // long enough for whole conversations under -race
 				}
+				// create and cancel: with the HTTP write floor too.
+				httpFloor := scenario == "create" || scenario == "cancel"
 				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: d,
-					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url,
+					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url, httpWriteFloor: httpFloor,
 					maxRequests: 1_000_000, days: 30, seed: 1, waitlist: 40,
 					webhook: scenario == "create" || scenario == "flow", adminKey: res.AdminAPIKey, rate: 50,
 					pid: os.Getpid()}, io.Discard) // the server runs in this process
@@ -128,6 +130,12 @@ func TestSeedAndRun(t *testing.T) {
 				}
 				if rep.DBFloor.CPU == nil {
 					t.Errorf("%s: no CPU a write of the floor", scenario)
+				}
+				switch f := rep.HTTPWriteFloor; {
+				case !httpFloor && f != nil:
+					t.Errorf("%s: an HTTP write floor measured unasked", scenario)
+				case httpFloor && (f == nil || f.PerSec <= 0 || f.ServerErrors != 0 || f.Status["201"] == 0 || rep.Total.HTTPWriteRatio <= 0):
+					t.Errorf("%s: HTTP write floor %+v, ratio %.2f", scenario, f, rep.Total.HTTPWriteRatio)
 				}
 				if scenario == "waitlist" {
 					checkWaitlist(t, db, rep)

@@ -23,24 +23,25 @@ import (
 
 // runConfig is what "run" does.
 type runConfig struct {
-	url, key      string
-	concurrency   int
-	duration      time.Duration
-	floorDuration time.Duration
-	warmup        time.Duration
-	scenario      string
-	databaseURL   string
-	jsonPath      string
-	maxRequests   int64
-	pid           int
-	days          int
-	oneBarber     bool
-	seed          uint64
-	webhook       bool   // subscribe a receiver during the scenario phase
-	receiverURL   string // the receiver of barberbench receive; "": one in this process
-	adminKey      string // registers it
-	rate          int    // create scenario: creates per second in all (0: as fast as they go)
-	waitlist      int    // waitlist scenario: entries waiting in its second phase
+	url, key       string
+	concurrency    int
+	duration       time.Duration
+	floorDuration  time.Duration
+	warmup         time.Duration
+	scenario       string
+	databaseURL    string
+	httpWriteFloor bool
+	jsonPath       string
+	maxRequests    int64
+	pid            int
+	days           int
+	oneBarber      bool
+	seed           uint64
+	webhook        bool   // subscribe a receiver during the scenario phase
+	receiverURL    string // the receiver of barberbench receive; "": one in this process
+	adminKey       string // registers it
+	rate           int    // create scenario: creates per second in all (0: as fast as they go)
+	waitlist       int    // waitlist scenario: entries waiting in its second phase
 }
 
 var scenarios = append([]string{"flow", "availability", "cold", "range", "next", "create", "hotslot", "waitlist"}, writeScenarios...)
@@ -58,6 +59,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the floors")
 	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), cold (one day, every day in turn: misses; see --database-url), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hold, cancel and reschedule (each that write alone, on distinct slots, against its own floor), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
+	fs.BoolVar(&c.httpWriteFloor, "http-write-floor", false, "with --database-url, also measure the write floor behind a bare HTTP server in barberbench (JSON in, the write's SQL, JSON out): the least an HTTP service making the write costs here")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
 	fs.IntVar(&c.pid, "pid", 0, "process id of the server, to report its peak memory (Linux)")
@@ -316,6 +318,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		}
 	}
 
+	if err := b.httpWriteFloorPhase(ctx, rep); err != nil {
+		return nil, err
+	}
 	b.coldFloor(ctx, rep)
 
 	var receiver *webhookReceiver

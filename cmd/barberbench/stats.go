@@ -100,6 +100,9 @@ type EndpointStats struct {
 	// latency). Comparable across scenarios.
 	LatencyRatio float64 `json:"latency_ratio,omitempty"`
 	P50Ratio     float64 `json:"p50_ratio,omitempty"` // p50 / floor p50
+	// HTTPWriteRatio (writes, --http-write-floor) is req/s over the HTTP
+	// write floor's.
+	HTTPWriteRatio float64 `json:"throughput_ratio_http_write,omitempty"`
 	// ReadRatio (cold scenario) is req/s over the day-read floor's.
 	ReadRatio float64 `json:"throughput_ratio_day_read,omitempty"`
 	// CPU is the CPU a request cost over the phase (with --pid): of the
@@ -163,6 +166,9 @@ type Report struct {
 	// ReadFloor (cold scenario) is a day's essential statement run on the
 	// database plus an answer of the same bytes written from memory.
 	ReadFloor *EndpointStats `json:"day_read_floor,omitempty"`
+	// HTTPWriteFloor (--http-write-floor) is DBFloor's write behind a bare
+	// HTTP server: JSON decoded, the write's SQL, JSON encoded.
+	HTTPWriteFloor *EndpointStats `json:"http_write_floor,omitempty"`
 	// DBFloorOf is the write DBFloor is of: create, hold, cancel or reschedule.
 	DBFloorOf string          `json:"db_write_floor_of,omitempty"`
 	Endpoints []EndpointStats `json:"endpoints"`
@@ -204,6 +210,9 @@ func (rep *Report) compare(e *EndpointStats, alone bool) {
 	}
 	if alone && e.Floor == "http" && rep.StaticFloor != nil && rep.StaticFloor.PerSec > 0 {
 		e.StaticRatio = round2(e.PerSec / rep.StaticFloor.PerSec)
+	}
+	if alone && e.Floor == "db_write" && rep.HTTPWriteFloor != nil && rep.HTTPWriteFloor.PerSec > 0 {
+		e.HTTPWriteRatio = round2(e.PerSec / rep.HTTPWriteFloor.PerSec)
 	}
 	if alone && e.Floor == "http" && rep.ReadFloor != nil && rep.ReadFloor.PerSec > 0 {
 		e.ReadRatio = round2(e.PerSec / rep.ReadFloor.PerSec)
@@ -252,6 +261,9 @@ func writeTable(w io.Writer, rep *Report) {
 	if rep.DBFloor != nil {
 		row(rep.DBFloor, floorLabel(rep.DBFloorOf))
 	}
+	if rep.HTTPWriteFloor != nil {
+		row(rep.HTTPWriteFloor, "floor: the same behind bare HTTP")
+	}
 	if rep.ReadFloor != nil {
 		row(rep.ReadFloor, "floor: a day's read + its bytes")
 	}
@@ -291,6 +303,9 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	if rep.Waitlist != nil {
 		rep.Waitlist.write(w)
+	}
+	if rep.HTTPWriteFloor != nil {
+		fmt.Fprintf(w, "httpw× = req/s ÷ the HTTP write floor's (the write's SQL behind a bare net/http server: JSON in, JSON out): %s\n", ratio(rep.Total.HTTPWriteRatio))
 	}
 	if rep.ReadFloor != nil {
 		fmt.Fprintf(w, "read× = req/s ÷ the day-read floor's (a day's statement on the database, then its answer's bytes from memory): %s\n", ratio(rep.Total.ReadRatio))
