@@ -182,11 +182,7 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 		}
 		return nil
 	})
-	if s := rec.series["day read"]; s != nil {
-		st := s.stats("day read", "day_read_floor", wall)
-		st.CPU = b.perRequest(rep, "the day-read floor", b.meter.read().since(cpu0), st.Requests)
-		rep.ReadFloor = &st
-	}
+	rep.ReadFloor = b.floorStats(rep, rec, wall, cpu0, "day read", "day_read_floor", "the day-read floor")
 }
 
 // readDay runs the one statement barberd sends to read day d of its

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // cpuMeter reads the CPU time spent so far by the server (--pid) and, when
@@ -162,4 +163,17 @@ func (b *bench) perRequest(rep *Report, phase string, s cpuSample, n int) *Phase
 	}
 	rep.Notes = append(rep.Notes, note)
 	return c
+}
+
+// floorStats is the row of a floor phase that recorded its requests under
+// name in rec, with the CPU a request cost since cpu0 (noted in rep as
+// label's); nil when the phase recorded none.
+func (b *bench) floorStats(rep *Report, rec *recorder, wall time.Duration, cpu0 cpuReading, name, phase, label string) *EndpointStats {
+	s := rec.series[name]
+	if s == nil {
+		return nil
+	}
+	st := s.stats(name, phase, wall)
+	st.CPU = b.perRequest(rep, label, b.meter.read().since(cpu0), st.Requests)
+	return &st
 }

@@ -149,10 +149,6 @@ func (b *bench) httpWriteFloorPhase(ctx context.Context, rep *Report) error {
 		}
 		return nil
 	})
-	if s := rec.series["http write"]; s != nil {
-		st := s.stats("http write", "http_write_floor", wall)
-		st.CPU = b.perRequest(rep, "the HTTP write floor (its server is barberbench's)", b.meter.read().since(cpu0), st.Requests)
-		rep.HTTPWriteFloor = &st
-	}
+	rep.HTTPWriteFloor = b.floorStats(rep, rec, wall, cpu0, "http write", "http_write_floor", "the HTTP write floor (its server is barberbench's)")
 	return nil
 }

@@ -311,11 +311,7 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 			}
 			return nil
 		})
-		if s := rec.series["db write"]; s != nil {
-			st := s.stats("db write", "db_write_floor", wall)
-			st.CPU = b.perRequest(rep, "the write floor", b.meter.read().since(cpu0), st.Requests)
-			rep.DBFloor = &st
-		}
+		rep.DBFloor = b.floorStats(rep, rec, wall, cpu0, "db write", "db_write_floor", "the write floor")
 	}
 
 	if err := b.httpWriteFloorPhase(ctx, rep); err != nil {
