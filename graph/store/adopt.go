@@ -228,7 +228,7 @@ WHERE schemaname = current_schema() AND indexname = '` + WaitingSpanIndex + `'`
 // differ from what it makes; every statement can run again.
 func HandWrittenDDL(dia string) []string {
 	if dia == dialect.Postgres {
-		return slices.Concat(postgresNoOverlap, postgresVersions(), postgresWaitingSpan, postgresZoneKnown, postgresHoursRefuse, postgresKeyHolds)
+		return slices.Concat(postgresNoOverlap, postgresVersions(), postgresWaitingSpan, postgresZoneKnown, postgresHoursRefuse, postgresOpeningWanted, postgresKeyHolds)
 	}
 	return append(slices.Clone(sqliteNoOverlap), sqliteVersions()...)
 }

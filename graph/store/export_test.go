@@ -79,3 +79,20 @@ func RideFreeingStatement(accountID, appointmentID string, now time.Time) (strin
 	}
 	return q, lits
 }
+
+// OpeningWantedStatements are barberd_opening_wanted's two queries
+// (openingReached, openingWanted) as statements of their own, the
+// function's arguments as typed parameters, as its PL/pgSQL prepares
+// them, with those arguments as PostgreSQL literals: a half hour of
+// barber brb_1 of acc_1 from from, probed at now, beside a reservation
+// of another barber the statement writes.
+func OpeningWantedStatements(from, now time.Time) (reached string, reachedArgs []string, wanted string, wantedArgs []string) {
+	args, param := literalParams()
+	to := from.Add(30 * time.Minute)
+	reached = `SELECT ` + openingReached(param("acc_1"), param(from), param(to))
+	reachedArgs = *args
+	args, param = literalParams()
+	wanted = `SELECT ` + openingWanted(param("acc_1"), param("brb_1"), param(from), param(to), param(now),
+		param("brb_2"), param(to.Add(time.Hour)), param(to.Add(2*time.Hour)))
+	return reached, reachedArgs, wanted, *args
+}

@@ -45,10 +45,16 @@ type OpeningProbe struct {
 // InsertOpening's does. It returns the id of the opening written, if any.
 func probeEntry(a *sqlArgs, freed string, p OpeningProbe, written *spanExprs) string {
 	active := a.add(p.Now) + `::timestamptz`
+	w := spanExprs{barber: `NULL::text`, from: `NULL::timestamptz`, to: `NULL::timestamptz`}
+	if written != nil {
+		w = *written
+	}
+	// The probe is barberd_opening_wanted (postgresOpeningWanted): its
+	// condition's plan starts only when an entry reaches the span.
 	return `opened AS (INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + a.add(p.ID) + `::text, f.account_id, f.barber_id, f.starts_at, f.ends_at, ` + active + `
-FROM ` + freed + ` f WHERE f.ends_at > ` + active + ` AND ` +
-		wantedSpan(dialect.Postgres, "f.account_id", "f.barber_id", "f.starts_at", "f.ends_at", active, "", written) + `
+FROM ` + freed + ` f WHERE f.ends_at > ` + active + ` AND barberd_opening_wanted(f.account_id, f.barber_id, f.starts_at, f.ends_at, ` +
+		active + `, ` + w.barber + `, ` + w.from + `, ` + w.to + `)
 RETURNING id)`
 }
 

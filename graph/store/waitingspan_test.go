@@ -49,10 +49,18 @@ WHERE account_id = $1 AND waiting AND `+store.WaitingSpan+` && tstzrange($2, $3,
 		}
 
 		// The probe that rides with a cancel's freeing (store.RideFreeing)
-		// reads the freed time from the deleted row, a value no plan knows:
-		// it too must find the entries by their span.
+		// is barberd_opening_wanted, called with the freed time read from
+		// the deleted row: its two queries, on the generic plans PL/pgSQL
+		// may keep for them, must find the entries by their span too.
+		reached, rargs, wanted, wargs := store.OpeningWantedStatements(from, from.Add(-24*time.Hour))
+		storetest.WantSpanIndex(t, "the riding probe's look at the span", storetest.PrepareGeneric(t, conn, "reached", reached)(rargs...))
+		storetest.WantSpanIndex(t, "the riding probe's generic plan", storetest.PrepareGeneric(t, conn, "wanted", wanted)(wargs...))
+		// The freeing's statement itself reads no entry: its plan starts
+		// no part of the probe.
 		ride, args := store.RideFreeingStatement("acc_1", "apt_1", from.Add(-24*time.Hour))
-		storetest.WantSpanIndex(t, "the riding probe's generic plan", storetest.PrepareGeneric(t, conn, "ride", ride)(args...))
+		if scans := storetest.EntryScans(t, storetest.PrepareGeneric(t, conn, "ride", ride)(args...)); len(scans) != 0 {
+			t.Errorf("the freeing's statement reads waiting entries itself (%v), where barberd_opening_wanted should", scans)
+		}
 	})
 }
 
