@@ -171,7 +171,7 @@ func wantedSpan(dia, account, barber, from, to, active, reachFloor string, writt
 	// is written out, not bound, so that every plan may use the partial
 	// index. SQLite compares the times themselves, its walk of the
 	// entries' earliest start bounded below by reachFloor.
-	reach := ` AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
+	reach := ` AND ` + spanOverlap(from, to)
 	if dia != dialect.Postgres {
 		fits = `(julianday(g.nxt) - julianday(g.prev)) * 1440 + 0.001 >= s.duration_minutes + s.buffer_minutes`
 		reach = ` AND w.earliest_start < ` + to + ` AND COALESCE(w.window_end, w.latest_end) > ` + from
@@ -302,7 +302,13 @@ var postgresOpeningWanted = []string{
 // openingReached is PostgreSQL's condition that a waiting entry of the
 // account reaches the span from from to to, by the span's index.
 func openingReached(account, from, to string) string {
-	return `EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting AND ` + WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)'))`
+	return `EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.account_id = ` + account + ` AND w.waiting AND ` + spanOverlap(from, to) + `)`
+}
+
+// spanOverlap is PostgreSQL's condition that a waiting entry's span
+// (WaitingSpan, as its index has it) overlaps the span from from to to.
+func spanOverlap(from, to string) string {
+	return WaitingSpan + ` && tstzrange(` + from + `, ` + to + `, '[)')`
 }
 
 // openingWanted is wantedSpan on PostgreSQL with a written reservation's
