@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"barberd/ent/schema/tenant"
 )
 
@@ -95,4 +97,13 @@ func OpeningWantedStatements(from, now time.Time) (reached string, reachedArgs [
 	wanted = `SELECT ` + openingWanted(param("acc_1"), param("brb_1"), param(from), param(to), param(now),
 		param("brb_2"), param(to.Add(time.Hour)), param(to.Add(2*time.Hour)))
 	return reached, reachedArgs, wanted, *args
+}
+
+// VersionedScheduleStatement is VersionedScheduleRows' statement on
+// PostgreSQL for ctx's account, with its values as typed parameters, as
+// the statement cache prepares it, and those values as literals.
+func VersionedScheduleStatement(ctx context.Context, unitID string, barberIDs []string, weekdays []int, from, to, now time.Time) (string, []string, error) {
+	args, param := literalParams()
+	q, err := scheduleQuery(ctx, param, dialect.Postgres, unitID, barberIDs, weekdays, from, to, now, true)
+	return q, *args, err
 }

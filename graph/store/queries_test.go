@@ -105,6 +105,8 @@ func TestCheckSQL(t *testing.T) {
 		{`WITH c AS (SELECT we.uri FROM webhook_endpoints we) SELECT c.id FROM c`, `column "we.uri"`},
 		{`WITH c AS (INSERT INTO notifications (id) VALUES ($1) RETURNING id) SELECT 1 FROM c CROSS JOIN d`, `table "d"`},
 		{`SELECT bookings_version FROM unnest(ARRAY[$1, $2]::text[]) AS w (id) JOIN barbers USING (id)`, ""},
+		{`SELECT w.id, (SELECT bookings_version FROM barbers WHERE barbers.id = w.id) FROM unnest(ARRAY[$1]::text[]) AS w (id)`, ""},
+		{`SELECT w.name FROM unnest(ARRAY[$1]::text[]) AS w (id)`, `column "w.name"`},
 		{`SELECT booking_version FROM unnest(ARRAY[$1, $2]::text[]) AS w (id) JOIN barbers USING (id)`, `column "booking_version"`},
 	} {
 		problems := checkSQL(tc.sql, schemaColumns())
@@ -300,6 +302,9 @@ func checkSQL(q string, schema map[string]map[string]bool) []string {
 		}
 		aliases[name] = cols
 		partTables[part] = append(partTables[part], name)
+		if word(end+1) == "as" {
+			end++
+		}
 		if a := word(end + 1); a != "" && !keywords[a] {
 			used[end+1] = true
 			aliases[a] = cols
