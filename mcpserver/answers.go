@@ -116,7 +116,12 @@ func (m *MCP) availability(ctx context.Context, in *availabilityArgs) (rest.Avai
 		p.Add("date", "give a date, or from and to (a range of up to %d days)", domain.MaxRangeDays)
 		err = p.Err()
 	default:
-		from, to = deref(in.From), deref(in.To)
+		if in.From != nil {
+			from = *in.From
+		}
+		if in.To != nil {
+			to = *in.To
+		}
 		days, err = m.res.AvailabilityRange(ctx, in.UnitID, in.ServiceID, in.BarberID, from, to)
 	}
 	if err != nil {
@@ -360,13 +365,6 @@ func count[T any](n int, noun string, items []T, name func(T) string) string {
 		more = "; ..."
 	}
 	return fmt.Sprintf("%d %s: %s%s.", n, noun, strings.Join(names, "; "), more)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // statuses converts a status argument, keeping nil (all) apart from empty
