@@ -38,7 +38,7 @@ func (c *jobClock) set(t time.Time) { c.t.Store(t.UnixNano()) }
 // a 30-minute service, some barbers and two keys: one with every scope and
 // one without notifications:read.
 type jobShop struct {
-	t       *testing.T
+	t       testing.TB
 	res     *graph.Resolver
 	acc     *ent.Account
 	ctx     context.Context // acting as the key with every scope
@@ -49,7 +49,7 @@ type jobShop struct {
 	barbers []*ent.Barber
 }
 
-func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jobShop {
+func newJobShop(t testing.TB, res *graph.Resolver, name string, barbers int) *jobShop {
 	t.Helper()
 	db, bg := res.Settings().DB, context.Background()
 	acc, err := db.Account.Create().SetName(name).Save(tenant.System(bg))
@@ -102,7 +102,7 @@ func newJobShop(t *testing.T, res *graph.Resolver, name string, barbers int) *jo
 
 // openJobShop makes a resolver on db with a clock at jobsMonday, and a
 // shop of its own.
-func openJobShop(t *testing.T, db *store.DB, name string, barbers int) (*jobClock, *graph.Resolver, *jobShop) {
+func openJobShop(t testing.TB, db *store.DB, name string, barbers int) (*jobClock, *graph.Resolver, *jobShop) {
 	t.Helper()
 	clock := &jobClock{}
 	clock.set(jobsMonday)
@@ -664,4 +664,33 @@ func TestPruneReservations(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkExpireHolds measures the job that frees expired holds: each
+// round, four barbers each have twelve holds expire at once (a chatbot
+// that held a day's afternoon and went away), and ExpireHolds frees them.
+// An op is one round of 48 holds.
+func BenchmarkExpireHolds(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			clock := &jobClock{}
+			clock.set(jobsMonday)
+			res := newJobResolver(storetest.Open(b, d), clock)
+			s := newJobShop(b, res, "Expiring", 4)
+			for b.Loop() {
+				b.StopTimer()
+				clock.set(jobsMonday)
+				for barber := range s.barbers {
+					for i := range 12 {
+						s.mustHold(barber, jobsTuesday.Add(14*time.Hour+time.Duration(i)*30*time.Minute), 10)
+					}
+				}
+				clock.set(jobsMonday.Add(time.Minute))
+				b.StartTimer()
+				if n, err := res.ExpireHolds(context.Background(), 0); err != nil || n != 48 {
+					b.Fatalf("ExpireHolds = %d, %v; want 48", n, err)
+				}
+			}
+		})
+	}
 }

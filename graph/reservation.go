@@ -13,6 +13,7 @@ import (
 	"barberd/ent/predicate"
 	"barberd/ent/schema"
 	"barberd/graph/domain"
+	"barberd/graph/slots"
 	"barberd/graph/store"
 )
 
@@ -42,16 +43,34 @@ const (
 // reservation, in the transaction that frees it, after the change's writes
 // (a booking that frees expired holds books after): the hook point of what
 // must know "this time became free": the waitlist, which records an opening
-// here and offers it after the commit (package waitlist).
-func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, f Freed) error {
-	observeFreed(ctx, tx, f)
-	if f.Cause == FreedPruned {
+// here and offers it after the commit (package waitlist). The
+// reservations a statement freed together (a barber's expired holds) pass
+// together, and the waitlist probes a barber's in one statement.
+func (r *Resolver) timeFreed(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause) error {
+	for _, x := range rs {
+		observeFreed(ctx, tx, Freed{x, cause})
+	}
+	if cause == FreedPruned {
 		return nil // long past
 	}
-	return r.waitlist.Opened(ctx, tx, f.AccountID, f.BarberID, f.StartsAt, f.EndsAt)
+	for len(rs) > 0 {
+		n, first := 1, rs[0]
+		for n < len(rs) && rs[n].AccountID == first.AccountID && rs[n].BarberID == first.BarberID {
+			n++
+		}
+		spans := make([]slots.Interval, n)
+		for i, x := range rs[:n] {
+			spans[i] = slots.Interval{Start: x.StartsAt, End: x.EndsAt}
+		}
+		if err := r.waitlist.OpenedAll(ctx, tx, first.AccountID, first.BarberID, spans); err != nil {
+			return err
+		}
+		rs = rs[n:]
+	}
+	return nil
 }
 
-// freeProbed is free of reservations whose freeing statement probed the
+// freeProbed is timeFreed of reservations whose freeing statement probed the
 // waitlist for their time itself (store.RideFreeing) and wrote the
 // opening opened ("": none): timeFreed, that probe for Opened's.
 func (r *Resolver) freeProbed(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause, opened string) {
@@ -72,16 +91,6 @@ func observeFreed(ctx context.Context, tx *ent.Tx, f Freed) {
 // freedObserverKey is the context key of a function told of each Freed
 // once its transaction commits (tests observe the writers with it).
 type freedObserverKey struct{}
-
-// free passes each removed reservation to timeFreed.
-func (r *Resolver) free(ctx context.Context, tx *ent.Tx, rs []store.Reservation, cause FreeCause) error {
-	for _, x := range rs {
-		if err := r.timeFreed(ctx, tx, Freed{x, cause}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // bookAppointment writes an appointment, the reservation of its time
 // (buffer after it included; one statement with the appointment on
@@ -185,7 +194,7 @@ func (r *Resolver) moveAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoi
 		r.freeProbed(ctx, tx, old, FreedRescheduled, opened)
 		return a, nil
 	}
-	return a, r.free(ctx, tx, old, FreedRescheduled)
+	return a, r.timeFreed(ctx, tx, old, FreedRescheduled)
 }
 
 // endAppointment records a confirmed appointment, read under its row lock,
@@ -247,7 +256,7 @@ func (r *Resolver) endAppointment(ctx context.Context, tx *ent.Tx, a *ent.Appoin
 	if err != nil {
 		return nil, err
 	}
-	return a, r.free(ctx, tx, rs, cause)
+	return a, r.timeFreed(ctx, tx, rs, cause)
 }
 
 // appointmentEdges hangs an appointment's unit, service and barber on it,
@@ -320,7 +329,7 @@ func (r *Resolver) endHold(ctx context.Context, tx *ent.Tx, h *ent.Hold, status 
 	if err != nil || status == hold.StatusConsumed {
 		return err
 	}
-	return r.free(ctx, tx, rs, FreedReleased)
+	return r.timeFreed(ctx, tx, rs, FreedReleased)
 }
 
 // freeExpiredHolds frees the time of a barber's holds expired at now,
@@ -352,7 +361,7 @@ func (r *Resolver) expiredFreed(ctx context.Context, tx *ent.Tx, rs []store.Rese
 	if err != nil {
 		return 0, err
 	}
-	return n, r.free(ctx, tx, rs, FreedExpired)
+	return n, r.timeFreed(ctx, tx, rs, FreedExpired)
 }
 
 // expireHolds records the active holds that match as expired, and says how
@@ -370,5 +379,5 @@ func (r *Resolver) freeEnded(ctx context.Context, tx *ent.Tx, barberID string, b
 	if err != nil {
 		return 0, err
 	}
-	return len(rs), r.free(ctx, tx, rs, FreedPruned)
+	return len(rs), r.timeFreed(ctx, tx, rs, FreedPruned)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,10 +50,28 @@ func (s *jobShop) join(phone, day string, extra func(*model.JoinWaitlistInput)) 
 	return p.Entry, nil
 }
 
-// probe runs the freeings' probe (store.DB.InsertOpening) for the first
+// probe runs the freeings' probe (store.DB.InsertOpenings) for the first
 // barber's time from start to end, at jobsMonday, in a transaction it rolls
-// back, and says whether it would write an opening.
+// back, and says whether it would write an opening. It runs it again as
+// one of several spans probed in one statement (a barber's expired holds),
+// beside a span no entry can want, and fails the test when the two
+// disagree.
 func (s *jobShop) probe(start, end time.Time) bool {
+	s.t.Helper()
+	alone := s.probeSpans(store.OpeningSpan{ID: "opn_probe", Start: start, End: end})
+	far := start.AddDate(0, 0, 300) // beyond any entry's reach
+	together := s.probeSpans(store.OpeningSpan{ID: "opn_far", Start: far, End: far.Add(end.Sub(start))},
+		store.OpeningSpan{ID: "opn_probe", Start: start, End: end})
+	if !slices.Equal(together, alone) {
+		s.t.Errorf("the probe of %s-%s with another span wrote %v, alone %v", start, end, together, alone)
+	}
+	return len(alone) > 0
+}
+
+// probeSpans runs the freeings' probe of the first barber's spans, at
+// jobsMonday, in a transaction it rolls back, and returns the ids of the
+// openings it would write.
+func (s *jobShop) probeSpans(spans ...store.OpeningSpan) []string {
 	s.t.Helper()
 	db := s.res.Settings().DB
 	actx := tenant.WithAccount(context.Background(), s.acc.ID)
@@ -60,7 +80,7 @@ func (s *jobShop) probe(start, end time.Time) bool {
 		s.t.Fatal(err)
 	}
 	defer tx.Rollback()
-	wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, start, end, jobsMonday)
+	wrote, err := db.InsertOpenings(actx, tx, s.acc.ID, s.barbers[0].ID, spans, jobsMonday)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -460,6 +480,50 @@ func TestWaitlistOpeningHours(t *testing.T) {
 	})
 }
 
+// TestExpiredHoldsProbedTogether: the job that frees a barber's expired
+// holds probes the waitlist for all of their times in one statement, not
+// one a hold, and the entry that waits is offered one of them.
+func TestExpiredHoldsProbedTogether(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock, _, s := openJobShop(t, db, "Expired together", 1)
+		day := jobsTuesday
+		var held []*ent.Hold
+		for i, at := 0, day.Add(8*time.Hour); at.Before(day.Add(20 * time.Hour)); i, at = i+1, at.Add(30*time.Minute) {
+			if i%4 == 1 {
+				held = append(held, s.mustHold(0, at, 10))
+			} else {
+				s.book(0, at)
+			}
+		}
+		e, err := s.join("+351910000341", day.Format("2006-01-02"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, log := storetest.Counting(db)
+		res := newJobResolver(counted, clock)
+		clock.set(jobsMonday.Add(time.Minute))
+		log.Take()
+		n, err := res.ExpireHolds(context.Background(), 0)
+		if err != nil || n != len(held) {
+			t.Fatalf("ExpireHolds = %d, %v; want %d", n, err, len(held))
+		}
+		probes := 0
+		for _, l := range log.Take() {
+			if strings.Contains(l, "INSERT INTO openings") {
+				probes++
+			}
+		}
+		if probes != 1 {
+			t.Errorf("%d holds expired with %d probes of the waitlist; want one", len(held), probes)
+		}
+		got := s.entry(e.ID)
+		if got.Status != waitlistentry.StatusOffered || !slices.ContainsFunc(held, func(h *ent.Hold) bool { return h.StartsAt.Equal(*got.OfferStartsAt) }) {
+			t.Errorf("entry after the holds expired: %s %v, want offered a held time", got.Status, got.OfferStartsAt)
+		}
+	})
+}
+
 // TestWaitlistProbeAsksHoursOnce: on PostgreSQL the freeings' probe asks
 // the working hours (barberd_hours_refuse) once for each unit and length
 // of service among the entries that fit the freed time's gap, not once for
@@ -491,8 +555,9 @@ func TestWaitlistProbeAsksHoursOnce(t *testing.T) {
 		}
 		// The 10:30 booking's time, as if freed: its neighbours make a gap
 		// that each entry's service fits.
-		wrote, err := db.InsertOpening(actx, tx, "opn_probe", s.acc.ID, s.barbers[0].ID, booked[5].StartsAt, booked[5].EndsAt, jobsMonday)
-		if err != nil || !wrote {
+		wrote, err := db.InsertOpenings(actx, tx, s.acc.ID, s.barbers[0].ID,
+			[]store.OpeningSpan{{ID: "opn_probe", Start: booked[5].StartsAt, End: booked[5].EndsAt}}, jobsMonday)
+		if err != nil || len(wrote) != 1 {
 			t.Fatalf("the probe of 10:30: %v, %v; want an opening", wrote, err)
 		}
 		rows, err := tx.QueryContext(actx, `SELECT pg_stat_get_xact_function_calls('barberd_hours_refuse'::regproc)`)
@@ -547,6 +612,16 @@ func TestWaitlistOpeningWindow(t *testing.T) {
 			if got := s.probe(c.at.StartsAt, c.at.EndsAt); got != c.want {
 				t.Errorf("a freeing at %s wrote an opening: %v, want %v", c.at.StartsAt.Format("15:04"), got, c.want)
 			}
+		}
+		// Spans past one statement's worth are probed in several.
+		var many []store.OpeningSpan
+		for i := range 249 {
+			far := booked[4].StartsAt.AddDate(0, 0, 100+i)
+			many = append(many, store.OpeningSpan{ID: fmt.Sprintf("opn_far%03d", i), Start: far, End: far.Add(30 * time.Minute)})
+		}
+		many = append(many, store.OpeningSpan{ID: "opn_probe", Start: booked[4].StartsAt, End: booked[4].EndsAt})
+		if got := s.probeSpans(many...); !slices.Equal(got, []string{"opn_probe"}) {
+			t.Errorf("250 spans probed at once wrote %v, want [opn_probe]", got)
 		}
 		// An entry from before window_end: its day's end bounds it.
 		if _, err := db.SQL.ExecContext(actx, `UPDATE waitlist_entries SET window_end = NULL WHERE id = $1`, e.ID); err != nil {
@@ -617,8 +692,9 @@ func TestWaitlistTakeWanted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrote, err := db.InsertOpening(actx, tx, "opn_wanted", s.acc.ID, s.barbers[0].ID, booked[4].StartsAt, booked[4].EndsAt, jobsMonday)
-		if err != nil || !wrote {
+		wrote, err := db.InsertOpenings(actx, tx, s.acc.ID, s.barbers[0].ID,
+			[]store.OpeningSpan{{ID: "opn_wanted", Start: booked[4].StartsAt, End: booked[4].EndsAt}}, jobsMonday)
+		if err != nil || len(wrote) != 1 {
 			t.Fatalf("opening written %v: %v", wrote, err)
 		}
 		if err := tx.Commit(); err != nil {

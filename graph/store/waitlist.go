@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,28 +22,56 @@ import (
 // span, and the index range the probe walks stays bounded.
 const openingReach = 33 * 24 * time.Hour
 
-// InsertOpening records that a barber's time from start to end became free,
-// with the given id, if a waiting entry of the account may want it
-// (wantedSpan). Why not ent: the check and the insert are one statement,
-// and one walk of the index of waiting entries, however many entries wait.
-// It reports whether it wrote the row.
-func (db *DB) InsertOpening(ctx context.Context, c Queryer, id, accountID, barberID string, start, end, now time.Time) (bool, error) {
-	dia := db.Dialect
-	probe := func(param func(any) string) (string, error) {
-		return insertOpeningQuery(dia, param, id, accountID, barberID, start, end, now), nil
+// OpeningSpan is a barber's time that became free, and the id of the
+// opening InsertOpenings writes for it.
+type OpeningSpan struct {
+	ID         string
+	Start, End time.Time
+}
+
+// openingsPerStatement bounds the spans InsertOpenings probes in one
+// statement (SQLite binds each span's values, and caps a statement's).
+const openingsPerStatement = 100
+
+// InsertOpenings records that spans of a barber's time became free, each
+// with its id, where a waiting entry of the account may want it
+// (wantedSpan), and returns the ids of the rows it wrote. Why not ent: the
+// check and the insert are one statement, and one walk of the index of
+// waiting entries, however many entries wait; and the spans a statement
+// frees together (a barber's expired holds) are probed together, up to
+// openingsPerStatement in a statement, where each took a statement of its
+// own while the barber's writers waited (docs/performance.md).
+func (db *DB) InsertOpenings(ctx context.Context, c Queryer, accountID, barberID string, spans []OpeningSpan, now time.Time) ([]string, error) {
+	if len(spans) == 0 {
+		return nil, nil
 	}
-	wrote := false
-	steps := []step{{query: probe, scan: func(rows *sql.Rows) error {
+	dia := db.Dialect
+	var wrote []string
+	scan := func(rows *sql.Rows) error {
 		for rows.Next() {
-			wrote = true
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			wrote = append(wrote, id)
 		}
 		return rows.Err()
-	}}}
+	}
+	var steps []step
 	if dia == dialect.Postgres && !Fenced(ctx, accountID) {
 		// The probe holds the account's waitlist fence, shared, until the
 		// commit (LockWaitlist), taken before it: a sequence, so the probe
 		// begins once the fence is held.
-		steps = append([]step{fenceStep(accountID)}, steps...)
+		steps = append(steps, fenceStep(accountID))
+	}
+	for part := range slices.Chunk(spans, openingsPerStatement) {
+		steps = append(steps, step{query: func(param func(any) string) (string, error) {
+			if len(part) == 1 {
+				s := part[0]
+				return insertOpeningQuery(dia, param, s.ID, accountID, barberID, s.Start, s.End, now), nil
+			}
+			return insertOpeningsQuery(dia, param, accountID, barberID, part, now), nil
+		}, scan: scan})
 	}
 	err := db.sequence(ctx, c, "waitlist probe", steps...)
 	return wrote, err
@@ -113,6 +142,36 @@ func insertOpeningQuery(dia string, param func(any) string, id, accountID, barbe
 	return `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
 SELECT ` + param(id) + `, ` + account + `, ` + barber + `, ` + from + `, ` + to + `, ` + active + `
 WHERE ` + wantedSpan(dia, account, barber, from, to, active, reachFloor, nil) + `
+RETURNING id`
+}
+
+// insertOpeningsQuery is InsertOpenings' statement for several spans,
+// its values named by param. On PostgreSQL the spans are arrays, so that
+// one text (and one prepared statement) serves every count, and the
+// condition is barberd_opening_wanted, as a freeing statement's own probe
+// (probeEntry) has it; SQLite lists them.
+func insertOpeningsQuery(dia string, param func(any) string, accountID, barberID string, spans []OpeningSpan, now time.Time) string {
+	account, barber, active := param(accountID), param(barberID), param(now)
+	insert := `INSERT INTO openings (id, account_id, barber_id, starts_at, ends_at, created_at)
+SELECT f.id, ` + account + `, ` + barber + `, f.s, f.e, ` + active
+	if dia == dialect.Postgres {
+		ids, starts, ends := make(pq.StringArray, len(spans)), make(pq.StringArray, len(spans)), make(pq.StringArray, len(spans))
+		for i, s := range spans {
+			ids[i], starts[i], ends[i] = s.ID, string(pq.FormatTimestamp(s.Start)), string(pq.FormatTimestamp(s.End))
+		}
+		return insert + `
+FROM (SELECT u.id, CAST(u.s AS timestamptz) AS s, CAST(u.e AS timestamptz) AS e
+  FROM unnest(` + param(ids) + `, ` + param(starts) + `, ` + param(ends) + `) AS u (id, s, e)) f
+WHERE f.e > ` + active + ` AND barberd_opening_wanted(` + account + `, ` + barber + `, f.s, f.e, ` + active + `, NULL::text, NULL::timestamptz, NULL::timestamptz)
+RETURNING id`
+	}
+	rows := make([]string, len(spans))
+	for i, s := range spans {
+		rows[i] = `(` + param(s.ID) + `, ` + param(s.Start) + `, ` + param(s.End) + `, ` + param(s.Start.Add(-openingReach)) + `)`
+	}
+	return `WITH f (id, s, e, reach) AS (VALUES ` + strings.Join(rows, `, `) + `)
+` + insert + `
+FROM f WHERE ` + wantedSpan(dia, account, barber, `f.s`, `f.e`, active, `f.reach`, nil) + `
 RETURNING id`
 }
 
@@ -363,6 +422,9 @@ func literal(v any) string {
 		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))) + literalType(v)
 	case int64:
 		return strconv.FormatInt(v, 10)
+	case pq.StringArray:
+		text, _ := v.Value()
+		return pq.QuoteLiteral(text.(string)) + literalType(v)
 	case bool:
 		if v {
 			return "true"
@@ -383,6 +445,8 @@ func literalType(v any) string {
 		return "::bigint"
 	case bool:
 		return "::boolean"
+	case pq.StringArray:
+		return "::text[]"
 	}
 	panic(fmt.Sprintf("literal type of %T", v))
 }

@@ -38,16 +38,26 @@ const offerTimeout = 10 * time.Second
 // Opened records, in tx, that a barber's time from start to end became
 // free, when a waiting entry may want it, and offers it after the commit.
 func (wl *Waitlist) Opened(ctx context.Context, tx *ent.Tx, accountID, barberID string, start, end time.Time) error {
+	return wl.OpenedAll(ctx, tx, accountID, barberID, []slots.Interval{{Start: start, End: end}})
+}
+
+// OpenedAll is Opened of several spans of one barber's time, freed
+// together: they are probed together (store.InsertOpenings).
+func (wl *Waitlist) OpenedAll(ctx context.Context, tx *ent.Tx, accountID, barberID string, spans []slots.Interval) error {
 	now := wl.b.Now()
-	if !end.After(now) {
-		return nil
+	var probe []store.OpeningSpan
+	for _, s := range spans {
+		if s.End.After(now) {
+			probe = append(probe, store.OpeningSpan{ID: opening.DefaultID(), Start: s.Start.UTC(), End: s.End.UTC()})
+		}
 	}
-	id := opening.DefaultID()
-	wrote, err := wl.db.InsertOpening(ctx, tx, id, accountID, barberID, start.UTC(), end.UTC(), now)
-	if err != nil || !wrote {
+	wrote, err := wl.db.InsertOpenings(ctx, tx, accountID, barberID, probe, now)
+	if err != nil {
 		return err
 	}
-	wl.offerAfter(ctx, tx, id)
+	for _, id := range wrote {
+		wl.offerAfter(ctx, tx, id)
+	}
 	return nil
 }
 
