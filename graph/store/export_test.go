@@ -21,9 +21,9 @@ func literalParams() (args *[]string, param func(any) string) {
 	}
 }
 
-// InsertOpeningStatement is InsertOpening's statement with its values as
-// typed parameters, as the statement cache prepares it, and those values
-// as PostgreSQL literals.
+// InsertOpeningStatement is InsertOpenings' statement for one span, with
+// its values as typed parameters, as the statement cache prepares it, and
+// those values as PostgreSQL literals.
 func InsertOpeningStatement(dia, accountID, barberID string, start, end, now time.Time) (string, []string) {
 	args, param := literalParams()
 	return insertOpeningQuery(dia, param, "opn_plan", accountID, barberID, start, end, now), *args

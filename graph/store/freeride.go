@@ -42,7 +42,7 @@ type OpeningProbe struct {
 // reservation: their appointment_id is unique); written, when not nil, is
 // a reservation the statement inserts (wantedSpan). PostgreSQL's; the
 // statement must hold the account's waitlist fence (Fenced), as
-// InsertOpening's does. It returns the id of the opening written, if any.
+// InsertOpenings' does. It returns the id of the opening written, if any.
 func probeEntry(a *sqlArgs, freed string, p OpeningProbe, written *spanExprs) string {
 	active := a.add(p.Now) + `::timestamptz`
 	w := spanExprs{barber: `NULL::text`, from: `NULL::timestamptz`, to: `NULL::timestamptz`}

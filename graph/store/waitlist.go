@@ -86,7 +86,7 @@ func fenceStep(accountID string) step {
 
 // FenceWaitlist takes, in the transaction c, the account's waitlist fence
 // that the freeings' probe holds (shared, until the commit; PostgreSQL),
-// and returns a context under which InsertOpening, in the same
+// and returns a context under which InsertOpenings, in the same
 // transaction, probes without taking it again. A writer that is about to
 // lock a barber's row takes it first, so that the probe after the lock
 // costs one statement fewer while the barber's other writers wait.
@@ -130,8 +130,8 @@ func Fenced(ctx context.Context, accountID string) bool {
 // context's transaction holds.
 type fencedKey struct{}
 
-// insertOpeningQuery is InsertOpening's statement, its values named by
-// param.
+// insertOpeningQuery is InsertOpenings' statement for one span, its
+// values named by param.
 func insertOpeningQuery(dia string, param func(any) string, id, accountID, barberID string, start, end, now time.Time) string {
 	account, barber := param(accountID), param(barberID)
 	from, to, active := param(start), param(end), param(now)
