@@ -3,13 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,13 +46,8 @@ type coldRun struct {
 	next      atomic.Int64
 	accountID string
 	blocks    map[string]time.Duration // each service's slot and buffer, by id
-	answers   [][]byte                 // sample answers the floor writes
-	srv       *http.Server
-	cl        *apiClient
+	answers   *answerServer            // sample answers the floor writes
 }
-
-// coldSamples is how many real answers the floor writes in turn.
-const coldSamples = 64
 
 // take is the next day of the cycle.
 func (c *coldRun) take() coldDay {
@@ -92,45 +84,20 @@ func (b *bench) prepareCold(ctx context.Context) error {
 	}
 	// Sample answers from the end of the cycle, which the measured phases
 	// reach last, if at all.
-	w := &worker{b: b, rec: newRecorder(), rng: rng, ph: &phase{deadline: time.Now().Add(time.Hour)}}
-	w.ph.budget.Store(coldSamples)
-	for i := range min(coldSamples, len(c.days)) {
-		var body json.RawMessage
-		ex, err := w.do(ctx, "sample", http.MethodGet, w.coldQuery(c.days[len(c.days)-1-i]), nil, &body)
-		if err != nil || ex.status != http.StatusOK {
-			return fmt.Errorf("cold floor: a sample answer: status %d: %v", ex.status, err)
-		}
-		c.answers = append(c.answers, body)
-	}
-	return c.serveAnswers(b.c.concurrency)
-}
-
-// serveAnswers starts the floor's HTTP server on loopback: GET /N writes
-// sample answer N, as barberd writes an encoded answer.
-func (c *coldRun) serveAnswers(conns int) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	i := 0
+	c.answers, err = b.serveSamples(ctx, rng, min(answerSamples, len(c.days)), func(w *worker) string {
+		i++
+		return w.coldQuery(c.days[len(c.days)-i])
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("cold floor: %w", err)
 	}
-	c.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
-		if err != nil || i < 0 || i >= len(c.answers) {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(c.answers[i])))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(c.answers[i])
-	})}
-	go func() { _ = c.srv.Serve(ln) }()
-	c.cl = newAPIClient(&url.URL{Scheme: "http", Host: ln.Addr().String()}, "", conns+4)
 	return nil
 }
 
 func (c *coldRun) close() {
-	if c != nil && c.srv != nil {
-		_ = c.srv.Close()
+	if c != nil {
+		c.answers.close()
 	}
 }
 
@@ -166,11 +133,7 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 		i := int(w.b.cold.next.Add(1) - 1)
 		err := b.readDay(ctx, b.cold.days[i%len(b.cold.days)])
 		if err == nil {
-			var ex exchange
-			ex, err = b.cold.cl.send(ctx, newRecorder(), "answer", http.MethodGet, "//"+strconv.Itoa(i%len(b.cold.answers)), nil, nil)
-			if err == nil && ex.status != http.StatusOK {
-				err = fmt.Errorf("status %d", ex.status)
-			}
+			err = b.cold.answers.get(ctx, i)
 		}
 		switch {
 		case err == nil:

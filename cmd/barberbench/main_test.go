@@ -91,7 +91,7 @@ func TestSeedAndRun(t *testing.T) {
 
 			srv := newServer(t, url)
 			// waitlist comes last: it frees time on the fully booked days.
-			for _, scenario := range []string{"flow", "hotslot", "range", "next", "create", "cancel", "waitlist"} {
+			for _, scenario := range []string{"flow", "hotslot", "range", "next", "cold", "create", "cancel", "waitlist"} {
 				// create: paced; create and flow with a webhook receiver subscribed.
 				d := time.Second
 				if scenario == "flow" {
@@ -99,8 +99,10 @@ func TestSeedAndRun(t *testing.T) {
 				}
 				// create and cancel: with the HTTP write floor too.
 				httpFloor := scenario == "create" || scenario == "cancel"
+				// range and next: with the answer floor.
+				answerFloor := scenario == "range" || scenario == "next"
 				rep, err := runBench(ctx, runConfig{url: srv.URL, key: res.APIKey, concurrency: 4, duration: d,
-					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url, httpWriteFloor: httpFloor,
+					floorDuration: 500 * time.Millisecond, scenario: scenario, databaseURL: url, httpWriteFloor: httpFloor, answerFloor: answerFloor || scenario == "create",
 					maxRequests: 1_000_000, days: 30, seed: 1, waitlist: 40,
 					webhook: scenario == "create" || scenario == "flow", adminKey: res.AdminAPIKey, rate: 50,
 					pid: os.Getpid()}, io.Discard) // the server runs in this process
@@ -136,6 +138,17 @@ func TestSeedAndRun(t *testing.T) {
 					t.Errorf("%s: an HTTP write floor measured unasked", scenario)
 				case httpFloor && (f == nil || f.PerSec <= 0 || f.ServerErrors != 0 || f.Status["201"] == 0 || rep.Total.HTTPWriteRatio <= 0):
 					t.Errorf("%s: HTTP write floor %+v, ratio %.2f", scenario, f, rep.Total.HTTPWriteRatio)
+				}
+				// create: asked for, and not measured (not a read).
+				switch f := rep.AnswerFloor; {
+				case !answerFloor && f != nil:
+					t.Errorf("%s: an answer floor measured", scenario)
+				case answerFloor && (f == nil || f.PerSec <= 0 || f.ServerErrors != 0 || f.Status["200"] == 0 || f.ThroughputRatio <= 0 ||
+					rep.AnswerBytes < 50 || rep.Total.AnswerRatio <= 0):
+					t.Errorf("%s: answer floor %+v, %d bytes, ratio %.2f", scenario, f, rep.AnswerBytes, rep.Total.AnswerRatio)
+				}
+				if f := rep.ReadFloor; (scenario == "cold") != (f != nil) || f != nil && (f.PerSec <= 0 || f.ServerErrors != 0 || rep.Total.ReadRatio <= 0) {
+					t.Errorf("%s: day-read floor %+v, ratio %.2f", scenario, f, rep.Total.ReadRatio)
 				}
 				if scenario == "waitlist" {
 					checkWaitlist(t, db, rep)

@@ -31,6 +31,7 @@ type runConfig struct {
 	scenario       string
 	databaseURL    string
 	httpWriteFloor bool
+	answerFloor    bool
 	jsonPath       string
 	maxRequests    int64
 	pid            int
@@ -60,6 +61,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&c.scenario, "scenario", "flow", "flow (a chatbot's whole conversation), availability (one day), cold (one day, every day in turn: misses; see --database-url), range (7 days), next (the next free times; seed with --full-days), create (distinct slots), hold, cancel and reschedule (each that write alone, on distinct slots, against its own floor), hotslot (every worker books the same slot) or waitlist (cancels without and with --waitlist entries waiting; seed with --full-days, needs --database-url)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "the server's database, to measure the write floor (optional)")
 	fs.BoolVar(&c.httpWriteFloor, "http-write-floor", false, "with --database-url, also measure the write floor behind a bare HTTP server in barberbench (JSON in, the write's SQL, JSON out): the least an HTTP service making the write costs here")
+	fs.BoolVar(&c.answerFloor, "answer-floor", false, "availability, range and next scenarios: also measure the scenario's own answers (64 fetched before the floors) written from memory by a bare HTTP server in barberbench: the least an HTTP service sending those bytes costs here")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the report as JSON to this file")
 	fs.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop a phase after this many requests")
 	fs.IntVar(&c.pid, "pid", 0, "process id of the server, to report its peak memory (Linux)")
@@ -285,6 +287,9 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 	if s := rec.series["GET openapi.json"]; s != nil {
 		st := s.stats("GET openapi.json", "static_floor", wall)
 		rep.StaticFloor = &st
+	}
+	if err := b.answerFloorPhase(ctx, rep); err != nil {
+		return nil, err
 	}
 	if b.floor != nil {
 		if err := b.floor.prepare(ctx, c.concurrency, c.floorDuration); err != nil {

@@ -174,19 +174,28 @@ func stopOr(err error) error {
 // availabilityOnly asks for one day's free slots of a unit and service,
 // with every eligible barber or, with --one-barber, one of them.
 func (w *worker) availabilityOnly(ctx context.Context) error {
-	q, unitID := w.availabilityQuery("/availability")
-	_, err := w.do(ctx, "GET /availability", http.MethodGet, q+"&date="+w.b.date(unitID, 1+w.rng.IntN(w.b.c.days)), nil, nil)
+	_, err := w.do(ctx, "GET /availability", http.MethodGet, w.availabilityPath(), nil, nil)
 	return stopOr(err)
+}
+
+// availabilityPath is the request of availabilityOnly.
+func (w *worker) availabilityPath() string {
+	q, unitID := w.availabilityQuery("/availability")
+	return q + "&date=" + w.b.date(unitID, 1+w.rng.IntN(w.b.c.days))
 }
 
 // rangeOnly asks for a week's free slots (GET /availability/range), as
 // availabilityOnly does for a day.
 func (w *worker) rangeOnly(ctx context.Context) error {
+	_, err := w.do(ctx, "GET /availability/range", http.MethodGet, w.rangePath(), nil, nil)
+	return stopOr(err)
+}
+
+// rangePath is the request of rangeOnly.
+func (w *worker) rangePath() string {
 	q, unitID := w.availabilityQuery("/availability/range")
 	from := 1 + w.rng.IntN(w.b.c.days)
-	q += "&from=" + w.b.date(unitID, from) + "&to=" + w.b.date(unitID, from+rangeDays-1)
-	_, err := w.do(ctx, "GET /availability/range", http.MethodGet, q, nil, nil)
-	return stopOr(err)
+	return q + "&from=" + w.b.date(unitID, from) + "&to=" + w.b.date(unitID, from+rangeDays-1)
 }
 
 // rangeDays is how many days the range scenario asks for at once.
@@ -196,9 +205,14 @@ const rangeDays = 7
 // (GET /availability/next): seeded with --full-days, the search crosses
 // that many fully booked days first.
 func (w *worker) nextOnly(ctx context.Context) error {
-	q, _ := w.availabilityQuery("/availability/next")
-	_, err := w.do(ctx, "GET /availability/next", http.MethodGet, q, nil, nil)
+	_, err := w.do(ctx, "GET /availability/next", http.MethodGet, w.nextPath(), nil, nil)
 	return stopOr(err)
+}
+
+// nextPath is the request of nextOnly.
+func (w *worker) nextPath() string {
+	q, _ := w.availabilityQuery("/availability/next")
+	return q
 }
 
 // availabilityQuery is path with a random unit and service (and, with

@@ -103,6 +103,9 @@ type EndpointStats struct {
 	// HTTPWriteRatio (writes, --http-write-floor) is req/s over the HTTP
 	// write floor's.
 	HTTPWriteRatio float64 `json:"throughput_ratio_http_write,omitempty"`
+	// AnswerRatio (read scenarios, --answer-floor) is req/s over the
+	// answer floor's.
+	AnswerRatio float64 `json:"throughput_ratio_answer,omitempty"`
 	// ReadRatio (cold scenario) is req/s over the day-read floor's.
 	ReadRatio float64 `json:"throughput_ratio_day_read,omitempty"`
 	// CPU is the CPU a request cost over the phase (with --pid): of the
@@ -169,6 +172,12 @@ type Report struct {
 	// HTTPWriteFloor (--http-write-floor) is DBFloor's write behind a bare
 	// HTTP server: JSON decoded, the write's SQL, JSON encoded.
 	HTTPWriteFloor *EndpointStats `json:"http_write_floor,omitempty"`
+	// AnswerFloor (--answer-floor) is the read scenario's own answers
+	// written from memory by a bare HTTP server (its throughput_ratio is
+	// over the HTTP floor's: what the answers' size leaves of it), and
+	// AnswerBytes their average size.
+	AnswerFloor *EndpointStats `json:"answer_floor,omitempty"`
+	AnswerBytes int            `json:"answer_bytes,omitempty"`
 	// DBFloorOf is the write DBFloor is of: create, hold, cancel or reschedule.
 	DBFloorOf string          `json:"db_write_floor_of,omitempty"`
 	Endpoints []EndpointStats `json:"endpoints"`
@@ -214,6 +223,9 @@ func (rep *Report) compare(e *EndpointStats, alone bool) {
 	if alone && e.Floor == "db_write" && rep.HTTPWriteFloor != nil && rep.HTTPWriteFloor.PerSec > 0 {
 		e.HTTPWriteRatio = round2(e.PerSec / rep.HTTPWriteFloor.PerSec)
 	}
+	if alone && e.Floor == "http" && rep.AnswerFloor != nil && rep.AnswerFloor.PerSec > 0 {
+		e.AnswerRatio = round2(e.PerSec / rep.AnswerFloor.PerSec)
+	}
 	if alone && e.Floor == "http" && rep.ReadFloor != nil && rep.ReadFloor.PerSec > 0 {
 		e.ReadRatio = round2(e.PerSec / rep.ReadFloor.PerSec)
 	}
@@ -257,6 +269,9 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	if rep.StaticFloor != nil {
 		row(rep.StaticFloor, "floor: GET openapi.json (static)")
+	}
+	if rep.AnswerFloor != nil {
+		row(rep.AnswerFloor, "floor: its answers, bare HTTP")
 	}
 	if rep.DBFloor != nil {
 		row(rep.DBFloor, floorLabel(rep.DBFloorOf))
@@ -306,6 +321,10 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	if rep.HTTPWriteFloor != nil {
 		fmt.Fprintf(w, "httpw× = req/s ÷ the HTTP write floor's (the write's SQL behind a bare net/http server: JSON in, JSON out): %s\n", ratio(rep.Total.HTTPWriteRatio))
+	}
+	if f := rep.AnswerFloor; f != nil {
+		fmt.Fprintf(w, "answer× = req/s ÷ the answer floor's (the scenario's answers, %d bytes on average, written from memory by a bare net/http server): %s; that floor is %s× /healthz\n",
+			rep.AnswerBytes, ratio(rep.Total.AnswerRatio), ratio(f.ThroughputRatio))
 	}
 	if rep.ReadFloor != nil {
 		fmt.Fprintf(w, "read× = req/s ÷ the day-read floor's (a day's statement on the database, then its answer's bytes from memory): %s\n", ratio(rep.Total.ReadRatio))
