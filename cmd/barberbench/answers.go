@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
@@ -118,25 +119,37 @@ func (b *bench) answerFloorPhase(ctx context.Context, rep *Report) error {
 	rep.AnswerBytes = bytes / len(srv.answers)
 	fmt.Fprintf(b.logOut, "barberbench: answer floor (%d answers of %d bytes on average, from memory) %s\n", len(srv.answers), rep.AnswerBytes, b.c.floorDuration)
 	var n atomic.Int64
+	rep.AnswerFloor = b.timedFloor(ctx, rep, "answer", "answer_floor", "the answer floor (its server is barberbench's)", func(ctx context.Context) error {
+		return srv.get(ctx, int(n.Add(1)))
+	})
+	if rep.AnswerFloor != nil && rep.HTTPFloor != nil && rep.HTTPFloor.PerSec > 0 {
+		rep.AnswerFloor.ThroughputRatio = round2(rep.AnswerFloor.PerSec / rep.HTTPFloor.PerSec)
+	}
+	return nil
+}
+
+// timedFloor measures a floor made of op at the scenario's concurrency for
+// --floor-duration: each call timed and recorded under name, a failure
+// logged (as the floor's label) and followed by a pause, errStop ending
+// its worker; and the CPU a call cost.
+func (b *bench) timedFloor(ctx context.Context, rep *Report, name, phase, label string, op func(context.Context) error) *EndpointStats {
 	cpu0 := b.meter.read()
 	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.floorDuration, func(w *worker, ctx context.Context) error {
 		if !w.ph.admit() {
 			return errStop
 		}
 		start := time.Now()
-		switch err := srv.get(ctx, int(n.Add(1))); {
+		switch err := op(ctx); {
+		case errors.Is(err, errStop):
+			return errStop
 		case err == nil:
-			w.rec.record("answer", time.Since(start), 200, "")
+			w.rec.record(name, time.Since(start), 200, "")
 		case ctx.Err() == nil:
-			w.rec.record("answer", time.Since(start), 500, "error")
-			fmt.Fprintf(b.logOut, "barberbench: answer floor: %v\n", err)
+			w.rec.record(name, time.Since(start), 500, "error")
+			fmt.Fprintf(b.logOut, "barberbench: %s: %v\n", label, err)
 			time.Sleep(10 * time.Millisecond)
 		}
 		return nil
 	})
-	rep.AnswerFloor = b.floorStats(rep, rec, wall, cpu0, "answer", "answer_floor", "the answer floor (its server is barberbench's)")
-	if rep.AnswerFloor != nil && rep.HTTPFloor != nil && rep.HTTPFloor.PerSec > 0 {
-		rep.AnswerFloor.ThroughputRatio = round2(rep.AnswerFloor.PerSec / rep.HTTPFloor.PerSec)
-	}
-	return nil
+	return b.floorStats(rep, rec, wall, cpu0, name, phase, label)
 }

@@ -124,28 +124,13 @@ func (b *bench) coldFloor(ctx context.Context, rep *Report) {
 		return
 	}
 	fmt.Fprintf(b.logOut, "barberbench: day-read floor (a day's statement and its answer's bytes) %s\n", b.c.floorDuration)
-	cpu0 := b.meter.read()
-	rec, wall := b.runPhase(ctx, b.c.concurrency, b.c.floorDuration, func(w *worker, ctx context.Context) error {
-		if !w.ph.admit() {
-			return errStop
+	rep.ReadFloor = b.timedFloor(ctx, rep, "day read", "day_read_floor", "the day-read floor", func(ctx context.Context) error {
+		i := int(b.cold.next.Add(1) - 1)
+		if err := b.readDay(ctx, b.cold.days[i%len(b.cold.days)]); err != nil {
+			return err
 		}
-		start := time.Now()
-		i := int(w.b.cold.next.Add(1) - 1)
-		err := b.readDay(ctx, b.cold.days[i%len(b.cold.days)])
-		if err == nil {
-			err = b.cold.answers.get(ctx, i)
-		}
-		switch {
-		case err == nil:
-			w.rec.record("day read", time.Since(start), 200, "")
-		case ctx.Err() == nil:
-			w.rec.record("day read", time.Since(start), 500, "error")
-			fmt.Fprintf(b.logOut, "barberbench: day-read floor: %v\n", err)
-			time.Sleep(10 * time.Millisecond)
-		}
-		return nil
+		return b.cold.answers.get(ctx, i)
 	})
-	rep.ReadFloor = b.floorStats(rep, rec, wall, cpu0, "day read", "day_read_floor", "the day-read floor")
 }
 
 // readDay runs the one statement barberd sends to read day d of its

@@ -297,26 +297,13 @@ func runBench(ctx context.Context, c runConfig, log io.Writer) (*Report, error) 
 		}
 		rep.DBFloorOf = b.floor.op
 		fmt.Fprintf(log, "barberbench: database write floor (%s) %s\n", b.floor.op, c.floorDuration)
-		cpu0 := b.meter.read()
-		rec, wall := b.runPhase(ctx, c.concurrency, c.floorDuration, func(w *worker, ctx context.Context) error {
-			if !w.ph.admit() {
-				return errStop
-			}
-			start := time.Now()
+		rep.DBFloor = b.timedFloor(ctx, rep, "db write", "db_write_floor", "the write floor", func(ctx context.Context) error {
 			err := b.floor.write(ctx)
-			switch {
-			case errors.Is(err, errPoolSpent):
+			if errors.Is(err, errPoolSpent) {
 				return errStop
-			case err == nil:
-				w.rec.record("db write", time.Since(start), 200, "")
-			case ctx.Err() == nil:
-				w.rec.record("db write", time.Since(start), 500, "db_error")
-				fmt.Fprintf(log, "barberbench: db floor: %v\n", err)
-				time.Sleep(10 * time.Millisecond)
 			}
-			return nil
+			return err
 		})
-		rep.DBFloor = b.floorStats(rep, rec, wall, cpu0, "db write", "db_write_floor", "the write floor")
 	}
 
 	if err := b.httpWriteFloorPhase(ctx, rep); err != nil {
