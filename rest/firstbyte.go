@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"barberd/graph/admit"
 	"barberd/graph/fresh"
 )
 
@@ -24,24 +23,6 @@ func SettleWrites(window time.Duration) func(http.Handler) http.Handler {
 			next.ServeHTTP(&firstByteWriter{ResponseWriter: w, before: releaseFunc(settle)}, r.WithContext(ctx))
 		})
 	}
-}
-
-// HoldAdmission keeps the admission a request's computation took (package
-// admit) until the first byte of its answer, so encoding the answer counts
-// as the computation's work, but a slow reader holds nothing.
-func HoldAdmission(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hw := &holdingWriter{}
-		hw.ResponseWriter, hw.before = w, &hw.hold
-		defer hw.hold.Release()
-		next.ServeHTTP(hw, r.WithContext(admit.WithHold(r.Context(), &hw.hold)))
-	})
-}
-
-// holdingWriter is a firstByteWriter that releases hold, in one allocation.
-type holdingWriter struct {
-	firstByteWriter
-	hold admit.Hold
 }
 
 // firstByteWriter releases before once, ahead of the first byte of the

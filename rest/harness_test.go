@@ -124,7 +124,7 @@ func newEnvWindow(t testing.TB, db *store.DB, window time.Duration) *env {
 // v1Server serves the v1 handler over res, as a replica would.
 func v1Server(t testing.TB, res *graph.Resolver) *httptest.Server {
 	r := chi.NewRouter()
-	r.Use(rest.Middleware(res.Settings().Log)...)
+	r.Use(rest.Middleware(res.Settings().Log, 30*time.Second)) // as the server has it: every test runs under a deadline
 	r.Mount(rest.BasePath, rest.New(res))
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)

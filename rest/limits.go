@@ -52,6 +52,10 @@ func LimitBody(limit int64, buffer bool, onError func(http.ResponseWriter, *http
 				tooLarge(w, r)
 				return
 			}
+			if r.Body == http.NoBody || r.Body == nil {
+				next.ServeHTTP(w, r) // nothing to read (net/http's request without a body)
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			if buffer {
 				b, err := io.ReadAll(r.Body)

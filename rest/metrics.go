@@ -4,10 +4,8 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -39,7 +37,7 @@ type Metrics struct {
 	limitsShared  prometheus.Gauge
 	redisErrors   prometheus.Counter
 	cacheLookups  *prometheus.CounterVec
-	lookups       sync.Map // lookupKey -> the prometheus.Counter in cacheLookups
+	lookups       madeOnce[lookupKey, prometheus.Counter] // of cacheLookups
 	versionReads  prometheus.Counter
 	versionCalls  prometheus.Counter
 	admitted      prometheus.Gauge
@@ -50,6 +48,8 @@ type Metrics struct {
 	webhookLatency  prometheus.Histogram
 	webhookBacklog  prometheus.Gauge
 	webhookFailing  prometheus.Gauge
+
+	series madeOnce[seriesKey, requestSeries] // of requests and latency
 }
 
 var _ graph.Metrics = (*Metrics)(nil)
@@ -172,28 +172,47 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Middleware counts and times every request by route pattern. Put it first
-// in the chain, before Recover, so recovered panics count as the 500s they
-// become.
+// in the chain, before the package's Middleware, so recovered panics count
+// as the 500s they become; that one takes the status from its writer.
 func (m *Metrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		defer func() {
 			// Also when a panic goes through (http.ErrAbortHandler).
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
+			route := routePattern(r)
+			if route == "" {
+				route = "unmatched"
 			}
-			method := methodLabel(r.Method)
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
-			m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-			m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+			s := m.series.get(seriesKey{route, methodLabel(r.Method), status}, m.newSeries)
+			s.requests.Inc()
+			s.latency.Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(ww, r)
 	})
+}
+
+// seriesKey names the series of an HTTP request's metrics.
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+// requestSeries are the series an HTTP request counts in.
+type requestSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func (m *Metrics) newSeries(k seriesKey) requestSeries {
+	return requestSeries{
+		requests: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
+		latency:  m.latency.WithLabelValues(k.route, k.method),
+	}
 }
 
 // methodLabel bounds the method label to the standard methods.
@@ -232,16 +251,13 @@ type lookupKey struct {
 // CacheLookup implements graph.Metrics. Several lookups are counted per
 // request, so each counter is found once, not by its labels every time.
 func (m *Metrics) CacheLookup(cache string, hit bool) {
-	k := lookupKey{cache, hit}
-	c, ok := m.lookups.Load(k)
-	if !ok {
+	m.lookups.get(lookupKey{cache, hit}, func(k lookupKey) prometheus.Counter {
 		result := "miss"
-		if hit {
+		if k.hit {
 			result = "hit"
 		}
-		c, _ = m.lookups.LoadOrStore(k, m.cacheLookups.WithLabelValues(cache, result))
-	}
-	c.(prometheus.Counter).Inc()
+		return m.cacheLookups.WithLabelValues(k.cache, result)
+	}).Inc()
 }
 
 // VersionRead implements graph.Metrics.

@@ -8,94 +8,165 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"barberd/graph"
+	"barberd/graph/admit"
 	"barberd/graph/domain"
 )
 
-// Middleware is the chain every route of the server runs behind: request
-// id, headers every answer carries, room for the key id, the access log,
-// panic recovery, and the admission a computation keeps until its answer.
-func Middleware(log *slog.Logger) []func(http.Handler) http.Handler {
-	return []func(http.Handler) http.Handler{RequestID(log), NoStore, KeyHolder, AccessLog, Recover, HoldAdmission}
-}
-
-// NoStore marks every answer as one that no cache may keep and no browser
-// may sniff: answers carry clients' personal data and keys' details.
-// Handlers of content that may be cached (the playground's assets) set
-// Cache-Control themselves, over this.
-func NoStore(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		next.ServeHTTP(w, r)
-	})
-}
-
-// Deadline gives every request's context the deadline d from its start
-// (the server's write timeout): once the answer could no longer be
-// written, the resolvers and database work behind it stop. The client
-// going away cancels the context already (net/http). 0: no deadline.
-func Deadline(d time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if d <= 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-}
-
-type requestIDKey struct{}
-
-// wellFormedRequestID is what an incoming X-Request-Id must look like to be
-// echoed; anything else is replaced, so logs never carry client garbage.
-var wellFormedRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-// RequestID gives every request an id, echoing a well-formed incoming
-// X-Request-Id, and puts it in the response and the request's logger.
-func RequestID(log *slog.Logger) func(http.Handler) http.Handler {
+// Middleware is what every route of the server runs behind, in one
+// handler, since every request pays for it: a request id, the headers
+// every answer carries, room for the key id, the access log, panic
+// recovery, the admission a computation keeps until its answer (package
+// admit), and the deadline d from the request's start (the server's write
+// timeout; 0: none), so that once the answer could no longer be written,
+// the resolvers and database work behind it stop (the client going away
+// cancels the context already: net/http). Its state takes one allocation
+// and the request one copy.
+func Middleware(log *slog.Logger, d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
 			id := r.Header.Get("X-Request-Id")
-			if !wellFormedRequestID.MatchString(id) {
+			if !wellFormedRequestID(id) {
 				id = NewRequestID()
 			}
-			w.Header().Set("X-Request-Id", id)
-			next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), log, id)))
+			h := w.Header()
+			h["X-Request-Id"] = []string{id}
+			noStore(h)
+			// The status, for the log: that of Metrics' writer when it
+			// runs first, as the server has it.
+			sw, ok := w.(middleware.WrapResponseWriter)
+			if !ok {
+				sw = middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			}
+			st := &requestState{log: requestLog{base: log, id: id}}
+			st.answer.ResponseWriter, st.answer.before = sw, &st.hold
+			ctx := admit.WithHold(context.WithValue(r.Context(), requestKey{}, st), &st.hold)
+			if d > 0 {
+				st.deadline.init(ctx, start.Add(d))
+				ctx = &st.deadline
+			}
+			r = r.WithContext(ctx)
+			st.serve(next, sw, r)
+			if logEnabled(ctx, slog.LevelInfo) {
+				st.logRequest(r, sw.Status(), start)
+			}
 		})
 	}
+}
+
+// requestState is what Middleware keeps of a request.
+type requestState struct {
+	log      requestLog
+	viewer   *domain.Viewer // the key's, once Authenticate found it
+	hold     admit.Hold
+	answer   firstByteWriter // releases hold before the first byte
+	deadline lazyDeadline
+}
+
+type requestKey struct{}
+
+// stateOf is ctx's requestState, or nil.
+func stateOf(ctx context.Context) *requestState {
+	st, _ := ctx.Value(requestKey{}).(*requestState)
+	return st
+}
+
+// serve runs next, and turns a panic in it into a 500 problem+json with
+// the request id, written on w, and logs it with its stack. The admission
+// and the deadline end when next returns.
+func (st *requestState) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			logger(r).ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			WriteError(w, r, fmt.Errorf("panic: %v", v))
+		}
+	}()
+	defer st.deadline.stop()
+	defer st.hold.Release()
+	next.ServeHTTP(&st.answer, r)
+}
+
+// logRequest logs one structured line for a request: route, status,
+// latency and key id; never a key secret or a client's personal data.
+func (st *requestState) logRequest(r *http.Request, status int, start time.Time) {
+	route := routePattern(r)
+	if route == "" {
+		route = r.URL.Path
+	}
+	attrs := []any{
+		"method", r.Method, "route", route, "status", status,
+		"latency_ms", float64(time.Since(start).Microseconds()) / 1000,
+	}
+	if st.viewer != nil {
+		attrs = append(attrs, "key_id", st.viewer.KeyID)
+	}
+	st.log.logger().InfoContext(r.Context(), "request", attrs...)
+}
+
+// The headers that mark every answer as one that no cache may keep and no
+// browser may sniff: answers carry clients' personal data and keys'
+// details. Handlers of content that may be cached (the playground's
+// assets) set Cache-Control themselves, over this. The values are shared
+// by every answer, as a header's values are never changed in place (Add
+// appends to a full slice: a new one).
+var (
+	noStoreValue = []string{"no-store"}
+	nosniffValue = []string{"nosniff"}
+)
+
+func noStore(h http.Header) {
+	h["Cache-Control"] = noStoreValue
+	h["X-Content-Type-Options"] = nosniffValue
+}
+
+// wellFormedRequestID reports whether an incoming X-Request-Id may be
+// echoed: 1 to 128 of A-Z a-z 0-9 . _ : -. Anything else is replaced, so
+// logs never carry client garbage.
+func wellFormedRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // NewRequestID returns a new request id: req_ and 24 hex digits.
 func NewRequestID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return "req_" + hex.EncodeToString(b)
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	var id [4 + 2*len(b)]byte
+	copy(id[:], "req_")
+	hex.Encode(id[4:], b[:])
+	return string(id[:])
 }
 
 // WithRequestID gives ctx the request id id, which problems carry, and log
-// with it: what RequestID does for an HTTP request, for requests that come
-// another way (MCP over stdio).
+// with it: what Middleware does for an HTTP request, for requests that
+// come another way (MCP over stdio).
 func WithRequestID(ctx context.Context, log *slog.Logger, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, &requestLog{base: log, id: id})
+	return context.WithValue(ctx, requestKey{}, &requestState{log: requestLog{base: log, id: id}})
 }
 
 func requestID(ctx context.Context) string {
-	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
-		return rl.id
+	if st := stateOf(ctx); st != nil {
+		return st.log.id
 	}
 	return ""
 }
@@ -112,62 +183,6 @@ type requestLog struct {
 func (rl *requestLog) logger() *slog.Logger {
 	rl.once.Do(func() { rl.log = rl.base.With("request_id", rl.id) })
 	return rl.log
-}
-
-// AccessLog logs one structured line per request: route, status, latency and
-// key id; never a key secret or a client's personal data.
-func AccessLog(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		next.ServeHTTP(ww, r)
-		if !logEnabled(r.Context(), slog.LevelInfo) {
-			return
-		}
-		route := r.URL.Path
-		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-			route = rc.RoutePattern()
-		}
-		attrs := []any{
-			"method", r.Method, "route", route, "status", ww.Status(),
-			"latency_ms", float64(time.Since(start).Microseconds()) / 1000,
-		}
-		if v, ok := viewerOf(r); ok {
-			attrs = append(attrs, "key_id", v.KeyID)
-		}
-		logger(r).InfoContext(r.Context(), "request", attrs...)
-	})
-}
-
-// viewerHolder lets AccessLog, which runs outside the authentication
-// middleware, learn the key id that authentication found.
-type viewerHolder struct{ v *domain.Viewer }
-
-type viewerHolderKey struct{}
-
-func viewerOf(r *http.Request) (*domain.Viewer, bool) {
-	h, _ := r.Context().Value(viewerHolderKey{}).(*viewerHolder)
-	if h == nil || h.v == nil {
-		return nil, false
-	}
-	return h.v, true
-}
-
-// Recover turns a panic in a handler into a 500 problem+json with the
-// request id, and logs it with its stack.
-func Recover(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				logger(r).ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				WriteError(w, r, fmt.Errorf("panic: %v", v))
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
 }
 
 // AddrLimits are the limits kept per client address, for the requests no
@@ -254,19 +269,10 @@ func authenticate(res *graph.Resolver, limits *AddrLimits, required bool, secret
 				onError(w, r, err)
 				return
 			}
-			if h, _ := r.Context().Value(viewerHolderKey{}).(*viewerHolder); h != nil {
-				h.v = v
+			if st := stateOf(r.Context()); st != nil {
+				st.viewer = v // for the access log
 			}
 			next.ServeHTTP(w, r.WithContext(domain.WithViewer(r.Context(), v)))
 		})
 	}
-}
-
-// KeyHolder makes room in the request context for the key id that
-// Authenticate finds, so AccessLog can log it.
-func KeyHolder(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := context.WithValue(r.Context(), viewerHolderKey{}, &viewerHolder{})
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }

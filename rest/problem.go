@@ -161,21 +161,25 @@ func ProblemOf(ctx context.Context, err error) Problem {
 // logger returns the request's logger.
 func logger(r *http.Request) *slog.Logger { return loggerFrom(r.Context()) }
 
-// loggerFrom returns ctx's logger (RequestID, WithRequestID), or the default.
+// loggerFrom returns ctx's logger (Middleware, WithRequestID), or the default.
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
-		return rl.logger()
+	if st := stateOf(ctx); st != nil {
+		return st.log.logger()
 	}
 	return slog.Default()
 }
 
 // logEnabled reports whether ctx's logger logs at level, without making it.
 func logEnabled(ctx context.Context, level slog.Level) bool {
-	if rl, ok := ctx.Value(requestIDKey{}).(*requestLog); ok {
-		return rl.base.Enabled(ctx, level)
+	if st := stateOf(ctx); st != nil {
+		return st.log.base.Enabled(ctx, level)
 	}
 	return slog.Default().Enabled(ctx, level)
 }
+
+// jsonContentType is the Content-Type of JSON answers, shared as
+// noStoreValue is.
+var jsonContentType = []string{"application/json"}
 
 // writeJSON renders v with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -191,9 +195,10 @@ func encodeJSON(v any) []byte {
 
 // writeEncoded writes a JSON body encoded already.
 func writeEncoded(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
 	// Known length: one write, no chunked framing for large answers.
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -48,7 +48,7 @@ func (e *env) serve(s stack) {
 		}
 		r.Use(s.metrics.Middleware)
 	}
-	r.Use(rest.Middleware(log)...)
+	r.Use(rest.Middleware(log, 30*time.Second))
 	if s.metrics != nil {
 		r.Handle("/metrics", s.metrics.Handler())
 	}

@@ -69,8 +69,8 @@ func WithRateLimiter(l *RateLimiter) Option { return func(o *options) { o.limite
 // no limit). Share one l between handlers, as with WithRateLimiter.
 func WithAddrLimits(l *AddrLimits) Option { return func(o *options) { o.addr = l } }
 
-// New returns the v1 handler, to be mounted at BasePath. It expects the
-// RequestID middleware to run before it.
+// New returns the v1 handler, to be mounted at BasePath. It expects
+// Middleware to run before it.
 func New(res *graph.Resolver, opts ...Option) http.Handler {
 	o := options{maxBody: DefaultMaxBody}
 	for _, opt := range opts {

@@ -68,7 +68,7 @@ func replica(t *testing.T, e *env, shared *rest.SharedLimits, perSecond float64,
 		failures.Share(shared, "auth-failure:")
 	}
 	r := chi.NewRouter()
-	r.Use(rest.Middleware(e.res.Settings().Log)...)
+	r.Use(rest.Middleware(e.res.Settings().Log, 30*time.Second))
 	r.Mount(rest.BasePath, rest.New(e.res, rest.WithRateLimiter(lim), rest.WithAddrLimits(&rest.AddrLimits{Failures: failures})))
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)

@@ -37,7 +37,7 @@ func newServer(t *testing.T, url string) *httptest.Server {
 	log := slog.New(slog.DiscardHandler)
 	res := graph.New(graph.Settings{DB: db, Log: log, FreshnessWindow: graph.DefaultFreshnessWindow, WebhookAllowPrivate: true})
 	r := chi.NewRouter()
-	r.Use(rest.Middleware(log)...)
+	r.Use(rest.Middleware(log, 30*time.Second))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Mount(rest.BasePath, rest.New(res))
 	// GraphQL behind the key check, as serve mounts it, a webhook worker

@@ -230,7 +230,7 @@ func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
 	r := chi.NewRouter()
-	r.Use(rest.Middleware(slog.New(slog.NewJSONHandler(&logs, nil)))...)
+	r.Use(rest.Middleware(slog.New(slog.NewJSONHandler(&logs, nil)), 30*time.Second))
 	r.Get("/boom", func(http.ResponseWriter, *http.Request) { panic("kaboom in a handler") })
 	r.Get("/fine", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	srv := httptest.NewServer(r)

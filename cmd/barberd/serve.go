@@ -278,8 +278,7 @@ func routes(res *graph.Resolver, db *store.DB, c serverConfig, metrics *rest.Met
 	}
 	r := chi.NewRouter()
 	r.Use(metrics.Middleware) // first: it sees the 500 of a recovered panic
-	r.Use(rest.Middleware(res.Settings().Log)...)
-	r.Use(rest.Deadline(c.writeTimeout))
+	r.Use(rest.Middleware(res.Settings().Log, c.writeTimeout))
 	v1 := rest.New(res, rest.WithRateLimiter(limiter), rest.WithAddrLimits(limits), rest.WithMaxBody(maxBody))
 	r.NotFound(v1.ServeHTTP) // unknown routes get a problem+json 404
 	// A browser opening the server's address lands on the playground;

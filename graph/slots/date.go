@@ -56,7 +56,17 @@ func daysIn(year int, m time.Month) int {
 
 // String formats d as "YYYY-MM-DD".
 func (d Date) String() string {
-	return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
+	if d.Year < 0 || d.Year > 9999 || d.Month < 0 || d.Month > 99 || d.Day < 0 || d.Day > 99 {
+		return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
+	}
+	// Without fmt: availability names its cached days by their dates.
+	m := int(d.Month)
+	b := [10]byte{
+		byte('0' + d.Year/1000), byte('0' + d.Year/100%10), byte('0' + d.Year/10%10), byte('0' + d.Year%10), '-',
+		byte('0' + m/10), byte('0' + m%10), '-',
+		byte('0' + d.Day/10), byte('0' + d.Day%10),
+	}
+	return string(b[:])
 }
 
 // Weekday reports the day of the week of d.

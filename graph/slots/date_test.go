@@ -1,6 +1,7 @@
 package slots_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -161,5 +162,23 @@ func TestParseClock(t *testing.T) {
 				t.Errorf("String() = %q, want %q", got.String(), tt.in)
 			}
 		})
+	}
+}
+
+// TestDateString: String writes what fmt's "%04d-%02d-%02d" writes, for
+// every day of the years dates come in and for values out of their ranges.
+func TestDateString(t *testing.T) {
+	want := func(d slots.Date) string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day) }
+	d := slots.Date{Year: 1999, Month: time.January, Day: 1}
+	for d.Year < 2101 {
+		if got := d.String(); got != want(d) {
+			t.Fatalf("%#v: %q, want %q", d, got, want(d))
+		}
+		d = d.AddDays(1)
+	}
+	for _, d := range []slots.Date{{}, {Year: 9999, Month: 12, Day: 31}, {Year: 10000, Month: 1, Day: 1}, {Year: -1, Month: 1, Day: 1}, {Year: 7, Month: 100, Day: 5}, {Year: 7, Month: 1, Day: -3}} {
+		if got := d.String(); got != want(d) {
+			t.Errorf("%#v: %q, want %q", d, got, want(d))
+		}
 	}
 }
