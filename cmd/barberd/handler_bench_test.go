@@ -21,7 +21,8 @@ import (
 // answer goes to a writer that keeps nothing. "healthz" is the floor (the
 // root middleware and the router alone); "availability" a warm day of
 // every barber of the Lisbon demo unit; "availability_barber" one
-// barber's. A warm read's share of the machine beyond /healthz's is the
+// barber's; "appointments" a client's appointments, a statement every
+// time. A request's share of the machine beyond /healthz's is the
 // difference.
 //
 // Run: go test ./cmd/barberd -run '^$' -bench ServerWork -benchtime 2s
@@ -44,6 +45,8 @@ func BenchmarkServerWork(b *testing.B) {
 				{"healthz", "/healthz", "ok"},
 				{"availability", avail, `"starts_at"`},
 				{"availability_barber", avail + "&barber_id=" + ids.joao, `"slots":[{`},
+				// One statement every time: a client's appointments.
+				{"appointments", rest.BasePath + "/appointments?client_phone=%2B351912345678", `"data":[`},
 			} {
 				b.Run(c.name, func(b *testing.B) {
 					// The request as net/http reads it, once: no handler
