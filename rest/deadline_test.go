@@ -3,6 +3,8 @@ package rest
 import (
 	"context"
 	"errors"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +135,24 @@ func TestLazyDeadline(t *testing.T) {
 		}
 		wg.Wait()
 	})
+}
+
+// TestWellFormedRequestID: the hand-written check accepts what the
+// pattern ^[A-Za-z0-9._:-]{1,128}$ accepts, and nothing else: every byte
+// alone and inside an id, and the lengths around the bound.
+func TestWellFormedRequestID(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	ids := []string{"", strings.Repeat("a", 127), strings.Repeat("a", 128), strings.Repeat("a", 129), "req_0f1e", "é", "a\x00b"}
+	for c := range 256 {
+		ids = append(ids, string([]byte{byte(c)}), "req-"+string([]byte{byte(c)})+"-1")
+	}
+	for _, id := range ids {
+		if got, want := wellFormedRequestID(id), pattern.MatchString(id); got != want {
+			t.Errorf("wellFormedRequestID(%q) = %v, the pattern says %v", id, got, want)
+		}
+	}
+	if id := NewRequestID(); !pattern.MatchString(id) || len(id) != 28 || !strings.HasPrefix(id, "req_") {
+		t.Errorf("NewRequestID() = %q", id)
+	}
 }
