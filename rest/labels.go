@@ -18,8 +18,8 @@ type madeOnce[K comparable, V any] struct {
 	m  atomic.Pointer[map[K]V]
 }
 
-// get returns k's value, made by make the first time.
-func (c *madeOnce[K, V]) get(k K, make func(K) V) V {
+// get returns k's value, made by newValue the first time.
+func (c *madeOnce[K, V]) get(k K, newValue func(K) V) V {
 	if m := c.m.Load(); m != nil {
 		if v, ok := (*m)[k]; ok {
 			return v
@@ -37,7 +37,7 @@ func (c *madeOnce[K, V]) get(k K, make func(K) V) V {
 	if old != nil {
 		m = maps.Clone(*old)
 	}
-	v := make(k)
+	v := newValue(k)
 	m[k] = v
 	c.m.Store(&m)
 	return v
